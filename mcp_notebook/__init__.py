@@ -1,0 +1,48 @@
+"""mcp-notebook: a Jupyter notebook as a first-class MCP client.
+
+``%load_ext mcp_notebook`` registers the ``%mcp`` magics. The same client is usable from plain
+Python: ``connect``, ``call``, ``prompt``, ``read`` and ``Flow``. Imports are lazy on purpose:
+loading the extension must cost a small fraction of importing the ``mcp`` SDK, which is only
+imported when a first connection is made.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+__all__ = ["Flow", "call", "connect", "load_ipython_extension", "prompt", "read", "unload_ipython_extension"]
+
+if TYPE_CHECKING:
+    from .api import call, connect, prompt, read
+    from .flows import Flow
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext mcp_notebook``: register ``%mcp`` / ``%%mcp``."""
+    from .magics import MCPMagics
+
+    ipython.register_magics(MCPMagics)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """Close every connection when the extension is unloaded."""
+    from .connections import registry
+
+    registry.disconnect_all()
+
+
+def _jupyter_labextension_paths() -> list[dict[str, str]]:
+    return [{"src": "labextension", "dest": "mcp-notebook"}]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("connect", "call", "prompt", "read"):
+        from . import api
+
+        return getattr(api, name)
+    if name == "Flow":
+        from .flows import Flow
+
+        return Flow
+    raise AttributeError(f"module 'mcp_notebook' has no attribute {name!r}")

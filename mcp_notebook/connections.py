@@ -1,0 +1,385 @@
+"""Named connections to MCP servers, each held open by one owner task on the runtime loop.
+
+``mcp.Client`` must be entered and exited in the same task, so every connection gets an owner
+task that keeps ``async with Client(...)`` open until ``close()``. Flows use the open session
+directly from their own tasks (one hop per call, no relay through the owner).
+
+Targets: an in-process ``MCPServer``/``Server`` object, a stdio command, or a streamable HTTP URL.
+What may be saved in a notebook (``Target.describe()``) never includes header values, tokens or
+environment values.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from .errors import FlowError, describe_exception
+from .runtime import get_runtime
+
+if TYPE_CHECKING:
+    from mcp import Client
+    from mcp.client.session import ClientSession
+
+    from .flows import Flow
+
+__all__ = ["Connection", "ConnectionError_", "Registry", "Target", "registry"]
+
+Protocol = Literal["auto", "legacy", "2026-07-28"]
+LOG_LIMIT = 500
+
+
+class ConnectionError_(FlowError):
+    """Opening a connection failed (command missing, URL refusing, handshake error)."""
+
+
+@dataclass
+class Target:
+    """What a connection talks to. ``obj`` / ``headers`` / ``env`` never leave the kernel."""
+
+    kind: Literal["inproc", "stdio", "http"]
+    obj: Any = None
+    command: list[str] = field(default_factory=list)
+    cwd: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    url: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+    bearer_env: str | None = None
+    label: str = ""
+
+    def describe(self) -> str:
+        """A secret-free, human-readable form, also what saved flows record."""
+        if self.kind == "http":
+            return self.url
+        if self.kind == "stdio":
+            return shlex.join(self.command)
+        return self.label or f"<in-process {type(self.obj).__name__}>"
+
+    def saved(self) -> dict[str, Any]:
+        """The reconnectable, secret-free description kept in notebook metadata."""
+        if self.kind == "http":
+            out: dict[str, Any] = {"kind": "http", "url": self.url}
+            if self.headers:
+                out["header_names"] = sorted(self.headers)  # names only, never values
+            if self.bearer_env:
+                out["bearer_env"] = self.bearer_env  # the variable's name, not its value
+            return out
+        if self.kind == "stdio":
+            out = {"kind": "stdio", "command": list(self.command)}
+            if self.cwd:
+                out["cwd"] = self.cwd
+            if self.env:
+                out["env_names"] = sorted(self.env)
+            return out
+        return {"kind": "inproc", "label": self.describe()}
+
+
+class Connection:
+    """One open MCP client session plus what the notebook shows about it."""
+
+    def __init__(
+        self,
+        name: str,
+        target: Target,
+        *,
+        protocol: Protocol = "auto",
+        log_level: str | None = "info",
+        read_timeout: float | None = None,
+    ) -> None:
+        self.name = name
+        self.target = target
+        self.protocol = protocol
+        self.log_level = log_level
+        self.read_timeout = read_timeout
+        self.client: Client | None = None
+        self.flows: list[Flow] = []  # active flows, oldest first (back-channel routing)
+        self.logs: deque[dict[str, Any]] = deque(maxlen=LOG_LIMIT)
+        self.stderr: deque[str] = deque(maxlen=LOG_LIMIT)
+        self.dead: str | None = None  # why the connection is gone, if it died under us
+        self._closing: asyncio.Event | None = None
+        self._owner: asyncio.Task[None] | None = None
+        self._stderr_file: Any = None
+        self._tools: dict[str, Any] | None = None
+
+    # ------------------------------------------------------------------ lifecycle (loop thread)
+    async def open(self) -> None:
+        """Start the owner task and wait until the handshake is done (or failed)."""
+        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._closing = asyncio.Event()
+        self._owner = asyncio.create_task(self._own(ready), name=f"mcp-connection-{self.name}")
+        try:
+            await ready
+        except BaseException as exc:  # noqa: BLE001 - explained below, raised outside except
+            error = exc
+        else:
+            return
+        text, code, data = describe_exception(error)
+        raise ConnectionError_(self._with_stderr(f"Could not connect {self.name!r} to {self.target.describe()}: {text}"), code=code, data=data)
+
+    async def _own(self, ready: asyncio.Future[None]) -> None:
+        from mcp import Client
+
+        try:
+            server, http = self._server_argument()
+            client = Client(
+                server,
+                mode=self.protocol,
+                read_timeout_seconds=self.read_timeout,
+                elicitation_callback=self._on_elicit,
+                sampling_callback=self._on_sample,
+                sampling_capabilities=_sampling_capabilities(),
+                list_roots_callback=self._on_roots,
+                logging_callback=self._on_log,
+                log_level=self.log_level,  # type: ignore[arg-type]
+                message_handler=self._on_message,
+            )
+            if http is not None:
+                async with http:
+                    await self._hold(client, ready)
+            else:
+                await self._hold(client, ready)
+        except BaseException as exc:  # noqa: BLE001 - the owner must report, never raise into the void
+            if not ready.done():
+                ready.set_exception(exc)
+            elif not isinstance(exc, asyncio.CancelledError):
+                self.dead = describe_exception(exc)[0]
+        finally:
+            self.client = None
+            if self._stderr_file is not None:
+                self._stderr_file.close()
+                self._stderr_file = None
+
+    async def _hold(self, client: Client, ready: asyncio.Future[None]) -> None:
+        assert self._closing is not None
+        async with client:
+            self.client = client
+            ready.set_result(None)
+            await self._closing.wait()
+
+    async def close(self) -> None:
+        """Close the session from any task on the loop; the owner task does the actual exit."""
+        if self._closing is not None:
+            self._closing.set()
+        if self._owner is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(self._owner), timeout=10)
+            except (asyncio.TimeoutError, Exception):  # noqa: BLE001 - closing must not fail
+                self._owner.cancel()
+
+    def _server_argument(self) -> tuple[Any, Any]:
+        """What ``Client`` receives, plus the httpx2 client to own for HTTP targets."""
+        t = self.target
+        if t.kind == "inproc":
+            return t.obj, None
+        if t.kind == "stdio":
+            from mcp import StdioServerParameters
+            from mcp.client.stdio import stdio_client
+
+            params = StdioServerParameters(command=t.command[0], args=t.command[1:], env=_child_env(t.env), cwd=t.cwd)
+            return stdio_client(params, errlog=self._stderr_pipe()), None
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        headers = dict(t.headers)
+        if t.bearer_env:
+            token = os.environ.get(t.bearer_env)
+            if not token:
+                raise FlowError(f"environment variable {t.bearer_env} is not set (needed by --bearer-env)")
+            headers["Authorization"] = f"Bearer {token}"
+        http = create_mcp_http_client(headers=headers or None)
+        return streamable_http_client(t.url, http_client=http), http
+
+    def _stderr_pipe(self) -> Any:
+        """A real pipe for the child's stderr: a kernel's ``sys.stderr`` has no file descriptor."""
+        read_fd, write_fd = os.pipe()
+        reader = os.fdopen(read_fd, "r", encoding="utf-8", errors="replace")
+        self._stderr_file = os.fdopen(write_fd, "w")
+
+        def pump() -> None:
+            with reader:
+                for line in reader:
+                    self.stderr.append(line.rstrip("\n"))
+
+        threading.Thread(target=pump, name=f"mcp-stderr-{self.name}", daemon=True).start()
+        return self._stderr_file
+
+    def _with_stderr(self, text: str) -> str:
+        if self.stderr:
+            tail = "\n".join(list(self.stderr)[-8:])
+            return f"{text}\nThe server wrote on stderr:\n{tail}"
+        return text
+
+    # ------------------------------------------------------------------ state
+    @property
+    def live(self) -> Client:
+        """The open client, or a clear error when the connection is gone."""
+        client = self.client
+        if client is None:
+            why = f": {self.dead}" if self.dead else ""
+            raise FlowError(self._with_stderr(f"connection {self.name!r} is closed{why}. Reconnect with %mcp connect."))
+        return client
+
+    @property
+    def session(self) -> ClientSession:
+        """The open session (the manual, round-by-round path)."""
+        return self.live.session
+
+    @property
+    def is_open(self) -> bool:
+        return self.client is not None
+
+    @property
+    def protocol_version(self) -> str | None:
+        client = self.client
+        return client.session.protocol_version if client is not None else None
+
+    @property
+    def server_label(self) -> str:
+        """The server's own name and version when it told us."""
+        info = self.client.session.server_info if self.client is not None else None
+        if info is None:
+            return self.name
+        return f"{info.name} {info.version}".strip() if info.version else info.name
+
+    @property
+    def is_legacy(self) -> bool:
+        version = self.protocol_version
+        return version is not None and not version.startswith("2026")
+
+    async def tools(self, refresh: bool = False) -> dict[str, Any]:
+        """Tools by name (cached per connection; refreshed on demand)."""
+        if self._tools is None or refresh:
+            tools: dict[str, Any] = {}
+            cursor: str | None = None
+            while True:
+                page = await self.live.list_tools(cursor=cursor)
+                tools.update({tool.name: tool for tool in page.tools})
+                cursor = page.next_cursor
+                if not cursor:
+                    break
+            self._tools = tools
+        return self._tools
+
+    async def list_all(self, kind: Literal["prompts", "resources", "resource_templates"]) -> list[Any]:
+        """Every prompt, resource or resource template, following pagination."""
+        method = getattr(self.live, f"list_{kind}")
+        attr = {"prompts": "prompts", "resources": "resources", "resource_templates": "resource_templates"}[kind]
+        items: list[Any] = []
+        cursor: str | None = None
+        while True:
+            page = await method(cursor=cursor)
+            items.extend(getattr(page, attr))
+            cursor = page.next_cursor
+            if not cursor:
+                return items
+
+    # ------------------------------------------------------------------ back-channel (2025 servers)
+    def _backchannel_flow(self) -> Flow | None:
+        """The flow a server→client request belongs to: the oldest one still running here.
+
+        A 2025-generation request carries no link to the call it serves that the SDK exposes,
+        so with several concurrent flows on one connection the oldest active one answers.
+        """
+        for flow in self.flows:
+            if not flow.finished:
+                return flow
+        return None
+
+    async def _on_elicit(self, ctx: Any, params: Any) -> Any:
+        return await self._route(lambda flow: flow.answer_elicitations({str(ctx.request_id): params}, single=True))
+
+    async def _on_sample(self, ctx: Any, params: Any) -> Any:
+        return await self._route(lambda flow: flow.answer_sampling(str(ctx.request_id), params))
+
+    async def _on_roots(self, ctx: Any) -> Any:
+        return await self._route(lambda flow: flow.answer_roots())
+
+    async def _route(self, answer: Any) -> Any:
+        from mcp.types import ErrorData
+
+        flow = self._backchannel_flow()
+        if flow is None:
+            return ErrorData(code=-32600, message="No notebook flow is waiting for this request")
+        return await answer(flow)
+
+    async def _on_log(self, params: Any) -> None:
+        entry = {"level": params.level, "logger": params.logger, "data": params.data}
+        self.logs.append(entry)
+        flow = self._backchannel_flow()
+        if flow is not None:
+            flow.on_log(entry)
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, Exception):
+            self.logs.append({"level": "error", "logger": "transport", "data": str(message)})
+
+
+def _child_env(extra: dict[str, str]) -> dict[str, str] | None:
+    """The SDK passes only a safe subset of the parent environment; add the user's variables."""
+    return dict(extra) if extra else None
+
+
+def _sampling_capabilities() -> Any:
+    """Advertise tool-enabled sampling so ``Sample(tools=...)`` resolvers work."""
+    from mcp.types import SamplingCapability, SamplingToolsCapability
+
+    return SamplingCapability(tools=SamplingToolsCapability())
+
+
+class Registry:
+    """The named connections of this kernel."""
+
+    def __init__(self) -> None:
+        self._connections: dict[str, Connection] = {}
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._connections
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(list(self._connections.values()))
+
+    def __len__(self) -> int:
+        return len(self._connections)
+
+    def get(self, name: str | None) -> Connection:
+        """The connection called ``name``; with ``None``, the only one open."""
+        if name is None:
+            if len(self._connections) == 1:
+                return next(iter(self._connections.values()))
+            if not self._connections:
+                raise FlowError("No MCP server is connected. Use %mcp connect NAME TARGET first.")
+            names = ", ".join(sorted(self._connections))
+            raise FlowError(f"Several servers are connected ({names}); say which: SERVER.TOOL")
+        try:
+            return self._connections[name]
+        except KeyError:
+            known = ", ".join(sorted(self._connections)) or "none"
+            raise FlowError(f"No connection named {name!r} (connected: {known}).") from None
+
+    def connect(self, name: str, target: Target, **options: Any) -> Connection:
+        """Open (or re-open) connection ``name``; the old one is closed only after the new one works."""
+        conn = Connection(name, target, **options)
+        runtime = get_runtime()
+        runtime.run(conn.open())
+        old = self._connections.get(name)
+        self._connections[name] = conn
+        if old is not None:
+            runtime.run(old.close())
+        return conn
+
+    def disconnect(self, name: str) -> None:
+        conn = self.get(name)
+        del self._connections[name]
+        get_runtime().run(conn.close())
+
+    def disconnect_all(self) -> None:
+        for name in list(self._connections):
+            self.disconnect(name)
+
+
+registry = Registry()

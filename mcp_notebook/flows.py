@@ -1,0 +1,423 @@
+"""``Flow``: one tools/call, prompts/get or resources/read exchange, driven round by round.
+
+The flow uses the SDK's manual path (``allow_input_required=True``) so every round is visible:
+it records the questions and the opaque ``request_state``, saves a record while it waits, answers
+every input request of the round together, and retries with ``input_responses`` under the same
+keys and the state byte for byte. Servers of the 2025 generation ask over the back-channel
+instead; their requests arrive through the connection's callbacks into the same ``answer_*``
+methods, so both generations meet one form, one model router and one roots list.
+
+No widgets here: a flow reports to an observer (``view``) and asks through an ``Answerer``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from .errors import FlowError, describe_exception
+from .runtime import get_runtime
+
+if TYPE_CHECKING:
+    from .answering import Answerer
+    from .connections import Connection
+    from .store import Store
+
+__all__ = ["Flow", "FlowObserver", "FlowState", "Method", "Round"]
+
+Method = Literal["tools/call", "prompts/get", "resources/read"]
+STATE_ONLY_BACKOFF = (0.05, 0.25)  # first and largest pause for rounds that only carry state
+
+
+class FlowState(str, Enum):
+    RUNNING = "running"
+    WAITING = "waiting"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+class FlowObserver(Protocol):
+    """What a flow tells its view; called on the runtime loop thread, must not block."""
+
+    def changed(self, flow: Flow) -> None: ...
+    def progress(self, flow: Flow) -> None: ...
+    def log(self, flow: Flow, entry: dict[str, Any]) -> None: ...
+
+
+class _Silent:
+    def changed(self, flow: Flow) -> None:
+        pass
+
+    def progress(self, flow: Flow) -> None:
+        pass
+
+    def log(self, flow: Flow, entry: dict[str, Any]) -> None:
+        pass
+
+
+@dataclass
+class Round:
+    """One request/response exchange of a flow, for the trace and the saved record."""
+
+    number: int
+    direction: Literal["client->server", "server->client"] = "client->server"
+    sent: dict[str, Any] = field(default_factory=dict)
+    received: dict[str, Any] = field(default_factory=dict)
+    started: float = field(default_factory=time.perf_counter)
+    ended: float | None = None
+
+
+@dataclass
+class Progress:
+    progress: float = 0
+    total: float | None = None
+    message: str | None = None
+
+
+class Flow:
+    """A running (or finished) MCP request; ``await flow`` or ``flow.result()`` gives the SDK result."""
+
+    def __init__(
+        self,
+        conn: Connection,
+        method: Method,
+        name: str,
+        arguments: dict[str, Any] | None,
+        *,
+        answerer: Answerer,
+        view: FlowObserver | None = None,
+        max_rounds: int = 10,
+        timeout: float | None = None,
+        store: Store | None = None,
+        save: bool = True,
+        cell_id: str | None = None,
+        flow_id: str | None = None,
+        resume_state: str | None = None,
+        resume_requests: dict[str, Any] | None = None,
+        start_round: int = 0,
+    ) -> None:
+        self.id = flow_id or uuid.uuid4().hex[:8]
+        self.conn = conn
+        self.method: Method = method
+        self.name = name
+        self.arguments = dict(arguments or {})
+        self.answerer = answerer
+        self.view: FlowObserver = view or _Silent()
+        self.max_rounds = max_rounds
+        self.timeout = timeout
+        self.store = store
+        self.save = save
+        self.cell_id = cell_id
+        self.state = FlowState.RUNNING
+        self.round = start_round
+        self.rounds: list[Round] = []
+        self.pending: dict[str, Any] = {}  # questions of the waiting round, as dicts
+        self.answer_summary: list[str] = []  # what was answered, without values
+        self.notes: list[str] = []
+        self.logs: list[dict[str, Any]] = []
+        self.progress_info: Progress | None = None
+        self.value: Any = None
+        self.error: FlowError | None = None
+        self.started = time.perf_counter()
+        self.ended: float | None = None
+        self._resume = (resume_state, resume_requests) if resume_state is not None or resume_requests else None
+        self._task: asyncio.Task[Any] | None = None
+        self._future: concurrent.futures.Future[Any] | None = None
+
+    # ------------------------------------------------------------------ public API (any thread)
+    def start(self) -> Flow:
+        """Schedule the flow on the runtime loop; returns at once."""
+        self._future = get_runtime().submit(self._main())
+        return self
+
+    @property
+    def finished(self) -> bool:
+        return self.state in (FlowState.DONE, FlowState.FAILED, FlowState.CANCELLED)
+
+    @property
+    def label(self) -> str:
+        """``server.tool`` (or prompt / URI) as the user typed it."""
+        return f"{self.conn.name}.{self.name}" if self.method != "resources/read" else f"{self.conn.name} {self.name}"
+
+    def result(self, timeout: float | None = None) -> Any:
+        """Block until the flow ends and return the SDK result (only sensible headless).
+
+        Raises ``FlowError`` when the flow failed or was cancelled.
+        """
+        assert self._future is not None, "flow not started"
+        try:
+            return self._future.result(timeout)
+        except concurrent.futures.TimeoutError:
+            raise TimeoutError(f"flow {self.id} still {self.state.value} after {timeout} s") from None
+        except concurrent.futures.CancelledError:
+            raise FlowError(f"flow {self.id} was cancelled") from None
+
+    def __await__(self) -> Any:
+        assert self._future is not None, "flow not started"
+        return asyncio.wrap_future(self._future).__await__()
+
+    def done(self) -> bool:
+        return self._future is not None and self._future.done()
+
+    def cancel(self) -> None:
+        """Cancel the flow; the SDK cancels the request on the server."""
+        task = self._task
+        if task is not None and not task.done():
+            get_runtime().call_soon(task.cancel)
+
+    def __repr__(self) -> str:
+        return f"<Flow {self.id} {self.label} {self.state.value} round {self.round}>"
+
+    def _ipython_display_(self) -> None:
+        from .display import display_flow
+
+        display_flow(self)
+
+    # ------------------------------------------------------------------ driving (loop thread)
+    async def _main(self) -> Any:
+        self._task = asyncio.current_task()
+        self.conn.flows.append(self)
+        self.view.changed(self)
+        try:
+            async with asyncio.timeout(self.timeout):
+                self.value = await self._drive()
+        except asyncio.CancelledError:
+            self._finish(FlowState.CANCELLED, FlowError(f"{self.label} was cancelled"))
+            raise
+        except TimeoutError:
+            error = FlowError(f"{self.label} took longer than {self.timeout} s and was stopped", code=-32001)
+        except BaseException as exc:  # noqa: BLE001 - explained, then re-raised as FlowError
+            error = exc if isinstance(exc, FlowError) else None
+            if error is None:
+                text, code, data = describe_exception(exc)
+                error = FlowError(self.conn._with_stderr(f"{self.label} failed: {text}"), code=code, data=data)
+        else:
+            self._finish(FlowState.DONE, None)
+            return self.value
+        finally:
+            if self in self.conn.flows:
+                self.conn.flows.remove(self)
+        self._finish(FlowState.FAILED, error)
+        raise error
+
+    def _finish(self, state: FlowState, error: FlowError | None) -> None:
+        self.state, self.error, self.ended = state, error, time.perf_counter()
+        self.pending = {}
+        if self.store is not None and (state is FlowState.DONE or not self._keep_record(error)):
+            self.store.delete(self.id)
+        self.view.changed(self)
+
+    def _keep_record(self, error: FlowError | None) -> bool:
+        """A flow that failed while its server was unreachable can still be resumed later."""
+        return error is not None and error.code in (-32000, -32001) and self.round > 0
+
+    async def _drive(self) -> Any:
+        from mcp.types import InputRequiredResult
+
+        responses: dict[str, Any] | None = None
+        state: str | None = None
+        pause = STATE_ONLY_BACKOFF[0]
+        if self._resume is not None:
+            state, requests = self._resume
+            if requests:
+                responses = await self._answer_round(_parse_requests(requests))
+        while True:
+            result = await self._send(responses, state)
+            if not isinstance(result, InputRequiredResult):
+                return result
+            self.round += 1
+            if self.round > self.max_rounds:
+                raise FlowError(
+                    f"{self.label}: the server still asked for input after {self.max_rounds} rounds; stopped. "
+                    "Raise the limit with %config MCPMagics.max_rounds = N if this is expected."
+                )
+            state = result.request_state
+            requests = result.input_requests or {}
+            self.pending = {key: _dump(req) for key, req in requests.items()}
+            if self.store is not None and self.save and requests:
+                self.store.save(self.record(state))
+            if not requests:  # "not yet": retry after a short back-off, like the SDK does
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, STATE_ONLY_BACKOFF[1])
+                responses = None
+                continue
+            pause = STATE_ONLY_BACKOFF[0]
+            responses = await self._answer_round(requests)
+
+    async def _send(self, responses: dict[str, Any] | None, state: str | None) -> Any:
+        session = self.conn.session
+        entry = Round(number=self.round + 1, sent=self._trace_sent(responses, state))
+        self.rounds.append(entry)
+        self.state = FlowState.RUNNING
+        self.view.changed(self)
+        common: dict[str, Any] = {"allow_input_required": True, "input_responses": responses, "request_state": state}
+        if self.method == "tools/call":
+            result = await session.call_tool(self.name, self.arguments, progress_callback=self._on_progress, **common)
+        elif self.method == "prompts/get":
+            result = await session.get_prompt(self.name, {k: _as_text(v) for k, v in self.arguments.items()}, **common)
+        else:
+            result = await session.read_resource(self.name, **common)
+        entry.ended = time.perf_counter()
+        entry.received = _trace_received(result)
+        return result
+
+    async def _answer_round(self, requests: dict[str, Any]) -> dict[str, Any]:
+        """Answer every input request of one round together (one form for all elicitations)."""
+        from mcp.types import CreateMessageRequest, ElicitRequest, ErrorData, ListRootsRequest
+
+        elicitations = {k: r.params for k, r in requests.items() if isinstance(r, ElicitRequest)}
+        jobs: dict[str, Any] = {}
+        if elicitations:
+            jobs["__forms__"] = self.answer_elicitations(elicitations)
+        for key, request in requests.items():
+            if isinstance(request, CreateMessageRequest):
+                jobs[key] = self.answer_sampling(key, request.params)
+            elif isinstance(request, ListRootsRequest):
+                jobs[key] = self.answer_roots()
+            elif not isinstance(request, ElicitRequest):
+                raise FlowError(f"{self.label}: the server sent an input request this client does not know: {key}")
+        results = dict(zip(jobs, await asyncio.gather(*jobs.values())))
+        responses: dict[str, Any] = results.pop("__forms__", {}) | results
+        for key, answer in responses.items():
+            if isinstance(answer, ErrorData):
+                raise FlowError(f"{self.label}: could not answer {key!r}: {answer.message}", code=answer.code)
+        self.pending = {}
+        return responses
+
+    # ------------------------------------------------------------------ answering (both generations)
+    async def answer_elicitations(self, requests: dict[str, Any], single: bool = False) -> Any:
+        """Elicitation requests of one round -> ``ElicitResult`` per key (one form for all)."""
+        if single:  # back-channel request of a 2025 server: show it, record it in the trace
+            self.pending = {key: {"method": "elicitation/create", "params": _dump(p)} for key, p in requests.items()}
+            self.rounds.append(Round(number=self.round, direction="server->client", received=dict(self.pending)))
+        self.state = FlowState.WAITING
+        self.view.changed(self)
+        try:
+            answers = await self.answerer.elicit(self, requests)
+        finally:
+            self.state = FlowState.RUNNING
+            self.pending = {}
+            self.view.changed(self)
+        for key, answer in answers.items():
+            fields = sorted((answer.content or {}).keys()) if getattr(answer, "content", None) else []
+            detail = f" ({', '.join(fields)})" if fields else ""
+            self.answer_summary.append(f"{key}: {answer.action}{detail}")
+        if single:
+            self.rounds[-1].sent = {key: _response_summary(a) for key, a in answers.items()}
+            return next(iter(answers.values()))
+        return answers
+
+    async def answer_sampling(self, key: str, params: Any) -> Any:
+        result = await self.answerer.sample(self, key, params)
+        self.answer_summary.append(f"{key}: sampled")
+        return result
+
+    async def answer_roots(self) -> Any:
+        return await self.answerer.roots(self)
+
+    # ------------------------------------------------------------------ notifications
+    async def _on_progress(self, progress: float, total: float | None, message: str | None) -> None:
+        self.progress_info = Progress(progress, total, message)
+        self.view.progress(self)
+
+    def on_log(self, entry: dict[str, Any]) -> None:
+        self.logs.append(entry)
+        self.view.log(self, entry)
+
+    # ------------------------------------------------------------------ records and trace
+    def record(self, request_state: str | None) -> dict[str, Any]:
+        """The saved record (DESIGN.md "Saved flows"): questions and state, never answers."""
+        return {
+            "v": 1,
+            "id": self.id,
+            "cell_id": self.cell_id,
+            "server": {"name": self.conn.name, "target": self.conn.target.saved()},
+            "method": self.method,
+            "name": self.name,
+            "arguments": self.arguments,
+            "round": self.round,
+            "request_state": request_state,
+            "pending": self.pending,
+            "updated": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        }
+
+    def _trace_sent(self, responses: dict[str, Any] | None, state: str | None) -> dict[str, Any]:
+        params: dict[str, Any] = {"name" if self.method != "resources/read" else "uri": self.name}
+        if self.method != "resources/read":
+            params["arguments"] = self.arguments
+        if responses:
+            params["inputResponses"] = {k: _response_summary(v) for k, v in responses.items()}
+        if state is not None:
+            params["requestState"] = shorten_token(state)
+        return {"method": self.method, "params": params}
+
+    def trace(self) -> list[dict[str, Any]]:
+        """Every message of the flow as ``{round, from, to, message}`` (state tokens shortened)."""
+        events: list[dict[str, Any]] = []
+        for r in self.rounds:
+            if r.direction == "client->server":
+                events.append({"round": r.number, "from": "client", "to": "server", "message": r.sent})
+                if r.received:
+                    events.append({"round": r.number, "from": "server", "to": "client", "message": r.received})
+            else:
+                events.append({"round": r.number, "from": "server", "to": "client", "message": r.received})
+                if r.sent:
+                    events.append({"round": r.number, "from": "client", "to": "server", "message": {"result": r.sent}})
+        return events
+
+
+def shorten_token(token: str, keep: int = 12) -> str:
+    """An opaque state token, shown but not spelled out (it is long and means nothing to read)."""
+    return token if len(token) <= 2 * keep else f"{token[:keep]}…{token[-6:]} ({len(token)} chars)"
+
+
+def _dump(obj: Any) -> Any:
+    return obj.model_dump(mode="json", by_alias=True, exclude_none=True) if hasattr(obj, "model_dump") else obj
+
+
+def _response_summary(answer: Any) -> Any:
+    """What the trace shows of an answer: the action and field names, never the values."""
+    action = getattr(answer, "action", None)
+    if action is not None:
+        return {"action": action, "fields": sorted((answer.content or {}).keys())}
+    if hasattr(answer, "model"):
+        return {"model": answer.model, "stopReason": getattr(answer, "stop_reason", None)}
+    if hasattr(answer, "roots"):
+        return {"roots": [str(r.uri) for r in answer.roots]}
+    return {"type": type(answer).__name__}
+
+
+def _trace_received(result: Any) -> dict[str, Any]:
+    from mcp.types import InputRequiredResult
+
+    if isinstance(result, InputRequiredResult):
+        out: dict[str, Any] = {"resultType": "input_required"}
+        if result.input_requests:
+            out["inputRequests"] = {k: _dump(v) for k, v in result.input_requests.items()}
+        if result.request_state is not None:
+            out["requestState"] = shorten_token(result.request_state)
+        return out
+    return {"resultType": "complete", "result": type(result).__name__}
+
+
+def _parse_requests(requests: dict[str, Any]) -> dict[str, Any]:
+    """Saved questions (plain dicts) back into SDK request models."""
+    from pydantic import TypeAdapter
+
+    from mcp.types import InputRequest
+
+    adapter: TypeAdapter[Any] = TypeAdapter(InputRequest)
+    return {key: adapter.validate_python(value) for key, value in requests.items()}
+
+
+def _as_text(value: Any) -> str:
+    import json
+
+    return value if isinstance(value, str) else json.dumps(value)

@@ -1,0 +1,445 @@
+"""``%mcp`` / ``%%mcp``: the notebook's MCP client commands.
+
+This module only parses text and delegates to ``api.Hub``; no protocol logic lives here.
+Settings are traitlets on ``MCPMagics`` (``%config MCPMagics.max_rounds = 5``, or
+``c.MCPMagics.max_rounds`` in ``ipython_config.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from typing import Any, Callable
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
+from traitlets import Bool, CFloat, Enum, Int, Unicode, observe
+from traitlets import Any as TAny
+
+from .args import build_arguments, parse_body, parse_json_object, parse_pairs, describe_parameters
+
+__all__ = ["MCPMagics"]
+
+
+class _Help(Exception):
+    """``--help`` was asked for; carries the text to show."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports through ``UsageError`` instead of exiting the kernel."""
+
+    def __init__(self, prog: str, description: str, **kw: Any) -> None:
+        super().__init__(prog=f"%mcp {prog}", description=description, add_help=False, **kw)
+        self.add_argument("-h", "--help", action="store_true", help="show this help")
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{message}\n{self.format_usage().strip()}")
+
+    def parse(self, words: list[str], intermixed_pairs: bool = False) -> tuple[argparse.Namespace, list[str]]:
+        if "-h" in words or "--help" in words:
+            raise _Help(self.format_help())
+        if intermixed_pairs:
+            ns, extra = self.parse_known_args(words)
+            for word in extra:
+                if word.startswith("-"):
+                    self.error(f"unrecognized option {word}")
+            return ns, extra
+        return self.parse_args(words), []
+
+
+def _answer_args(p: _Parser) -> None:
+    p.add_argument("--answer", action="append", default=[], metavar="FIELD=VALUE", help="pre-fill form field FIELD in every elicitation (VALUE is JSON when it parses)")
+    p.add_argument("--answers", metavar="JSON", help="several fields at once, as a JSON object")
+    p.add_argument("--accept-defaults", action="store_true", help="accept every form with its defaults for fields not answered")
+
+
+def _flow_args(p: _Parser) -> None:
+    _answer_args(p)
+    p.add_argument("--wait", action="store_true", help="wait inside the cell even in an interactive notebook")
+    p.add_argument("--trace", action="store_true", help="show every round's messages as a timeline")
+    p.add_argument("--no-save", action="store_true", help="keep this flow out of the notebook's metadata")
+    p.add_argument("--timeout", type=float, metavar="SECONDS", help="wall-clock limit for the whole flow")
+    p.add_argument("-o", "--output", metavar="VAR", help="store the result object in variable VAR")
+
+
+def _parsers() -> dict[str, _Parser]:
+    ps: dict[str, _Parser] = {}
+    p = ps["connect"] = _Parser("connect", "Connect NAME to an MCP server: an http(s) URL, a server object in the notebook, module:attr, or -- COMMAND ARGS (stdio).")
+    p.add_argument("name")
+    p.add_argument("target", nargs="?", help="URL, object name or module:attr (stdio: put the command after --)")
+    p.add_argument("--header", action="append", default=[], metavar="K:V", help="HTTP header (never saved)")
+    p.add_argument("--bearer-env", metavar="VAR", help="send 'Authorization: Bearer $VAR' (the token is read from the environment)")
+    p.add_argument("--protocol", default="auto", choices=["auto", "legacy", "2026-07-28"], help="protocol generation (default: auto)")
+    p.add_argument("--cwd", help="working directory of a stdio server")
+    p.add_argument("--env", action="append", default=[], metavar="K=V", help="environment variable for a stdio server")
+    p.add_argument("--timeout", type=float, metavar="SECONDS", help="per-request read timeout")
+    ps["servers"] = _Parser("servers", "List the connected servers.")
+    p = ps["disconnect"] = _Parser("disconnect", "Close connection NAME.")
+    p.add_argument("name")
+    for kind in ("tools", "prompts", "resources"):
+        p = ps[kind] = _Parser(kind, f"List the {kind} of a server (default: every connected server).")
+        p.add_argument("server", nargs="?")
+    p = ps["call"] = _Parser("call", "Call a tool: %mcp call [SERVER.]TOOL key=value ... (or a JSON cell body with %%mcp call).")
+    p.add_argument("tool")
+    p.add_argument("--json", metavar="JSON", help="arguments as a JSON object (key=value words override)")
+    _flow_args(p)
+    p = ps["prompt"] = _Parser("prompt", "Get a prompt: %mcp prompt [SERVER.]NAME key=value ...")
+    p.add_argument("prompt")
+    p.add_argument("--json", metavar="JSON", help="arguments as a JSON object")
+    _flow_args(p)
+    p = ps["read"] = _Parser("read", "Read a resource: %mcp read [SERVER] URI")
+    p.add_argument("first")
+    p.add_argument("uri", nargs="?")
+    _flow_args(p)
+    p = ps["flows"] = _Parser("flows", "List flows waiting for input (saved in this notebook).")
+    p = ps["forget"] = _Parser("forget", "Forget a saved flow: %mcp forget ID | --all")
+    p.add_argument("id", nargs="?")
+    p.add_argument("--all", action="store_true")
+    p = ps["trace"] = _Parser("trace", "Show the protocol trace of the last flow (or export it as JSON).")
+    p.add_argument("which", nargs="?", default="last")
+    p.add_argument("--json", action="store_true", help="return the trace as a list of dicts")
+    p = ps["roots"] = _Parser("roots", "Roots the servers may use: %mcp roots [list | add PATH [--name N] | remove PATH]")
+    p.add_argument("action", nargs="?", default="list", choices=["list", "add", "remove"])
+    p.add_argument("path", nargs="?")
+    p.add_argument("--name")
+    p = ps["model"] = _Parser("model", "Models for sampling: %mcp model add NAME PROVIDER [MODEL] | use NAME | list")
+    p.add_argument("action", choices=["add", "use", "list"])
+    p.add_argument("name", nargs="?")
+    p.add_argument("provider", nargs="?")
+    p.add_argument("model", nargs="?")
+    p.add_argument("--base-url")
+    p.add_argument("--api-key-env", metavar="VAR")
+    return ps
+
+
+_SUMMARY = """\
+%mcp SUBCOMMAND [args] — an MCP client in your notebook. Every subcommand answers --help.
+
+  connect NAME TARGET       connect to a URL, a server object, module:attr, or -- COMMAND ARGS
+  servers | disconnect NAME list or close connections
+  tools|prompts|resources   list what a server offers
+  call [SERVER.]TOOL k=v    call a tool (%%mcp call takes a JSON/YAML body)
+  prompt NAME k=v | read [SERVER] URI
+  flows | forget ID|--all   flows waiting for input
+  trace [last] [--json]     the last flow's messages, round by round
+  roots [list|add|remove]   folders offered to servers
+  model add|use|list        models that answer sampling requests
+
+Settings: %config MCPMagics (max_rounds, flow_timeout, interactive, log_level)."""
+
+
+@magics_class
+class MCPMagics(Magics):
+    """Call MCP tools, prompts and resources from cells; answer server questions inline."""
+
+    max_rounds = Int(10, help="Most input-required rounds one flow may take before it stops.").tag(config=True)
+    flow_timeout = TAny(None, allow_none=True, help="Default wall-clock limit of a flow in seconds (None: no limit).").tag(config=True)
+    interactive = TAny(None, allow_none=True, help="True/False forces interactive or headless; None decides per cell (a front end that allows stdin is interactive).").tag(config=True)
+    log_level = Enum(["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"], "info", allow_none=True, help="Server log messages at or above this level are shown with the flow.").tag(config=True)
+
+    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+        super().__init__(shell=shell, **kwargs)
+        self._parsers = _parsers()
+        from .api import get_hub
+
+        self.hub = get_hub()
+        self._sync_settings()
+        self.hub.roots.session_path = (shell.user_ns.get("__session__") if shell is not None else None) or None
+
+    @observe("max_rounds", "flow_timeout", "log_level")
+    def _settings_changed(self, change: Any) -> None:
+        self._sync_settings()
+
+    def _sync_settings(self) -> None:
+        hub = getattr(self, "hub", None)
+        if hub is not None:
+            hub.max_rounds = self.max_rounds
+            hub.flow_timeout = float(self.flow_timeout) if self.flow_timeout is not None else None
+            hub.log_level = self.log_level
+
+    # ------------------------------------------------------------------ entry point
+    @no_var_expand
+    @line_cell_magic
+    def mcp(self, line: str, cell: str | None = None) -> Any:
+        """%mcp SUBCOMMAND ... — see `%mcp --help` for the list of subcommands."""
+        from .errors import FlowError
+
+        words = self._split(line)
+        if not words or words[0] in ("-h", "--help", "help"):
+            print(_SUMMARY)
+            return None
+        sub, rest = words[0], words[1:]
+        handler: Callable[..., Any] | None = getattr(self, f"_do_{sub}", None)
+        if handler is None:
+            raise UsageError(f"unknown subcommand {sub!r}. Try %mcp --help")
+        error: FlowError | None = None
+        try:
+            return handler(rest, cell)
+        except _Help as h:
+            print(str(h))
+            return None
+        except FlowError as exc:
+            error = exc
+        # raised outside the except block: no ExceptionGroup in the context, no traceback
+        error.__context__ = None
+        raise error
+
+    @staticmethod
+    def _split(line: str) -> list[str]:
+        try:
+            return shlex.split(line)
+        except ValueError as exc:
+            raise UsageError(f"could not split the line: {exc} (check the quotes)") from None
+
+    # ------------------------------------------------------------------ connections
+    def _do_connect(self, words: list[str], cell: str | None) -> Any:
+        command: list[str] = []
+        if "--" in words:
+            i = words.index("--")
+            words, command = words[:i], words[i + 1 :]
+        ns, _ = self._parsers["connect"].parse(words)
+        if command and ns.target:
+            raise UsageError("give either a TARGET or -- COMMAND, not both")
+        if not command and not ns.target:
+            raise UsageError("missing TARGET: a URL, an object name, module:attr, or -- COMMAND ARGS")
+        headers = {}
+        for item in ns.header:
+            key, sep, value = item.partition(":")
+            if not sep or not key.strip():
+                raise UsageError(f"--header wants K:V, got {item!r}")
+            headers[key.strip()] = value.strip()
+        env = parse_pairs(ns.env) if ns.env else {}
+        conn = self.hub.connect(
+            ns.name,
+            command or ns.target,
+            headers=headers or None,
+            bearer_env=ns.bearer_env,
+            protocol=ns.protocol,
+            cwd=ns.cwd,
+            env=env,
+            namespace=self.shell.user_ns if self.shell is not None else None,
+            read_timeout=ns.timeout,
+        )
+        print(f"Connected {conn.name!r} to {conn.server_label} at {conn.target.describe()} (protocol {conn.protocol_version}).")
+        return None
+
+    def _do_servers(self, words: list[str], cell: str | None) -> Any:
+        from .display import Table
+
+        self._parsers["servers"].parse(words)
+        rows = [[c.name, c.server_label, c.target.kind, c.target.describe(), c.protocol_version or "closed", len(c.flows)] for c in self.hub.registry]
+        return Table(["name", "server", "kind", "target", "protocol", "active flows"], rows, empty="No servers connected. Use %mcp connect NAME TARGET.")
+
+    def _do_disconnect(self, words: list[str], cell: str | None) -> Any:
+        ns, _ = self._parsers["disconnect"].parse(words)
+        self.hub.registry.disconnect(ns.name)
+        print(f"Disconnected {ns.name!r}.")
+
+    def _listing(self, kind: str, words: list[str]) -> Any:
+        from .display import Table
+        from .runtime import get_runtime
+
+        ns, _ = self._parsers[kind].parse(words)
+        conns = [self.hub.registry.get(ns.server)] if ns.server or len(self.hub.registry) == 1 else list(self.hub.registry)
+        if not conns:
+            raise UsageError("No MCP server is connected. Use %mcp connect NAME TARGET first.")
+        rows: list[list[Any]] = []
+        for conn in conns:
+            if kind == "tools":
+                tools = get_runtime().run(conn.tools(refresh=True))
+                rows += [[conn.name, t.name, t.title or "", (t.description or "").strip().split("\n")[0], describe_parameters(t.input_schema)] for t in tools.values()]
+            elif kind == "prompts":
+                for p in get_runtime().run(conn.list_all("prompts")):
+                    params = ", ".join(f"{a.name}{' (required)' if a.required else ''}" for a in (p.arguments or [])) or "(no arguments)"
+                    rows.append([conn.name, p.name, p.title or "", (p.description or "").split("\n")[0], params])
+            else:
+                for r in get_runtime().run(conn.list_all("resources")):
+                    rows.append([conn.name, str(r.uri), r.name, r.mime_type or "", (r.description or "").split("\n")[0]])
+                for r in get_runtime().run(conn.list_all("resource_templates")):
+                    rows.append([conn.name, r.uri_template, r.name, r.mime_type or "", (r.description or "").split("\n")[0] + " (template)"])
+        columns = {
+            "tools": ["server", "tool", "title", "description", "parameters"],
+            "prompts": ["server", "prompt", "title", "description", "arguments"],
+            "resources": ["server", "uri", "name", "mime type", "description"],
+        }[kind]
+        return Table(columns, rows, empty=f"No {kind}.")
+
+    def _do_tools(self, words: list[str], cell: str | None) -> Any:
+        return self._listing("tools", words)
+
+    def _do_prompts(self, words: list[str], cell: str | None) -> Any:
+        return self._listing("prompts", words)
+
+    def _do_resources(self, words: list[str], cell: str | None) -> Any:
+        return self._listing("resources", words)
+
+    # ------------------------------------------------------------------ flows
+    def _do_call(self, words: list[str], cell: str | None) -> Any:
+        ns, extra = self._parsers["call"].parse(words, intermixed_pairs=True)
+        conn, tool = self.hub.resolve(ns.tool)
+        json_args = parse_json_object(ns.json) if ns.json else {}
+        if cell is not None:
+            json_args = {**parse_body(cell), **json_args}
+        schema = self.hub.tool_schema_sync(conn, tool)
+        arguments = build_arguments(f"{conn.name}.{tool}", schema, parse_pairs(extra), json_args)
+        return self._run_flow("tools/call", conn, tool, arguments, ns)
+
+    def _do_prompt(self, words: list[str], cell: str | None) -> Any:
+        ns, extra = self._parsers["prompt"].parse(words, intermixed_pairs=True)
+        conn, name = self.hub.resolve(ns.prompt)
+        arguments: dict[str, Any] = parse_json_object(ns.json) if ns.json else {}
+        if cell is not None:
+            arguments = {**parse_body(cell), **arguments}
+        arguments.update(parse_pairs(extra))
+        return self._run_flow("prompts/get", conn, name, arguments, ns)
+
+    def _do_read(self, words: list[str], cell: str | None) -> Any:
+        ns, _ = self._parsers["read"].parse(words)
+        server, uri = (ns.first, ns.uri) if ns.uri else (None, ns.first)
+        conn = self.hub.registry.get(server)
+        return self._run_flow("resources/read", conn, uri, None, ns)
+
+    def _answers(self, ns: argparse.Namespace) -> Any:
+        from .form_model import Answers, parse_answer_value
+
+        fields: dict[str, Any] = parse_json_object(ns.answers, "--answers") if ns.answers else {}
+        for item in ns.answer:
+            key, sep, value = item.partition("=")
+            if not sep or not key:
+                raise UsageError(f"--answer wants FIELD=VALUE, got {item!r}")
+            fields[key] = parse_answer_value(value)
+        return Answers(fields=fields, accept_defaults=ns.accept_defaults)
+
+    def _is_interactive(self) -> bool:
+        if self.interactive is not None:
+            return bool(self.interactive)
+        kernel = getattr(self.shell, "kernel", None)
+        if kernel is None:
+            return False
+        parent = _parent(kernel)
+        return bool(parent.get("content", {}).get("allow_stdin", False))
+
+    def _cell_id(self) -> str | None:
+        kernel = getattr(self.shell, "kernel", None)
+        if kernel is None:
+            return None
+        return _parent(kernel).get("metadata", {}).get("cellId")
+
+    def _run_flow(self, method: Any, conn: Any, name: str, arguments: Any, ns: argparse.Namespace) -> Any:
+        from IPython.display import display
+
+        from .display import FlowReport
+
+        answers = self._answers(ns)
+        interactive = self._is_interactive() and not ns.wait
+        options = dict(answers=answers, timeout=ns.timeout, save=not ns.no_save, cell_id=self._cell_id())
+        if interactive:
+            from .live_view import LiveView
+
+            view = LiveView(f"{conn.name}.{name}", trace=ns.trace)
+            flow = self.hub.start(method, conn, name, arguments, ui=view, view=view, **options)
+            view.attach(flow)
+            flow.shown = True  # type: ignore[attr-defined]
+            if ns.output:
+                self._bind_when_done(flow, ns.output, view)
+            return flow
+        flow = self.hub.start(method, conn, name, arguments, **options)
+        flow.shown = True  # type: ignore[attr-defined]
+        try:
+            flow.result()
+        except Exception:  # noqa: BLE001 - the report shows the error; re-raised below, outside except
+            pass
+        display(FlowReport(flow, trace=ns.trace))
+        if flow.error is not None:
+            error = flow.error
+            error.__context__ = None
+            raise error
+        if ns.output:
+            self.shell.user_ns[ns.output] = flow.value
+        return flow
+
+    def _bind_when_done(self, flow: Any, var: str, view: Any) -> None:
+        """``-o VAR`` for an interactive flow: bind on the kernel thread once the flow ends."""
+
+        def bind(_future: Any) -> None:
+            if flow.error is None and flow.value is not None:
+                view.main.call(self.shell.user_ns.__setitem__, var, flow.value)
+
+        flow._future.add_done_callback(bind)
+
+    def _do_flows(self, words: list[str], cell: str | None) -> Any:
+        from .display import Table
+
+        self._parsers["flows"].parse(words)
+        rows = [[r["id"], r.get("cell_id") or "", r["server"]["name"], r["method"], r["name"], r["round"], r["updated"]] for r in self.hub.store.all()]
+        return Table(["id", "cell", "server", "method", "name", "round", "updated"], rows, empty="No flows are waiting for input.")
+
+    def _do_forget(self, words: list[str], cell: str | None) -> Any:
+        ns, _ = self._parsers["forget"].parse(words)
+        if ns.all:
+            for record in self.hub.store.all():
+                self.hub.store.delete(record["id"])
+            print("Forgot every saved flow.")
+            return None
+        if not ns.id:
+            raise UsageError("give a flow ID (see %mcp flows) or --all")
+        if self.hub.store.get(ns.id) is None:
+            raise UsageError(f"no saved flow {ns.id!r} (see %mcp flows)")
+        self.hub.store.delete(ns.id)
+        print(f"Forgot flow {ns.id}.")
+
+    def _do_trace(self, words: list[str], cell: str | None) -> Any:
+        from .display import TraceView
+
+        ns, _ = self._parsers["trace"].parse(words)
+        flow = self.hub.last_flow
+        if flow is None:
+            raise UsageError("no flow has run yet in this kernel")
+        return flow.trace() if ns.json else TraceView(flow)
+
+    # ------------------------------------------------------------------ answering settings
+    def _do_roots(self, words: list[str], cell: str | None) -> Any:
+        from .display import Table
+
+        ns, _ = self._parsers["roots"].parse(words)
+        roots = self.hub.roots
+        if ns.action in ("add", "remove"):
+            if not ns.path:
+                raise UsageError(f"%mcp roots {ns.action} needs a PATH")
+            try:
+                roots.add(ns.path, ns.name) if ns.action == "add" else roots.remove(ns.path)
+            except (FileNotFoundError, KeyError) as exc:
+                raise UsageError(str(exc).strip("'\"")) from None
+        rows = [[e.name or "", e.uri] for e in roots.effective()]
+        return Table(["name", "uri"], rows, title="roots" + ("" if roots.entries else " (default: the notebook's folder)"))
+
+    def _do_model(self, words: list[str], cell: str | None) -> Any:
+        from .display import Table
+        from .sampling import ModelConfig
+
+        ns, _ = self._parsers["model"].parse(words)
+        router = self.hub.router
+        if ns.action == "add":
+            if not ns.name or not ns.provider:
+                raise UsageError("%mcp model add NAME PROVIDER [MODEL] [--base-url URL] [--api-key-env VAR]")
+            function = None
+            if ns.provider == "callable":
+                function = self.shell.user_ns.get(ns.model or "")
+                if not callable(function):
+                    raise UsageError("the callable provider needs the name of a function in the notebook as MODEL")
+            router.add(ModelConfig(ns.name, ns.provider, ns.model, ns.base_url, ns.api_key_env, function=function))
+        elif ns.action == "use":
+            try:
+                router.use(ns.name or "")
+            except KeyError as exc:
+                raise UsageError(str(exc).strip("'\"")) from None
+        rows = [[("* " if n == router.default else "  ") + n, c.provider, c.model or "", c.base_url or "", c.api_key_env or ""] for n, c in router.models.items()]
+        return Table(["name", "provider", "model", "base url", "key from env"], rows)
+
+
+def _parent(kernel: Any) -> dict[str, Any]:
+    """The execute request of the running cell (ipykernel 6 and 7 spell this differently)."""
+    try:
+        return kernel.get_parent("shell") or {}
+    except TypeError:
+        return kernel.get_parent() or {}

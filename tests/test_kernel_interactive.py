@@ -1,0 +1,73 @@
+"""The interactive path in a real kernel: the form appears in the cell, the answers go back.
+
+A front end that allows stdin (JupyterLab, Notebook 7) makes the run interactive: ``%mcp call``
+returns at once, the form lives on after the cell, and the result lands in that same cell.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from .conftest import REPO_ROOT
+from .kernel_harness import Kernel
+
+
+@pytest.fixture(scope="module")
+def kernel() -> Iterator[Kernel]:
+    k = Kernel(cwd=str(REPO_ROOT))
+    k.execute("%load_ext mcp_notebook\nfrom mcp_notebook.demo import provisioner, demo\n%mcp connect prov provisioner\n%mcp connect demo demo")
+    yield k
+    k.close()
+
+
+def test_provision_form_answered_like_a_browser(kernel: Kernel) -> None:
+    cell = kernel.execute("%mcp call prov.provision name=orders", allow_stdin=True)
+    # the cell is already finished; the form is live in it
+    text_id = kernel.wait_for(lambda: kernel.find_widgets("TextModel"), what="the region text field")[-1]
+    accept = kernel.wait_for(lambda: kernel.find_widgets("ButtonModel", description="Accept"), what="Accept")[-1]
+    assert kernel.comms[text_id]["value"] == "eu-west-1"  # the schema's default is prefilled
+
+    # an empty required field is refused inline and nothing is sent
+    kernel.set_value(text_id, "")
+    kernel.click(accept)
+    kernel.wait_for(
+        lambda: any("required" in s.get("value", "") for s in kernel.comms.values() if s.get("_model_name") == "HTMLModel"),
+        what="the inline 'required' error",
+    )
+    assert "Provisioned" not in kernel.text_of_cell(cell)
+
+    kernel.set_value(text_id, "eu-west-1")
+    kernel.click(accept)
+    kernel.wait_for(lambda: "Provisioned 'orders' in eu-west-1." in kernel.text_of_cell(cell), what="the tool result in the same cell")
+    # the settled report names what was answered, never the value typed
+    html = [m["content"]["data"].get("text/html", "") for m in kernel.for_cell(cell) if m["msg_type"] == "update_display_data"]
+    assert any("region: accept (region)" in h for h in html)
+
+
+def test_decline_reaches_the_server(kernel: Kernel) -> None:
+    cell = kernel.execute("r = %mcp call prov.provision name=logs", allow_stdin=True)
+    before = set(kernel.find_widgets("ButtonModel", description="Decline"))
+    decline = kernel.wait_for(lambda: set(kernel.find_widgets("ButtonModel", description="Decline")) - before or kernel.find_widgets("ButtonModel", description="Decline"), what="Decline")
+    kernel.click(sorted(decline)[-1] if isinstance(decline, set) else decline[-1])
+    kernel.wait_for(lambda: "Provisioning cancelled: the user declined." in kernel.text_of_cell(cell), what="decline result")
+    probe = kernel.execute("print(r.state.value, r.result().is_error)")
+    assert "done True" in kernel.text_of_cell(probe)
+
+
+def test_await_flow_and_progress(kernel: Kernel) -> None:
+    cell = kernel.execute("r = %mcp call demo.slow_count n=3 delay=0.05\nres = await r\nprint('awaited', res.content[0].text)", allow_stdin=True)
+    assert "awaited Counted to 3." in kernel.text_of_cell(cell)
+    bars = [s for s in kernel.comms.values() if s.get("_model_name") == "FloatProgressModel" and s.get("max") == 3.0]
+    assert bars and bars[-1]["value"] == 3.0
+
+
+def test_cancel_button_cancels(kernel: Kernel) -> None:
+    cell = kernel.execute("r = %mcp call prov.provision name=tmp", allow_stdin=True)
+    kernel.wait_for(lambda: kernel.find_widgets("ButtonModel", description="Cancel", tooltip="Cancel this call"), what="Cancel button")
+    cancel = kernel.find_widgets("ButtonModel", description="Cancel", tooltip="Cancel this call")[-1]
+    kernel.click(cancel)
+    kernel.wait_for(lambda: "cancelled" in kernel.text_of_cell(cell), what="cancelled report")
+    probe = kernel.execute("print(r.state.value)")
+    assert "cancelled" in kernel.text_of_cell(probe)
