@@ -73,6 +73,8 @@ class Hub:
         server, dot, rest = qualified.partition(".")
         if dot and server in self.registry:
             return self.registry.get(server), rest
+        if dot and len(self.registry) > 1:
+            return self.registry.get(server), rest  # explains: no connection by that name
         return self.registry.get(None), qualified
 
     def start(

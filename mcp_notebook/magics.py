@@ -44,7 +44,7 @@ class _Parser(argparse.ArgumentParser):
                 if word.startswith("-"):
                     self.error(f"unrecognized option {word}")
             return ns, extra
-        return self.parse_args(words), []
+        return self.parse_intermixed_args(words), []
 
 
 def _answer_args(p: _Parser) -> None:

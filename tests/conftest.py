@@ -1,0 +1,119 @@
+"""Shared fixtures: demo servers as real processes (stdio and streamable HTTP).
+
+Tests talk to `mcp_notebook.demo` over the real transports, so these helpers
+start it the way a user would (`python -m mcp_notebook.demo ...`) from the
+repository root, which is what makes the package importable in the child.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from mcp import StdioServerParameters
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+StartHttpServer = Callable[..., str]
+"""`start_http_server(name="demo", keys_env=None, workers=1, stateless=False, env=None) -> url`."""
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def stdio_params(name: str = "demo", *extra_args: str) -> StdioServerParameters:
+    """Parameters that spawn a demo server over stdio, importable from the repository root."""
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "mcp_notebook.demo", name, *extra_args], cwd=str(REPO_ROOT)
+    )
+
+
+def _wait_until_listening(proc: subprocess.Popen[bytes], port: int, log: Path, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"demo server exited with {proc.returncode}:\n{log.read_text(errors='replace')}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"demo server not listening on {port} after {timeout}s:\n{log.read_text(errors='replace')}")
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        # The server runs in its own session, so this reaches its uvicorn workers too.
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def start_http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StartHttpServer]:
+    """Factory: start a demo server over streamable HTTP on a free port and return its `/mcp` URL.
+
+    `keys_env` names the variable with a shared request-state key; when it is not set
+    a random key is generated for the child. `workers > 1` runs uvicorn's
+    multi-process mode (stateless). Output goes to a temp file that is shown if the
+    server fails to start. Every server is stopped when the module's tests finish.
+    """
+    procs: list[subprocess.Popen[bytes]] = []
+
+    def start(
+        name: str = "demo",
+        keys_env: str | None = None,
+        workers: int = 1,
+        stateless: bool = False,
+        env: dict[str, str] | None = None,
+    ) -> str:
+        port = free_port()
+        child_env = {**os.environ, **(env or {})}
+        args = [sys.executable, "-m", "mcp_notebook.demo", name, "--transport", "http", "--port", str(port)]
+        if keys_env:
+            child_env.setdefault(keys_env, secrets.token_hex(32))
+            args += ["--keys-env", keys_env]
+        if workers > 1:
+            args += ["--workers", str(workers)]
+        if stateless:
+            args.append("--stateless")
+        log = tmp_path_factory.mktemp("http-server") / f"{name}-{port}.log"
+        with log.open("wb") as out:
+            proc = subprocess.Popen(
+                args, cwd=REPO_ROOT, env=child_env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        procs.append(proc)
+        _wait_until_listening(proc, port, log)
+        return f"http://127.0.0.1:{port}/mcp"
+
+    try:
+        yield start
+    finally:
+        for proc in procs:
+            _stop(proc)
+
+
+@pytest.fixture(scope="module")
+def http_demo_server(request: pytest.FixtureRequest, start_http_server: StartHttpServer) -> str:
+    """URL of one streamable-HTTP demo server shared by the module.
+
+    The server name defaults to "demo"; choose another with indirect
+    parametrization: `@pytest.mark.parametrize("http_demo_server", ["echo"], indirect=True)`.
+    """
+    return start_http_server(getattr(request, "param", "demo"))

@@ -1,0 +1,249 @@
+"""Headless flows through the magics, the same scenarios over every real transport.
+
+In-process (``module:attr``), a real stdio subprocess, and streamable HTTP served by uvicorn on
+127.0.0.1; each in the 2026-07-28 generation (questions returned in ``InputRequiredResult``)
+and the 2025 generation (questions over the back-channel), answered by the same presets.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from IPython.core.error import UsageError
+
+from mcp_notebook.display import FlowReport
+from mcp_notebook.errors import FlowError
+
+from .conftest import REPO_ROOT
+
+TRANSPORTS = ["inproc", "stdio", "http"]
+GENERATIONS = ["auto", "legacy"]
+
+
+@pytest.fixture(scope="module")
+def ip() -> Iterator[Any]:
+    from IPython.testing.globalipapp import start_ipython
+
+    shell = start_ipython()
+    shell.run_line_magic("load_ext", "mcp_notebook")
+    shell.run_line_magic("config", "MCPMagics.interactive = False")
+    yield shell
+    shell.run_line_magic("unload_ext", "mcp_notebook")
+
+
+@pytest.fixture(scope="module")
+def servers(ip: Any, start_http_server: Any) -> Iterator[dict[str, str]]:
+    """Connect demo and provisioner over every transport and generation; name -> connection."""
+    demo_url = start_http_server("demo")
+    prov_url = start_http_server("provisioner")
+    targets = {
+        "inproc": ("mcp_notebook.demo:demo", "mcp_notebook.demo:provisioner"),
+        "stdio": (f"-- {sys.executable} -m mcp_notebook.demo demo", f"-- {sys.executable} -m mcp_notebook.demo provisioner"),
+        "http": (demo_url, prov_url),
+    }
+    for transport, (demo_target, prov_target) in targets.items():
+        for generation in GENERATIONS:
+            cwd = f" --cwd {REPO_ROOT}" if transport == "stdio" else ""
+            ip.run_line_magic("mcp", f"connect demo_{transport}_{generation} --protocol {generation}{cwd} {demo_target}")
+            ip.run_line_magic("mcp", f"connect prov_{transport}_{generation} --protocol {generation}{cwd} {prov_target}")
+    yield {"demo_url": demo_url, "prov_url": prov_url}
+    from mcp_notebook.connections import registry
+
+    registry.disconnect_all()  # before the HTTP servers stop
+
+
+def call(ip: Any, line: str) -> Any:
+    return ip.run_line_magic("mcp", line)
+
+
+@pytest.mark.parametrize("generation", GENERATIONS)
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_same_answers_same_result_everywhere(ip: Any, servers: Any, transport: str, generation: str) -> None:
+    suffix = f"{transport}_{generation}"
+    flow = call(ip, f"call prov_{suffix}.provision name=orders --answer region=eu-west-1")
+    assert flow.result().content[0].text == "Provisioned 'orders' in eu-west-1."
+    expected_version = "2026-07-28" if generation == "auto" else "2025-11-25"
+    assert flow.conn.protocol_version == expected_version
+
+    two = call(ip, f'call demo_{suffix}.provision_db name=orders size=large --answers \'{{"region": "us-east-1"}}\' --accept-defaults')
+    assert two.result().content[0].text == "Provisioned 'orders' in us-east-1 (size large)."
+    if generation == "auto":
+        assert two.round == 2  # two questions, two rounds, both returned to the client
+        assert [e["from"] for e in two.trace()] == ["client", "server"] * 3
+    else:
+        assert {e["from"] for e in two.trace()} == {"client", "server"}
+
+    prompt = call(ip, f"prompt demo_{suffix}.briefing topic=MCP --answer audience=teachers")
+    assert prompt.result().messages[0].content.text == "Write a briefing for teachers about MCP."
+
+    read = call(ip, f"read demo_{suffix} notes://ada/latest --accept-defaults")
+    assert read.result().contents[0].text == "note for ada"
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_progress_logs_and_content(ip: Any, servers: Any, transport: str) -> None:
+    flow = call(ip, f"call demo_{transport}_auto.slow_count n=3 delay=0.01")
+    assert flow.result().content[0].text == "Counted to 3."
+    assert flow.progress_info is not None and flow.progress_info.progress == 3 and flow.progress_info.total == 3
+    assert any("step" in str(entry["data"]) or "count" in str(entry["data"]).lower() for entry in flow.logs)
+
+    showcase = call(ip, f"call demo_{transport}_auto.showcase")
+    bundle = FlowReport(showcase)._repr_mimebundle_()
+    html = bundle["text/html"]
+    assert "<img src=\"data:image/png;base64," in html
+    assert "<audio controls" in html
+    assert "download</a>" in html  # blob resource
+    assert "🔗" in html  # resource link
+    assert "[image image/png" in bundle["text/plain"]
+
+    structured = call(ip, f"call demo_{transport}_auto.add a=2 b=3")
+    assert structured.result().structured_content == {"result": 5}
+    assert "structured content" in FlowReport(structured)._repr_mimebundle_()["text/html"]
+
+
+def test_tool_error_is_shown_as_error_not_traceback(ip: Any, servers: Any, capsys: Any) -> None:
+    flow = call(ip, "call demo_inproc_auto.fail message=kaputt")
+    assert flow.result().is_error
+    out = capsys.readouterr().out
+    assert "Tool error" in out and "kaputt" in out and "Traceback" not in out
+
+
+def test_string_parameter_keeps_leading_zero(ip: Any, servers: Any) -> None:
+    flow = call(ip, "call demo_inproc_auto.echo text=012")
+    assert flow.result().content[0].text == "012"
+    cell = call(ip, "call demo_inproc_auto.add --json '{\"a\": 40, \"b\": 2}'")
+    assert cell.result().structured_content == {"result": 42}
+
+
+def test_cell_body_arguments(ip: Any, servers: Any) -> None:
+    flow = ip.run_cell_magic("mcp", "call demo_inproc_auto.add", '{"a": 1, "b": 2}')
+    assert flow.result().structured_content == {"result": 3}
+    yaml_flow = ip.run_cell_magic("mcp", "call demo_inproc_auto.add", "a: 5\nb: 6\n")
+    assert yaml_flow.result().structured_content == {"result": 11}
+
+
+def test_output_variable(ip: Any, servers: Any) -> None:
+    call(ip, "call demo_inproc_auto.add a=1 b=1 -o total")
+    assert ip.user_ns["total"].structured_content == {"result": 2}
+
+
+# ---------------------------------------------------------------------- bad input, nothing sent
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("call nosuch.provision name=x", "No connection named"),  # several open: prefix not a server
+        ("call demo_inproc_auto.nope", "has no tool 'nope'"),
+        ("call prov_inproc_auto.provision", "needs name"),
+        ("call prov_inproc_auto.provision name=x colour=red", "has no parameter 'colour'"),
+        ("call demo_inproc_auto.add a=one b=2", "expected integer"),
+        ("call demo_inproc_auto.add --json '{bad'", "not valid JSON"),
+        ("call demo_inproc_auto.add a=1 b=2 --bogus", "unrecognized option --bogus"),
+        ("call demo_inproc_auto.add a=1 b=2 --answer nofield", "FIELD=VALUE"),
+        ("frobnicate", "unknown subcommand"),
+        ("connect broken -- no-such-command-xyz --flag", "command not found"),
+        ("connect broken not_a_thing_here", "don't know how to connect"),
+    ],
+)
+def test_bad_input_is_a_clear_error(ip: Any, servers: Any, line: str, message: str) -> None:
+    with pytest.raises((UsageError, FlowError)) as info:
+        call(ip, line)
+    assert message in str(info.value)
+    assert "broken" not in [c.name for c in ip.magics_manager.registry["MCPMagics"].hub.registry]
+
+
+def test_refused_http_connection(ip: Any) -> None:
+    from .conftest import free_port
+
+    with pytest.raises(FlowError) as info:
+        call(ip, f"connect gone http://127.0.0.1:{free_port()}/mcp")
+    assert "could not reach the server" in str(info.value)
+
+
+def test_missing_answer_names_the_field(ip: Any, servers: Any) -> None:
+    with pytest.raises(FlowError) as info:
+        call(ip, "call prov_stdio_auto.provision name=orders")
+    text = str(info.value)
+    assert "'region'" in text and "--answer region=VALUE" in text
+    # the connection is still usable after the failure
+    assert call(ip, "call prov_stdio_auto.provision name=orders --accept-defaults").result().content[0].text.startswith("Provisioned")
+
+
+def test_invalid_preset_is_refused_before_sending(ip: Any, servers: Any) -> None:
+    with pytest.raises(FlowError) as info:
+        call(ip, "call demo_inproc_auto.provision_db name=x --answer region=mars-1 --accept-defaults")
+    assert "region: not one of the choices" in str(info.value)
+
+
+def test_timeout_stops_the_flow(ip: Any, servers: Any) -> None:
+    with pytest.raises(FlowError) as info:
+        call(ip, "call demo_stdio_auto.slow_count n=100 delay=0.05 --timeout 0.3")
+    assert "longer than 0.3 s" in str(info.value)
+    assert call(ip, "call demo_stdio_auto.echo text=still-alive").result().content[0].text == "still-alive"
+
+
+def test_round_limit(ip: Any, servers: Any) -> None:
+    ip.run_line_magic("config", "MCPMagics.max_rounds = 1")
+    try:
+        with pytest.raises(FlowError) as info:
+            call(ip, "call demo_inproc_auto.provision_db name=x --accept-defaults")
+        assert "after 1 rounds" in str(info.value) and "max_rounds" in str(info.value)
+    finally:
+        ip.run_line_magic("config", "MCPMagics.max_rounds = 10")
+
+
+def test_server_dying_mid_flow(ip: Any, tmp_path: Any) -> None:
+    script = tmp_path / "dying.py"
+    script.write_text(
+        "import os, sys\n"
+        "from mcp.server.mcpserver import MCPServer\n"
+        "srv = MCPServer('dying')\n"
+        "@srv.tool()\n"
+        "def die() -> str:\n"
+        "    print('about to exit', file=sys.stderr, flush=True)\n"
+        "    os._exit(3)\n"
+        "@srv.tool()\n"
+        "def ok() -> str:\n"
+        "    return 'ok'\n"
+        "srv.run()\n"
+    )
+    call(ip, f"connect dying -- {sys.executable} {script}")
+    assert call(ip, "call dying.ok").result().content[0].text == "ok"
+    with pytest.raises(FlowError) as info:
+        call(ip, "call dying.die")
+    text = str(info.value)
+    assert "connection" in text.lower() and "about to exit" in text
+    # other connections keep working
+    assert call(ip, "call demo_inproc_auto.echo text=fine").result().content[0].text == "fine"
+    call(ip, "disconnect dying")
+
+
+def test_help_on_every_subcommand(ip: Any, capsys: Any) -> None:
+    for sub in ["connect", "servers", "disconnect", "tools", "prompts", "resources", "call", "prompt", "read", "flows", "forget", "trace", "roots", "model"]:
+        call(ip, f"{sub} --help")
+        out = capsys.readouterr().out
+        assert f"%mcp {sub}" in out, sub
+    call(ip, "--help")
+    assert "connect NAME TARGET" in capsys.readouterr().out
+
+
+def test_listings(ip: Any, servers: Any) -> None:
+    tools = call(ip, "tools demo_inproc_auto")._repr_mimebundle_()["text/plain"]
+    assert "provision_db" in tools and "name: string (required)" in tools
+    prompts = call(ip, "prompts demo_inproc_auto")._repr_mimebundle_()["text/plain"]
+    assert "briefing" in prompts and "topic (required)" in prompts
+    resources = call(ip, "resources demo_inproc_auto")._repr_mimebundle_()["text/plain"]
+    assert "demo://readme" in resources and "notes://{user}/latest" in resources
+    servers_table = call(ip, "servers")._repr_mimebundle_()["text/plain"]
+    assert "prov_http_legacy" in servers_table and "2025-11-25" in servers_table
+
+
+def test_python_api_without_magics(servers: Any) -> None:
+    import mcp_notebook
+
+    mcp_notebook.connect("api_demo", "mcp_notebook.demo:demo")
+    flow = mcp_notebook.call("api_demo.provision_db", {"name": "api"}, answers={"region": "eu-central-1"}, accept_defaults=True)
+    assert flow.result(timeout=30).content[0].text == "Provisioned 'api' in eu-central-1 (size small)."
+    assert mcp_notebook.read("notes://bo/latest", "api_demo", accept_defaults=True).result().contents[0].text == "note for bo"
