@@ -29,6 +29,7 @@ import math
 import os
 import struct
 import sys
+import warnings
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -69,6 +70,10 @@ from mcp.types import (
 )
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, Field
+
+# The demo logs on purpose (to show the foldable server log); the SDK flags every server-side
+# log call as deprecated (SEP-2577), which would print three warnings into the tutorial's cells.
+warnings.filterwarnings("ignore", message="The logging capability is deprecated", category=UserWarning)
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette

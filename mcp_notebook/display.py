@@ -227,7 +227,6 @@ def display_flow(flow: Flow) -> None:
     """Show a flow: its live view if it has one on screen, else its settled report."""
     from IPython.display import display
 
-    view = getattr(flow, "ui", None)
-    if view is not None and getattr(view, "shown", False):
-        return  # already in its cell; showing it twice would duplicate the widgets
+    if getattr(flow, "shown", False):
+        return  # already in its cell (live view or settled report); don't show it twice
     display(FlowReport(flow, trace=getattr(flow, "show_trace", False)))

@@ -1,0 +1,437 @@
+/**
+ * mcp-notebook front end (JupyterLab 4.6 and Notebook 7).
+ *
+ * The kernel side of mcp-notebook keeps MCP flows that wait for input.  This
+ * extension owns the notebook metadata key `mcp_notebook` and stores those
+ * flows there, so they survive a kernel restart and travel with the .ipynb:
+ *
+ *     metadata.mcp_notebook = {"flows": {ID: RECORD, ...}}
+ *
+ * The kernel opens a comm (target `mcp_notebook`) and says hello; the
+ * extension replies with the saved records, then stores and removes records
+ * on request.  Cells that started a saved flow carry a visible marker.
+ *
+ * Protocol (all messages are JSON objects on the one comm):
+ *   kernel -> front end                    front end -> kernel
+ *   comm_open {op: "hello", v: 1}          {op: "restore", v: 1, flows, path, [warnings]}
+ *   {op: "save", record: {id, ...}}        {op: "ack", id}            (or op "error")
+ *   {op: "delete", id}                     {op: "ack", id}
+ *   {op: "delete", all: true}              {op: "ack", id: null, all: true}
+ *   {op: "hello", v: 1} (again)            {op: "restore", ...}
+ *                                          {op: "path", path}        (after a rename)
+ * A `req` field in a kernel message is echoed in the reply.
+ */
+
+import {
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+import { Kernel, KernelMessage } from '@jupyterlab/services';
+
+/** Notebook metadata key owned by this extension. */
+export const METADATA_KEY = 'mcp_notebook';
+
+/** Comm target the kernel opens. */
+export const COMM_TARGET = 'mcp_notebook';
+
+/** Protocol version. */
+export const PROTOCOL_VERSION = 1;
+
+/** CSS class put on cells that started a saved flow. */
+export const WAITING_CLASS = 'mcp-notebook-waiting';
+
+/** CSS class of the badge inside such a cell. */
+export const BADGE_CLASS = 'mcp-notebook-badge';
+
+type JSONObject = { [key: string]: unknown };
+
+/** A saved flow record.  Only `id` and `cell_id` are read here. */
+export type FlowRecord = JSONObject;
+
+function isObject(value: unknown): value is JSONObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function describe(value: unknown): string {
+  if (value === null) {
+    return 'null';
+  }
+  if (Array.isArray(value)) {
+    return 'an array';
+  }
+  return `a ${typeof value}`;
+}
+
+/**
+ * Read `metadata.mcp_notebook.flows`, keeping only the valid records.
+ *
+ * Never throws.  `warnings` says, in plain words, what was ignored.
+ */
+export function readFlows(raw: unknown): {
+  flows: { [id: string]: FlowRecord };
+  warnings: string[];
+} {
+  const flows: { [id: string]: FlowRecord } = {};
+  const warnings: string[] = [];
+  if (raw === undefined) {
+    return { flows, warnings };
+  }
+  if (!isObject(raw)) {
+    warnings.push(
+      `notebook metadata "${METADATA_KEY}" is ${describe(raw)}, not an object; ignored`
+    );
+    return { flows, warnings };
+  }
+  const rawFlows = raw.flows;
+  if (rawFlows === undefined) {
+    return { flows, warnings };
+  }
+  if (!isObject(rawFlows)) {
+    warnings.push(
+      `notebook metadata "${METADATA_KEY}.flows" is ${describe(rawFlows)}, not an object; ignored`
+    );
+    return { flows, warnings };
+  }
+  for (const [id, record] of Object.entries(rawFlows)) {
+    if (!isObject(record)) {
+      warnings.push(
+        `saved flow "${id}" is ${describe(record)}, not an object; ignored`
+      );
+      continue;
+    }
+    flows[id] = record;
+  }
+  return { flows, warnings };
+}
+
+/**
+ * Everything the extension needs from a notebook document.  The context is
+ * shared by all views of one notebook, so it is the unit we track.
+ */
+type Context = NotebookPanel['context'];
+
+/** Per-document state. */
+interface IDocState {
+  context: Context;
+  /** Open comms to kernels of this document (to send path updates). */
+  comms: Set<Kernel.IComm>;
+}
+
+const docStates = new WeakMap<Context, IDocState>();
+
+function docState(context: Context): IDocState {
+  let state = docStates.get(context);
+  if (!state) {
+    const created: IDocState = { context, comms: new Set() };
+    docStates.set(context, created);
+    context.pathChanged.connect(() => {
+      for (const comm of created.comms) {
+        safeSend(comm, { op: 'path', path: context.localPath });
+      }
+    });
+    state = created;
+  }
+  return state;
+}
+
+function safeSend(comm: Kernel.IComm, data: JSONObject): void {
+  try {
+    if (!comm.isDisposed) {
+      comm.send(data as any);
+    }
+  } catch (reason) {
+    console.warn('mcp-notebook: could not reply to the kernel', reason);
+  }
+}
+
+/** Write `flows` back, or remove the key when there is none left. */
+function writeFlows(
+  context: Context,
+  flows: { [id: string]: FlowRecord }
+): void {
+  const model = context.model;
+  if (Object.keys(flows).length === 0) {
+    if (model.getMetadata(METADATA_KEY) !== undefined) {
+      model.deleteMetadata(METADATA_KEY);
+    }
+    return;
+  }
+  model.setMetadata(METADATA_KEY, { flows });
+}
+
+/** Handle one message from the kernel; return the reply. */
+export function handleKernelMessage(
+  context: Context,
+  data: unknown
+): JSONObject {
+  const reply = (body: JSONObject): JSONObject => {
+    if (isObject(data) && data.req !== undefined) {
+      body.req = data.req;
+    }
+    return body;
+  };
+  if (!isObject(data)) {
+    return { op: 'error', message: `message is ${describe(data)}, not an object` };
+  }
+  const op = data.op;
+  if (context.isDisposed || !context.model) {
+    return reply({ op: 'error', for: op ?? null, message: 'notebook is closed' });
+  }
+  const model = context.model;
+  switch (op) {
+    case 'hello': {
+      const { flows, warnings } = readFlows(model.getMetadata(METADATA_KEY));
+      const body: JSONObject = {
+        op: 'restore',
+        v: PROTOCOL_VERSION,
+        flows,
+        path: context.localPath
+      };
+      if (warnings.length) {
+        body.warnings = warnings;
+      }
+      return reply(body);
+    }
+    case 'save': {
+      const record = data.record;
+      if (!isObject(record)) {
+        return reply({
+          op: 'error',
+          for: 'save',
+          id: null,
+          message: `record is ${describe(record)}, not an object`
+        });
+      }
+      const id = record.id;
+      if (typeof id !== 'string' || id === '') {
+        return reply({
+          op: 'error',
+          for: 'save',
+          id: null,
+          message: 'record has no string "id"'
+        });
+      }
+      const { flows, warnings } = readFlows(model.getMetadata(METADATA_KEY));
+      flows[id] = record;
+      writeFlows(context, flows);
+      const body: JSONObject = { op: 'ack', id };
+      if (warnings.length) {
+        body.warnings = warnings.map(w => w.replace(/; ignored$/, '; dropped'));
+      }
+      return reply(body);
+    }
+    case 'delete': {
+      const { flows, warnings } = readFlows(model.getMetadata(METADATA_KEY));
+      let body: JSONObject;
+      if (data.all === true) {
+        writeFlows(context, {});
+        body = { op: 'ack', id: null, all: true };
+      } else {
+        const id = data.id;
+        if (typeof id !== 'string') {
+          return reply({
+            op: 'error',
+            for: 'delete',
+            id: null,
+            message: 'delete needs a string "id" or "all": true'
+          });
+        }
+        delete flows[id];
+        writeFlows(context, flows);
+        body = { op: 'ack', id };
+        if (warnings.length) {
+          body.warnings = warnings.map(w =>
+            w.replace(/; ignored$/, '; dropped')
+          );
+        }
+      }
+      return reply(body);
+    }
+    default:
+      return reply({
+        op: 'error',
+        for: typeof op === 'string' ? op : null,
+        message: `unknown op ${JSON.stringify(op ?? null)}`
+      });
+  }
+}
+
+/** Kernel connections that already have our comm target. */
+const hookedKernels = new WeakSet<Kernel.IKernelConnection>();
+
+/**
+ * Register the comm target on one kernel connection, once.
+ *
+ * `SessionContext.restartKernel()` emits `kernelChanged` with the same
+ * connection as old and new value, and registered targets survive a restart,
+ * so a WeakSet keeps us from registering twice.
+ */
+function hookKernel(
+  kernel: Kernel.IKernelConnection | null | undefined,
+  context: Context
+): void {
+  if (!kernel || kernel.isDisposed || hookedKernels.has(kernel)) {
+    return;
+  }
+  if (!kernel.handleComms) {
+    // Another connection of this page handles the comms of that kernel.
+    return;
+  }
+  hookedKernels.add(kernel);
+  const state = docState(context);
+  const mine = new Set<Kernel.IComm>();
+  kernel.registerCommTarget(
+    COMM_TARGET,
+    (comm: Kernel.IComm, msg: KernelMessage.ICommOpenMsg) => {
+      state.comms.add(comm);
+      mine.add(comm);
+      // Replies wait for the document to be loaded; they keep their order
+      // because every one awaits the same promise.  Never return the
+      // promise: that would hold up the kernel's whole message queue.
+      const respond = (data: unknown): void => {
+        context.ready
+          .then(() => safeSend(comm, handleKernelMessage(context, data)))
+          .catch(reason =>
+            console.warn('mcp-notebook: could not handle a message', reason)
+          );
+      };
+      comm.onMsg = (m: KernelMessage.ICommMsgMsg) => {
+        respond(m.content.data);
+      };
+      comm.onClose = () => {
+        state.comms.delete(comm);
+        mine.delete(comm);
+      };
+      // The open message carries the hello.
+      respond(msg.content.data);
+    }
+  );
+  kernel.disposed.connect(() => {
+    for (const comm of mine) {
+      state.comms.delete(comm);
+    }
+    mine.clear();
+  });
+}
+
+/** Map cell id -> ids of the saved flows it started. */
+function waitingCells(raw: unknown): Map<string, string[]> {
+  const byCell = new Map<string, string[]>();
+  const { flows } = readFlows(raw);
+  for (const [id, record] of Object.entries(flows)) {
+    const cellId = record.cell_id;
+    if (typeof cellId !== 'string' || !cellId) {
+      continue;
+    }
+    const list = byCell.get(cellId) ?? [];
+    list.push(typeof record.id === 'string' && record.id ? record.id : id);
+    byCell.set(cellId, list);
+  }
+  return byCell;
+}
+
+function badgeText(ids: string[]): string {
+  return ids
+    .map(id => `MCP flow waiting for input — run %mcp resume ${id}`)
+    .join('\n');
+}
+
+/** Put or remove the marker on every cell of one notebook view. */
+function updateMarkers(panel: NotebookPanel): void {
+  if (panel.isDisposed || !panel.context.model) {
+    return;
+  }
+  const byCell = waitingCells(panel.context.model.getMetadata(METADATA_KEY));
+  for (const cell of panel.content.widgets) {
+    const node = cell.node;
+    const ids = byCell.get(cell.model.id);
+    let badge = node.querySelector(
+      `:scope > .${BADGE_CLASS}`
+    ) as HTMLElement | null;
+    if (!ids) {
+      if (cell.hasClass(WAITING_CLASS)) {
+        cell.removeClass(WAITING_CLASS);
+      }
+      delete node.dataset.mcpFlows;
+      badge?.remove();
+      continue;
+    }
+    cell.addClass(WAITING_CLASS);
+    node.dataset.mcpFlows = ids.join(' ');
+    if (!badge) {
+      badge = document.createElement('div');
+      badge.className = BADGE_CLASS;
+      node.insertBefore(badge, node.firstChild);
+    }
+    const text = badgeText(ids);
+    if (badge.textContent !== text) {
+      badge.textContent = text;
+      badge.title = text;
+    }
+  }
+}
+
+/** Set up one notebook view (JupyterLab or Notebook 7). */
+function setupPanel(panel: NotebookPanel, seen: WeakSet<NotebookPanel>): void {
+  if (seen.has(panel)) {
+    return;
+  }
+  seen.add(panel);
+  const context = panel.context;
+  const sessionContext = panel.sessionContext;
+
+  sessionContext.kernelChanged.connect((_, args) => {
+    hookKernel(args.newValue, context);
+  });
+  hookKernel(sessionContext.session?.kernel, context);
+  void sessionContext.ready.then(() =>
+    hookKernel(sessionContext.session?.kernel, context)
+  );
+
+  let scheduled = false;
+  const schedule = () => {
+    if (scheduled) {
+      return;
+    }
+    scheduled = true;
+    requestAnimationFrame(() => {
+      scheduled = false;
+      updateMarkers(panel);
+    });
+  };
+  void context.ready.then(() => {
+    if (panel.isDisposed) {
+      return;
+    }
+    const model = context.model;
+    updateMarkers(panel);
+    const onMetadata = (_: unknown, change: { key: string }) => {
+      if (change.key === METADATA_KEY) {
+        schedule();
+      }
+    };
+    model.metadataChanged.connect(onMetadata);
+    // New, moved or pasted cells get new widgets.
+    model.cells.changed.connect(schedule);
+    panel.disposed.connect(() => {
+      model.metadataChanged.disconnect(onMetadata);
+      model.cells.changed.disconnect(schedule);
+    });
+  });
+}
+
+const plugin: JupyterFrontEndPlugin<void> = {
+  id: 'mcp-notebook:plugin',
+  description:
+    'Keeps MCP flows that wait for input in the notebook metadata and marks their cells.',
+  autoStart: true,
+  requires: [INotebookTracker],
+  activate: (_app: JupyterFrontEnd, tracker: INotebookTracker) => {
+    const seen = new WeakSet<NotebookPanel>();
+    tracker.widgetAdded.connect((_, panel) => setupPanel(panel, seen));
+    tracker.forEach(panel => setupPanel(panel, seen));
+  }
+};
+
+export default plugin;
