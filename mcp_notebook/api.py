@@ -120,9 +120,13 @@ class Hub:
         if tool not in tools:
             known = ", ".join(sorted(tools)) or "none"
             raise FlowError(f"{conn.name} has no tool {tool!r}. Tools: {known}")
-        return dict(tools[tool].input_schema or {})
+        return tools[tool].input_schema or {}
 
     def tool_schema_sync(self, conn: Connection, tool: str) -> dict[str, Any]:
+        """From the connection's cache when it has the tool: no crossing to the loop on a hot path."""
+        cached = conn.cached_tools
+        if cached is not None and tool in cached:
+            return cached[tool].input_schema or {}
         return get_runtime().run(self.tool_schema(conn, tool))
 
 

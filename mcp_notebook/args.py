@@ -174,12 +174,30 @@ def build_arguments(
     return arguments
 
 
+_VALIDATORS: dict[int, tuple[dict[str, Any], Any]] = {}
+
+
+def _validator(schema: dict[str, Any]) -> Any:
+    """One compiled validator per schema object (tool schemas are cached per connection)."""
+    import jsonschema
+
+    entry = _VALIDATORS.get(id(schema))
+    if entry is None or entry[0] is not schema:
+        validator_cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        if len(_VALIDATORS) > 256:
+            _VALIDATORS.clear()
+        entry = _VALIDATORS[id(schema)] = (schema, validator_cls(schema))
+    return entry[1]
+
+
 def _validate(tool_name: str, schema: dict[str, Any], arguments: dict[str, Any]) -> None:
     import jsonschema
 
     try:
-        validator_cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-        error = jsonschema.exceptions.best_match(validator_cls(schema).iter_errors(arguments))
+        validator = _validator(schema)
+        if validator.is_valid(arguments):
+            return
+        error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
     except jsonschema.exceptions.SchemaError:
         return  # the server's schema is its own business; let the server judge
     if error is not None:

@@ -251,6 +251,11 @@ class Connection:
         version = self.protocol_version
         return version is not None and not version.startswith("2026")
 
+    @property
+    def cached_tools(self) -> dict[str, Any] | None:
+        """Tools as last listed (read from any thread; the dict is replaced, never mutated)."""
+        return self._tools
+
     async def tools(self, refresh: bool = False) -> dict[str, Any]:
         """Tools by name (cached per connection; refreshed on demand)."""
         if self._tools is None or refresh:

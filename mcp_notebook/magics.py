@@ -349,7 +349,7 @@ class MCPMagics(Magics):
             flow.result()
         except Exception:  # noqa: BLE001 - the report shows the error; re-raised below, outside except
             pass
-        display(FlowReport(flow, trace=ns.trace))
+        display(FlowReport(flow, trace=ns.trace)._repr_mimebundle_(), raw=True)
         if flow.error is not None:
             error = flow.error
             error.__context__ = None

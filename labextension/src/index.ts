@@ -13,12 +13,15 @@
  *
  * Protocol (all messages are JSON objects on the one comm):
  *   kernel -> front end                    front end -> kernel
- *   comm_open {op: "hello", v: 1}          {op: "restore", v: 1, flows, path, [warnings]}
+ *   comm_open {op: "hello", v: 1}          {op: "restore", v: 1, reason: "hello", flows, path, [warnings]}
  *   {op: "save", record: {id, ...}}        {op: "ack", id}            (or op "error")
  *   {op: "delete", id}                     {op: "ack", id}
  *   {op: "delete", all: true}              {op: "ack", id: null, all: true}
  *   {op: "hello", v: 1} (again)            {op: "restore", ...}
  *                                          {op: "path", path}        (after a rename)
+ *                                          {op: "restore", reason: "reconnect", ...}
+ *                                            (unsolicited, when a reloaded page adopts
+ *                                             a comm the kernel already had open)
  * A `req` field in a kernel message is echoed in the reply.
  */
 
@@ -261,7 +264,8 @@ export function handleKernelMessage(
 const hookedKernels = new WeakSet<Kernel.IKernelConnection>();
 
 /**
- * Register the comm target on one kernel connection, once.
+ * Register the comm target on one kernel connection, once, and adopt the
+ * comms the kernel already has open (after a page reload).
  *
  * `SessionContext.restartKernel()` emits `kernelChanged` with the same
  * connection as old and new value, and registered targets survive a restart,
@@ -281,32 +285,83 @@ function hookKernel(
   hookedKernels.add(kernel);
   const state = docState(context);
   const mine = new Set<Kernel.IComm>();
+  // Comm ids adopted from the kernel (they get a "reconnect" restore).
+  const adopted = new Set<string>();
+
+  const attach = (comm: Kernel.IComm): void => {
+    state.comms.add(comm);
+    mine.add(comm);
+    comm.onMsg = (m: KernelMessage.ICommMsgMsg) => {
+      respond(comm, m.content.data);
+    };
+    comm.onClose = () => {
+      state.comms.delete(comm);
+      mine.delete(comm);
+    };
+  };
+
+  // Replies wait for the document to be loaded; they keep their order
+  // because every one awaits the same promise.  Never return the promise to
+  // the kernel connection: that would hold up its whole message queue.
+  const respond = (
+    comm: Kernel.IComm,
+    data: unknown,
+    reason: 'hello' | 'reconnect' = 'hello'
+  ): void => {
+    context.ready
+      .then(() => {
+        const reply = handleKernelMessage(context, data);
+        if (reply.op === 'restore') {
+          reply.reason = reason;
+        }
+        safeSend(comm, reply);
+      })
+      .catch(reason =>
+        console.warn('mcp-notebook: could not handle a message', reason)
+      );
+  };
+
   kernel.registerCommTarget(
     COMM_TARGET,
     (comm: Kernel.IComm, msg: KernelMessage.ICommOpenMsg) => {
-      state.comms.add(comm);
-      mine.add(comm);
-      // Replies wait for the document to be loaded; they keep their order
-      // because every one awaits the same promise.  Never return the
-      // promise: that would hold up the kernel's whole message queue.
-      const respond = (data: unknown): void => {
-        context.ready
-          .then(() => safeSend(comm, handleKernelMessage(context, data)))
-          .catch(reason =>
-            console.warn('mcp-notebook: could not handle a message', reason)
-          );
-      };
-      comm.onMsg = (m: KernelMessage.ICommMsgMsg) => {
-        respond(m.content.data);
-      };
-      comm.onClose = () => {
-        state.comms.delete(comm);
-        mine.delete(comm);
-      };
-      // The open message carries the hello.
-      respond(msg.content.data);
+      attach(comm);
+      // The open message carries the hello (or any other request).  If this
+      // comm was adopted a moment ago it already got its restore.
+      const data = msg.content.data as JSONObject;
+      if (isObject(data) && data.op === 'hello' && adopted.has(comm.commId)) {
+        return;
+      }
+      respond(comm, data);
     }
   );
+
+  // After a page reload the kernel still holds the comm that the previous
+  // page answered; this page would drop its messages ("Comm not found").
+  // Adopt such comms and send them an unsolicited restore.
+  void kernel.info
+    .then(() =>
+      kernel.isDisposed
+        ? undefined
+        : kernel.requestCommInfo({ target_name: COMM_TARGET })
+    )
+    .then(reply => {
+      if (!reply || reply.content.status !== 'ok' || kernel.isDisposed) {
+        return;
+      }
+      for (const [commId, info] of Object.entries(reply.content.comms)) {
+        if (info.target_name !== COMM_TARGET || kernel.hasComm(commId)) {
+          continue;
+        }
+        adopted.add(commId);
+        const comm = kernel.createComm(COMM_TARGET, commId);
+        attach(comm);
+        respond(comm, { op: 'hello', v: PROTOCOL_VERSION }, 'reconnect');
+      }
+    })
+    .catch(reason =>
+      console.warn('mcp-notebook: could not look for open comms', reason)
+    );
+
   kernel.disposed.connect(() => {
     for (const comm of mine) {
       state.comms.delete(comm);
