@@ -493,6 +493,17 @@ def _root_logging_untouched() -> Iterator[None]:
         root.setLevel(level)
 
 
+async def request_headers(names: list[str], ctx: Context) -> dict[str, str | None]:
+    """Show which of the named HTTP headers reached the server (for checking --header/--bearer-env)."""
+    headers = {k.lower(): v for k, v in (ctx.headers or {}).items()}
+    return {name: headers.get(name.lower()) for name in names}
+
+
+async def process_info(var: str = "HOME") -> dict[str, str | None]:
+    """The server process's working directory and one environment variable (for --cwd/--env)."""
+    return {"cwd": os.getcwd(), "var": var, "value": os.environ.get(var)}
+
+
 def make_demo(keys: list[str] | None = None) -> MCPServer[Any]:
     """Build the "demo" server; `keys` are shared request-state keys (>= 32 bytes) for multi-process setups."""
     security = RequestStateSecurity(keys=keys) if keys else None
@@ -508,6 +519,8 @@ def make_demo(keys: list[str] | None = None) -> MCPServer[Any]:
     srv.tool(name="showcase")(showcase)
     srv.tool(name="fail")(fail)
     srv.tool(name="ask_everything", structured_output=False)(ask_everything)
+    srv.tool(name="request_headers")(request_headers)
+    srv.tool(name="process_info")(process_info)
     srv.prompt(name="briefing")(briefing)
     srv.resource("notes://{user}/latest", name="notes", mime_type="text/plain")(notes)
     srv.resource("demo://readme", name="readme", mime_type="text/markdown")(readme)
