@@ -17,6 +17,7 @@ from .connections import Connection, Registry, Target, registry
 from .errors import FlowError
 from .flows import Flow, FlowObserver, Method
 from .form_model import Answers
+from .prototype import Prototypes
 from .roots import Roots
 from .runtime import get_runtime
 from .sampling import ModelRouter
@@ -33,6 +34,7 @@ class Hub:
     store: Store = field(default_factory=Store)
     router: ModelRouter = field(default_factory=ModelRouter)
     roots: Roots = field(default_factory=Roots)
+    prototypes: Prototypes = field(default_factory=Prototypes)
     max_rounds: int = 10
     flow_timeout: float | None = None
     log_level: str | None = "info"

@@ -96,8 +96,19 @@ def _parsers() -> dict[str, _Parser]:
     p.add_argument("id", nargs="?")
     p.add_argument("--all", action="store_true")
     p = ps["trace"] = _Parser("trace", "Show the protocol trace of the last flow (or export it as JSON).")
-    p.add_argument("which", nargs="?", default="last")
+    p.add_argument("which", nargs="?", default="last", help="'last' (the only one kept for now)")
     p.add_argument("--json", action="store_true", help="return the trace as a list of dicts")
+    p.add_argument("--save", metavar="PATH", help="write the trace as JSON to PATH")
+    p = ps["server"] = _Parser("server", "%%mcp server NAME: run the cell and connect the MCPServer (or low-level Server) it defines as NAME; re-run to reload.")
+    p.add_argument("name")
+    p.add_argument("--var", help="the variable holding the server, when the cell defines several")
+    p = ps["serve"] = _Parser("serve", "Serve a notebook-defined server over streamable HTTP in the background.")
+    p.add_argument("name")
+    p.add_argument("--host", default="127.0.0.1", help="interface to listen on (default: loopback only)")
+    p.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    p.add_argument("--keys-env", metavar="VAR", help="seal request state with the key in $VAR, so it survives restarts")
+    p = ps["stop"] = _Parser("stop", "Stop serving NAME over HTTP (the in-process connection stays).")
+    p.add_argument("name")
     p = ps["roots"] = _Parser("roots", "Roots the servers may use: %mcp roots [list | add PATH [--name N] | remove PATH]")
     p.add_argument("action", nargs="?", default="list", choices=["list", "add", "remove"])
     p.add_argument("path", nargs="?")
@@ -123,6 +134,8 @@ _SUMMARY = """\
   flows | forget ID|--all   flows waiting for input
   trace [last] [--json]     the last flow's messages, round by round
   roots [list|add|remove]   folders offered to servers
+  %%mcp server NAME         the server defined in the cell becomes connection NAME (re-run reloads)
+  serve NAME | stop NAME    serve a notebook-defined server over streamable HTTP
   model add|use|list        models that answer sampling requests
 
 Settings: %config MCPMagics (max_rounds, flow_timeout, interactive, log_level)."""
@@ -227,8 +240,12 @@ class MCPMagics(Magics):
         from .display import Table
 
         self._parsers["servers"].parse(words)
-        rows = [[c.name, c.server_label, c.target.kind, c.target.describe(), c.protocol_version or "closed", len(c.flows)] for c in self.hub.registry]
-        return Table(["name", "server", "kind", "target", "protocol", "active flows"], rows, empty="No servers connected. Use %mcp connect NAME TARGET.")
+        served = self.hub.prototypes.served
+        rows = [
+            [c.name, c.server_label, c.target.kind, c.target.describe(), c.protocol_version or "closed", len(c.flows), served[c.name].url if c.name in served else ""]
+            for c in self.hub.registry
+        ]
+        return Table(["name", "server", "kind", "target", "protocol", "active flows", "served at"], rows, empty="No servers connected. Use %mcp connect NAME TARGET.")
 
     def _do_disconnect(self, words: list[str], cell: str | None) -> Any:
         ns, _ = self._parsers["disconnect"].parse(words)
@@ -395,7 +412,57 @@ class MCPMagics(Magics):
         flow = self.hub.last_flow
         if flow is None:
             raise UsageError("no flow has run yet in this kernel")
+        if ns.save:
+            import json
+
+            with open(ns.save, "w", encoding="utf-8") as fh:
+                json.dump({"flow": flow.label, "protocol": flow.conn.protocol_version, "events": flow.trace()}, fh, indent=2, default=str)
+            print(f"Wrote the trace of {flow.label} to {ns.save}.")
+            return None
         return flow.trace() if ns.json else TraceView(flow)
+
+    # ------------------------------------------------------------------ servers in the notebook
+    def _do_server(self, words: list[str], cell: str | None) -> Any:
+        from .prototype import Inventory, describe_diff, find_new_server, inventory_diff, server_ids
+        from .runtime import get_runtime
+
+        ns, _ = self._parsers["server"].parse(words)
+        if cell is None:
+            raise UsageError("%%mcp server is a cell magic: write the server's code in the cell below the magic line")
+        protos = self.hub.prototypes
+        before = server_ids(self.shell.user_ns)
+        result = self.shell.run_cell(cell, store_history=False)
+        if not result.success:
+            kept = f"; {ns.name!r} still runs the previous version" if ns.name in protos.objects else ""
+            print(f"The cell failed{kept}.")
+            return None
+        var, obj = find_new_server(before, self.shell.user_ns, ns.var)
+        first = ns.name not in protos.objects
+        conn = self.hub.connect(ns.name, obj, namespace={var: obj})
+        inventory = get_runtime().run(Inventory.of(conn))
+        diff = inventory_diff(protos.inventories.get(ns.name), inventory)
+        protos.inventories[ns.name], protos.objects[ns.name] = inventory, obj
+        print(describe_diff(ns.name, diff, first))
+        served = protos.served.get(ns.name)
+        if served is not None:
+            served.restart(obj)
+            print(f"Still serving {ns.name!r} at {served.url} (now the new version).")
+        return None
+
+    def _do_serve(self, words: list[str], cell: str | None) -> Any:
+        ns, _ = self._parsers["serve"].parse(words)
+        if ns.host not in ("127.0.0.1", "localhost", "::1"):
+            print(f"Warning: serving on {ns.host} lets other machines call this notebook's server; "
+                  "there is no authentication. Prefer 127.0.0.1 unless you mean it.")
+        served = self.hub.prototypes.serve(ns.name, ns.host, ns.port, ns.keys_env)
+        sealed = f", request state sealed with ${ns.keys_env}" if ns.keys_env else ""
+        print(f"Serving {ns.name!r} at {served.url}{sealed}. Stop with %mcp stop {ns.name}.")
+        return served.url
+
+    def _do_stop(self, words: list[str], cell: str | None) -> Any:
+        ns, _ = self._parsers["stop"].parse(words)
+        self.hub.prototypes.stop(ns.name)
+        print(f"Stopped serving {ns.name!r}.")
 
     # ------------------------------------------------------------------ answering settings
     def _do_roots(self, words: list[str], cell: str | None) -> Any:

@@ -117,3 +117,14 @@ def http_demo_server(request: pytest.FixtureRequest, start_http_server: StartHtt
     parametrization: `@pytest.mark.parametrize("http_demo_server", ["echo"], indirect=True)`.
     """
     return start_http_server(getattr(request, "param", "demo"))
+
+
+def get_shell() -> object:
+    """The process's one IPython shell (``start_ipython`` returns it only on its first call)."""
+    from IPython import get_ipython
+    from IPython.testing.globalipapp import start_ipython
+
+    shell = start_ipython() or get_ipython()
+    shell.run_line_magic("load_ext", "mcp_notebook")
+    shell.run_line_magic("config", "MCPMagics.interactive = False")
+    return shell

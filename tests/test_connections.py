@@ -18,11 +18,9 @@ from .conftest import REPO_ROOT
 
 @pytest.fixture(scope="module")
 def ip() -> Iterator[Any]:
-    from IPython.testing.globalipapp import start_ipython
+    from .conftest import get_shell
 
-    shell = start_ipython()
-    shell.run_line_magic("load_ext", "mcp_notebook")
-    shell.run_line_magic("config", "MCPMagics.interactive = False")
+    shell: Any = get_shell()
     yield shell
     registry.disconnect_all()
 

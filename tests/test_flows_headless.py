@@ -25,13 +25,10 @@ GENERATIONS = ["auto", "legacy"]
 
 @pytest.fixture(scope="module")
 def ip() -> Iterator[Any]:
-    from IPython.testing.globalipapp import start_ipython
+    from .conftest import get_shell
 
-    shell = start_ipython()
-    shell.run_line_magic("load_ext", "mcp_notebook")
-    shell.run_line_magic("config", "MCPMagics.interactive = False")
+    shell: Any = get_shell()
     yield shell
-    shell.run_line_magic("unload_ext", "mcp_notebook")
 
 
 @pytest.fixture(scope="module")
