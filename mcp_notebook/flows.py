@@ -16,6 +16,7 @@ import asyncio
 import concurrent.futures
 import time
 import uuid
+from functools import partial
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from enum import Enum
@@ -68,8 +69,8 @@ class Round:
 
     number: int
     direction: Literal["client->server", "server->client"] = "client->server"
-    sent: dict[str, Any] = field(default_factory=dict)
-    received: dict[str, Any] = field(default_factory=dict)
+    sent: Any = field(default_factory=dict)  # a dict, or a thunk building it
+    received: Any = field(default_factory=dict)
     started: float = field(default_factory=time.perf_counter)
     ended: float | None = None
 
@@ -118,7 +119,7 @@ class Flow:
         self.state = FlowState.RUNNING
         self.round = start_round
         self.rounds: list[Round] = []
-        self.pending: dict[str, Any] = {}  # questions of the waiting round, as dicts
+        self.pending: dict[str, Any] = {}  # questions of the waiting round (SDK requests or dicts)
         self.answer_summary: list[str] = []  # what was answered, without values
         self.notes: list[str] = []
         self.logs: list[dict[str, Any]] = []
@@ -240,7 +241,7 @@ class Flow:
                 )
             state = result.request_state
             requests = result.input_requests or {}
-            self.pending = {key: _dump(req) for key, req in requests.items()}
+            self.pending = dict(requests)  # dumped only when a record is written
             if self.store is not None and self.save and requests:
                 self.store.save(self.record(state))
             if not requests:  # "not yet": retry after a short back-off, like the SDK does
@@ -253,7 +254,9 @@ class Flow:
 
     async def _send(self, responses: dict[str, Any] | None, state: str | None) -> Any:
         session = self.conn.session
-        entry = Round(number=self.round + 1, sent=self._trace_sent(responses, state))
+        # trace entries are built lazily: dumping every round's messages up front creates garbage
+        # that, with many concurrent flows, costs more in collections than the call itself
+        entry = Round(number=self.round + 1, sent=partial(self._trace_sent, responses, state))
         self.rounds.append(entry)
         self.state = FlowState.RUNNING
         self.view.changed(self)
@@ -265,7 +268,7 @@ class Flow:
         else:
             result = await session.read_resource(self.name, **common)
         entry.ended = time.perf_counter()
-        entry.received = _trace_received(result)
+        entry.received = partial(_trace_received, result)
         return result
 
     async def _answer_round(self, requests: dict[str, Any]) -> dict[str, Any]:
@@ -344,7 +347,7 @@ class Flow:
             "arguments": self.arguments,
             "round": self.round,
             "request_state": request_state,
-            "pending": self.pending,
+            "pending": {key: _dump(req) for key, req in self.pending.items()},
             "updated": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         }
 
@@ -363,14 +366,18 @@ class Flow:
         events: list[dict[str, Any]] = []
         for r in self.rounds:
             if r.direction == "client->server":
-                events.append({"round": r.number, "from": "client", "to": "server", "message": r.sent})
+                events.append({"round": r.number, "from": "client", "to": "server", "message": _resolve(r.sent)})
                 if r.received:
-                    events.append({"round": r.number, "from": "server", "to": "client", "message": r.received})
+                    events.append({"round": r.number, "from": "server", "to": "client", "message": _resolve(r.received)})
             else:
                 events.append({"round": r.number, "from": "server", "to": "client", "message": r.received})
                 if r.sent:
                     events.append({"round": r.number, "from": "client", "to": "server", "message": {"result": r.sent}})
         return events
+
+
+def _resolve(value: Any) -> Any:
+    return value() if callable(value) else value
 
 
 def shorten_token(token: str, keep: int = 12) -> str:
