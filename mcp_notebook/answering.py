@@ -82,17 +82,13 @@ class Answerer:
         return ElicitResult(action="accept", content=content)
 
     async def sample(self, flow: Flow, key: str, params: Any) -> Any:
-        from mcp.types import ErrorData
+        """Route, review (interactive) and answer; a failure or a denial is ``ErrorData`` (see sampling.py)."""
+        from .sampling import answer_sampling
 
-        from .sampling import SamplingError
-
-        try:
-            result, note = await self.router.sample(params)
-        except SamplingError as exc:
-            flow.notes.append(f"sampling {key!r} failed: {exc}")
-            return ErrorData(code=-32603, message=f"The client's model failed: {exc}")
-        flow.notes.append(f"sampling {key!r} answered by {note}")
-        return result
+        return await answer_sampling(self.router, self.ui, flow, key, params)
 
     async def roots(self, flow: Flow) -> Any:
-        return self.root_list.result()
+        result = self.root_list.result()
+        names = ", ".join(r.name or r.uri.path.rstrip("/").rsplit("/", 1)[-1] for r in result.roots) or "none"
+        flow.notes.append(f"roots: answered with {len(result.roots)} root{'s' if len(result.roots) != 1 else ''} ({names})")
+        return result

@@ -32,6 +32,7 @@ __all__ = ["Connection", "ConnectionError_", "Registry", "Target", "registry"]
 
 Protocol = Literal["auto", "legacy", "2026-07-28"]
 LOG_LIMIT = 500
+ROOTS_NOTIFY_TIMEOUT = 5.0  # a notification is one write; a server that blocks it longer is not waited for
 
 
 class ConnectionError_(FlowError):
@@ -61,22 +62,37 @@ class Target:
         return self.label or f"<in-process {type(self.obj).__name__}>"
 
     def saved(self) -> dict[str, Any]:
-        """The reconnectable, secret-free description kept in notebook metadata."""
+        """The reconnectable, secret-free part of a saved record's ``server`` entry.
+
+        ``target`` is what one would type after ``%mcp connect NAME`` (a URL, ``-- COMMAND ARGS``,
+        or the in-notebook object's name), as DESIGN.md shows it; header and environment *names*
+        ride beside it so a resume can say what to supply again. Values never do.
+        """
         if self.kind == "http":
-            out: dict[str, Any] = {"kind": "http", "url": self.url}
+            out: dict[str, Any] = {"target": self.url}
             if self.headers:
-                out["header_names"] = sorted(self.headers)  # names only, never values
+                out["headers"] = sorted(self.headers)  # names only, never values
             if self.bearer_env:
                 out["bearer_env"] = self.bearer_env  # the variable's name, not its value
             return out
         if self.kind == "stdio":
-            out = {"kind": "stdio", "command": list(self.command)}
+            out = {"target": "-- " + shlex.join(self.command)}
             if self.cwd:
                 out["cwd"] = self.cwd
             if self.env:
-                out["env_names"] = sorted(self.env)
+                out["env"] = sorted(self.env)
             return out
-        return {"kind": "inproc", "label": self.describe()}
+        return {"target": self.describe(), "in_process": True}
+
+    @staticmethod
+    def kind_of_saved(server: dict[str, Any]) -> str:
+        """``http``, ``stdio`` or ``inproc`` for a saved ``server`` entry (see ``saved``)."""
+        target = server.get("target")
+        if not isinstance(target, str) or server.get("in_process"):
+            return "inproc"
+        if target.startswith(("http://", "https://")):
+            return "http"
+        return "stdio" if target.startswith("--") else "inproc"
 
 
 class Connection:
@@ -323,6 +339,23 @@ class Connection:
         if isinstance(message, Exception):
             self.logs.append({"level": "error", "logger": "transport", "data": str(message)})
 
+    # ------------------------------------------------------------------ roots (2025 servers may cache them)
+    async def send_roots_changed(self) -> bool:
+        """Send ``notifications/roots/list_changed``; only 2025-generation sessions have it.
+
+        A 2026-07-28 server asks for roots inside each request, so it never holds a stale list.
+        Returns whether the server was told.
+        """
+        import warnings
+
+        client = self.client
+        if client is None or not self.is_legacy:
+            return False
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # flagged deprecated with roots (SEP-2577); still how 2025 servers learn
+            await client.send_roots_list_changed()
+        return True
+
 
 def _child_env(extra: dict[str, str]) -> dict[str, str] | None:
     """The SDK passes only a safe subset of the parent environment; add the user's variables."""
@@ -385,6 +418,21 @@ class Registry:
     def disconnect_all(self) -> None:
         for name in list(self._connections):
             self.disconnect(name)
+
+    def roots_changed(self) -> list[str]:
+        """Tell every open 2025-generation server that the roots changed; returns the names told."""
+        conns = [c for c in self._connections.values() if c.is_open and c.is_legacy]
+        if not conns:
+            return []
+
+        async def tell_all() -> list[str]:
+            told = await asyncio.gather(*(c.send_roots_changed() for c in conns), return_exceptions=True)
+            return [c.name for c, ok in zip(conns, told) if ok is True]
+
+        try:
+            return get_runtime().run(tell_all(), timeout=ROOTS_NOTIFY_TIMEOUT)
+        except TimeoutError:
+            return []
 
 
 registry = Registry()

@@ -99,6 +99,7 @@ ENV_SERVER = "MCP_NOTEBOOK_DEMO_SERVER"
 ENV_KEYS_ENV = "MCP_NOTEBOOK_DEMO_KEYS_ENV"
 ENV_STATELESS = "MCP_NOTEBOOK_DEMO_STATELESS"
 ENV_HOST = "MCP_NOTEBOOK_DEMO_HOST"
+ENV_STATE_TTL = "MCP_NOTEBOOK_DEMO_STATE_TTL"
 
 AnyServer = Server[Any] | MCPServer[Any]
 
@@ -476,6 +477,122 @@ async def readme() -> str:
     return README
 
 
+# --------------------------------------------------------------------------- demo: sampling and roots
+# `Sample` asks the client's model, `ListRoots` the client's roots: inside `input_requests` on
+# 2026-07-28, over the back-channel on 2025. Both features are deprecated at 2026-07-28
+# (SEP-2577); the demo keeps them for servers that still use them and for teaching.
+
+from mcp.server.mcpserver import ListRoots, Sample  # noqa: E402
+from mcp.types import (  # noqa: E402
+    CreateMessageResult,
+    CreateMessageResultWithTools,
+    ListRootsResult,
+    ModelHint,
+    ModelPreferences,
+    SamplingMessage,
+    ToolChoice,
+    ToolResultContent,
+)
+
+Preference = Literal["", "cost", "speed", "intelligence"]
+
+SUMMARY_SYSTEM = "You summarize text in one short sentence."
+
+WEATHER_SYSTEM = "You answer questions about the weather. Call get_weather for current conditions; never guess them."
+
+WEATHER_TOOL = Tool(
+    name="get_weather",
+    description="Current weather for a city",
+    input_schema={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+)
+
+_WEATHER = {"paris": "18 °C, light rain", "tokyo": "24 °C, sunny", "oslo": "-3 °C, snow"}
+
+
+def _user(text: str) -> SamplingMessage:
+    return SamplingMessage(role="user", content=TextContent(type="text", text=text))
+
+
+def _texts(blocks: Any) -> str:
+    return " ".join(b.text for b in (blocks if isinstance(blocks, list) else [blocks]) if b.type == "text")
+
+
+async def ask_summary(text: str, max_tokens: int, hint: str, prefer: Preference) -> Sample:
+    """Resolver: one sampling request; `hint` and `prefer` become its model preferences."""
+    preferences = None
+    if hint or prefer:
+        priorities = {f"{prefer}_priority": 1.0} if prefer else {}
+        preferences = ModelPreferences(hints=[ModelHint(name=hint)] if hint else None, **priorities)
+    return Sample(
+        [_user(f"Summarize: {text}")],
+        max_tokens=max_tokens,
+        system_prompt=SUMMARY_SYSTEM,
+        temperature=0.2,
+        stop_sequences=["\n\n"],
+        model_preferences=preferences,
+    )
+
+
+async def summarize(
+    text: str,
+    summary: Annotated[CreateMessageResult, Resolve(ask_summary)],
+    max_tokens: Annotated[int, Field(ge=1, le=4096)] = 100,
+    hint: str = "",
+    prefer: Preference = "",
+) -> str:
+    """Summarize text with the client's model (sampling). `hint` names a model; `prefer` weighs cost, speed or intelligence."""
+    return f"Summary ({summary.model}): {_texts(summary.content)}"
+
+
+async def ask_with_tools(question: str) -> Sample:
+    """Resolver: round one of `sample_with_tools`; the model may call `get_weather`."""
+    return Sample(
+        [_user(question)], max_tokens=300, system_prompt=WEATHER_SYSTEM, tools=[WEATHER_TOOL], tool_choice=ToolChoice(mode="auto")
+    )
+
+
+async def answer_with_tool_results(
+    question: str, first: Annotated[CreateMessageResultWithTools, Resolve(ask_with_tools)]
+) -> Sample | CreateMessageResultWithTools:
+    """Resolver: run the tool calls of round one and ask again with their results (or keep a direct answer)."""
+    calls = [b for b in first.content_as_list if b.type == "tool_use"]
+    if not calls:
+        return first
+    results = []
+    for call in calls:
+        city = str(call.input.get("city", "")) if call.name == WEATHER_TOOL.name else ""
+        if call.name != WEATHER_TOOL.name or not city:
+            content = f"unknown tool {call.name!r}" if call.name != WEATHER_TOOL.name else "get_weather needs a city"
+            results.append(ToolResultContent(type="tool_result", tool_use_id=call.id, content=[TextContent(type="text", text=content)], is_error=True))
+            continue
+        weather = _WEATHER.get(city.strip().lower(), "12 °C, cloudy")
+        results.append(ToolResultContent(type="tool_result", tool_use_id=call.id, content=[TextContent(type="text", text=f"{city}: {weather}")]))
+    history = [_user(question), SamplingMessage(role="assistant", content=first.content_as_list), SamplingMessage(role="user", content=results)]
+    return Sample(history, max_tokens=300, system_prompt=WEATHER_SYSTEM, tools=[WEATHER_TOOL], tool_choice=ToolChoice(mode="none"))
+
+
+async def sample_with_tools(
+    question: str, answer: Annotated[CreateMessageResultWithTools, Resolve(answer_with_tool_results)]
+) -> str:
+    """Ask the client's model a weather question; it may call this server's `get_weather` tool (tool-enabled sampling)."""
+    text = _texts(answer.content_as_list)
+    if any(b.type == "tool_use" for b in answer.content_as_list):
+        return f"The model still wanted to call a tool after the results: {text}".strip()
+    return text
+
+
+async def ask_roots() -> ListRoots:
+    """Resolver: the client's roots."""
+    return ListRoots()
+
+
+async def list_my_roots(roots: Annotated[ListRootsResult, Resolve(ask_roots)]) -> str:
+    """List the roots (folders) the client offers this server."""
+    if not roots.roots:
+        return "The client offers no roots."
+    return "\n".join(f"{r.name or '(no name)'}: {r.uri}" for r in roots.roots)
+
+
 @contextmanager
 def _root_logging_untouched() -> Iterator[None]:
     """Undo `MCPServer()`'s `logging.basicConfig(...)`.
@@ -504,9 +621,19 @@ async def process_info(var: str = "HOME") -> dict[str, str | None]:
     return {"cwd": os.getcwd(), "var": var, "value": os.environ.get(var)}
 
 
-def make_demo(keys: list[str] | None = None) -> MCPServer[Any]:
-    """Build the "demo" server; `keys` are shared request-state keys (>= 32 bytes) for multi-process setups."""
-    security = RequestStateSecurity(keys=keys) if keys else None
+def _security(keys: list[str] | None, ttl: float | None) -> RequestStateSecurity | None:
+    """Shared keys (state survives restarts and workers) and/or a state lifetime in seconds."""
+    if keys:
+        return RequestStateSecurity(keys=keys, ttl=ttl) if ttl else RequestStateSecurity(keys=keys)
+    return RequestStateSecurity.ephemeral(ttl=ttl) if ttl else None
+
+
+def make_demo(keys: list[str] | None = None, ttl: float | None = None) -> MCPServer[Any]:
+    """Build the "demo" server; `keys` are shared request-state keys (>= 32 bytes) for multi-process setups.
+
+    `ttl` is how long a request state stays valid (seconds; the SDK's default is 600).
+    """
+    security = _security(keys, ttl)
     with _root_logging_untouched():
         srv: MCPServer[Any] = MCPServer(
             "demo", instructions="A playground for the notebook's MCP client.", request_state_security=security
@@ -519,6 +646,9 @@ def make_demo(keys: list[str] | None = None) -> MCPServer[Any]:
     srv.tool(name="showcase")(showcase)
     srv.tool(name="fail")(fail)
     srv.tool(name="ask_everything", structured_output=False)(ask_everything)
+    srv.tool(name="summarize", structured_output=False)(summarize)
+    srv.tool(name="sample_with_tools", structured_output=False)(sample_with_tools)
+    srv.tool(name="list_my_roots", structured_output=False)(list_my_roots)
     srv.tool(name="request_headers")(request_headers)
     srv.tool(name="process_info")(process_info)
     srv.prompt(name="briefing")(briefing)
@@ -527,23 +657,23 @@ def make_demo(keys: list[str] | None = None) -> MCPServer[Any]:
     return srv
 
 
-def make_echo(keys: list[str] | None = None) -> MCPServer[Any]:
+def make_echo(keys: list[str] | None = None, ttl: float | None = None) -> MCPServer[Any]:
     """Build the minimal "echo" server the benchmarks compare against."""
-    security = RequestStateSecurity(keys=keys) if keys else None
+    security = _security(keys, ttl)
     with _root_logging_untouched():
         srv: MCPServer[Any] = MCPServer("echo", request_state_security=security)
     srv.tool(name="echo", structured_output=False)(echo)
     return srv
 
 
-def make_server(name: str, keys: list[str] | None = None) -> AnyServer:
-    """A fresh server by CLI name; `keys` apply to the `MCPServer` ones (the low-level one seals nothing)."""
+def make_server(name: str, keys: list[str] | None = None, ttl: float | None = None) -> AnyServer:
+    """A fresh server by CLI name; `keys` and `ttl` apply to the `MCPServer` ones (the low-level one seals nothing)."""
     if name == "provisioner":
         return make_provisioner()
     if name == "demo":
-        return make_demo(keys)
+        return make_demo(keys, ttl)
     if name == "echo":
-        return make_echo(keys)
+        return make_echo(keys, ttl)
     raise ValueError(f"unknown demo server {name!r}; expected one of {', '.join(SERVER_NAMES)}")
 
 
@@ -564,6 +694,20 @@ def _keys_from_env(keys_env: str | None) -> list[str] | None:
         raise ValueError(f"environment variable {keys_env!r} (request-state key) is not set") from None
 
 
+def _ttl_from_env() -> float | None:
+    """MCP_NOTEBOOK_DEMO_STATE_TTL: request-state lifetime in seconds (tests of expired state)."""
+    value = os.environ.get(ENV_STATE_TTL, "").strip()
+    if not value:
+        return None
+    try:
+        ttl = float(value)
+    except ValueError:
+        raise ValueError(f"{ENV_STATE_TTL} must be a number of seconds, not {value!r}") from None
+    if ttl <= 0:
+        raise ValueError(f"{ENV_STATE_TTL} must be positive, not {value!r}")
+    return ttl
+
+
 def http_app(name: str, keys_env: str | None = None, *, stateless: bool = False, host: str = "127.0.0.1") -> Starlette:
     """A streamable-HTTP ASGI app (path `/mcp`) serving a fresh instance of the named server.
 
@@ -572,7 +716,7 @@ def http_app(name: str, keys_env: str | None = None, *, stateless: bool = False,
     no back-channel, so their elicitations fail. `host` drives the SDK's
     DNS-rebinding protection, which is on for localhost hosts.
     """
-    server = make_server(name, _keys_from_env(keys_env))
+    server = make_server(name, _keys_from_env(keys_env), _ttl_from_env())
     return server.streamable_http_app(stateless_http=stateless, host=host)
 
 
@@ -582,7 +726,8 @@ def http_app_from_env() -> Starlette:
     Reads MCP_NOTEBOOK_DEMO_SERVER (default "demo"), MCP_NOTEBOOK_DEMO_KEYS_ENV (name of
     the variable holding the shared key), MCP_NOTEBOOK_DEMO_STATELESS (default "1",
     since this factory exists for multi-worker runs) and MCP_NOTEBOOK_DEMO_HOST (the
-    host uvicorn binds, default 127.0.0.1, for the DNS-rebinding check).
+    host uvicorn binds, default 127.0.0.1, for the DNS-rebinding check). Like every HTTP
+    app here it also honours MCP_NOTEBOOK_DEMO_STATE_TTL (request-state lifetime, seconds).
     """
     stateless = os.environ.get(ENV_STATELESS, "1").strip().lower() not in ("0", "false", "no", "")
     return http_app(
@@ -617,7 +762,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     if args.transport == "stdio":
-        server = make_server(args.server, _keys_from_env(args.keys_env))
+        server = make_server(args.server, _keys_from_env(args.keys_env), _ttl_from_env())
         anyio.run(_serve_stdio, server)
         return 0
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FlowReport", "ResultView", "Table", "TraceView", "display_flow", "render_content"]
 
-_CSS = (
+STYLE = (
     "<style>.mcpnb{font-family:var(--jp-ui-font-family,sans-serif);font-size:13px}"
     ".mcpnb .hdr{color:var(--jp-ui-font-color2,#555);margin-bottom:4px}"
     ".mcpnb .err{border-left:4px solid #d32f2f;background:rgba(211,47,47,.08);padding:4px 8px;white-space:pre-wrap}"
@@ -121,7 +121,7 @@ class ResultView:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         plain, rich = self.parts()
-        return {"text/plain": "\n".join(plain), "text/html": _CSS + '<div class="mcpnb">' + "".join(rich) + "</div>"}
+        return {"text/plain": "\n".join(plain), "text/html": STYLE + '<div class="mcpnb">' + "".join(rich) + "</div>"}
 
 
 class _Blob:
@@ -148,18 +148,25 @@ class TraceView:
         plain = [f"trace of {flow.label} (protocol {version})"]
         rows = []
         for event in self.events():
-            arrow = "client → server" if event["from"] == "client" else "server → client"
+            arrow = ("client → server" if event["from"] == "client" else "server → client") + f" {event.get('kind', '')}".rstrip()
             message = json.dumps(event["message"], ensure_ascii=False, default=str)
             plain.append(f"  round {event['round']}  {arrow}  {message}")
-            colour = "#1976d2" if event["from"] == "client" else "#ef6c00"
+            request = event.get("kind") == "request"
+            colour = "#1976d2" if event["from"] == "client" else ("#c62828" if request else "#ef6c00")
+            line = "━━━━━━" if request else "╌╌╌╌╌╌"
+            lane = f"client {line}▶ server" if event["from"] == "client" else f"client ◀{line} server"
+            lane += " request" if request else " result"
+            if request and event["from"] == "server":
+                lane = f"<b>{lane}</b>"  # a 2025 back-channel request: the arrow 2026 removed
             rows.append(
-                f"<tr><td>{event['round']}</td><td style='color:{colour};white-space:nowrap'>{arrow}</td>"
-                f"<td><pre>{esc(json.dumps(event['message'], indent=1, ensure_ascii=False, default=str))}</pre></td></tr>"
+                f"<tr><td>{event['round']}</td><td style='color:{colour};white-space:nowrap;font-family:monospace'>{lane}</td>"
+                f"<td><code style='word-break:break-word;font-size:12px'>{esc(message)}</code></td></tr>"
             )
-        table = "<table><tr><th>round</th><th>direction</th><th>message</th></tr>" + "".join(rows) + "</table>"
+        legend = "<small>━ request · ╌ result</small>"
+        table = f"<table><tr><th>round</th><th>direction {legend}</th><th>message</th></tr>" + "".join(rows) + "</table>"
         return {
             "text/plain": "\n".join(plain),
-            "text/html": _CSS + f'<div class="mcpnb"><div class="hdr">trace of <b>{esc(flow.label)}</b> (protocol {esc(version)})</div>{table}</div>',
+            "text/html": STYLE + f'<div class="mcpnb"><div class="hdr">trace of <b>{esc(flow.label)}</b> (protocol {esc(version)})</div>{table}</div>',
         }
 
 
@@ -192,7 +199,7 @@ class FlowReport:
         if flow.logs:
             lines = "\n".join(f"[{e['level']}] {e.get('logger') or ''} {e['data']}".replace("  ", " ") for e in flow.logs)
             rich.append(f"<details><summary>server log ({len(flow.logs)})</summary><pre>{esc(lines)}</pre></details>")
-        bundle = {"text/plain": "\n".join(plain), "text/html": _CSS + '<div class="mcpnb">' + "".join(rich) + "</div>"}
+        bundle = {"text/plain": "\n".join(plain), "text/html": STYLE + '<div class="mcpnb">' + "".join(rich) + "</div>"}
         if self.trace:
             tb = TraceView(flow)._repr_mimebundle_()
             bundle = {"text/plain": bundle["text/plain"] + "\n" + tb["text/plain"], "text/html": bundle["text/html"] + tb["text/html"]}
@@ -216,7 +223,7 @@ class Table:
         head = "".join(f"<th>{esc(c)}</th>" for c in self.columns)
         body = "".join("<tr>" + "".join(f"<td>{esc(v)}</td>" for v in row) + "</tr>" for row in self.rows)
         title = f'<div class="hdr">{esc(self.title)}</div>' if self.title else ""
-        return {"text/plain": "\n".join(lines), "text/html": _CSS + f'<div class="mcpnb">{title}<table><tr>{head}</tr>{body}</table></div>'}
+        return {"text/plain": "\n".join(lines), "text/html": STYLE + f'<div class="mcpnb">{title}<table><tr>{head}</tr>{body}</table></div>'}
 
 
 def _clip(text: str, width: int) -> str:

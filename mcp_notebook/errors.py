@@ -85,7 +85,8 @@ def describe_exception(exc: BaseException) -> tuple[str, int | None, Any]:
         code, message, data = exc.code, exc.message, exc.data
         if code == -32602 and "requestState" in (message or ""):
             return f"{message} (MCP error {code}). {STATE_REFUSED_HINT}", code, data
-        meaning = explain_code(code)
+        # our own answers (a failed model, a user's denial) already say who failed; no server gloss
+        meaning = "" if (message or "").startswith(("The client", "The user")) else explain_code(code)
         text = f"{message} (MCP error {code}{': ' + meaning if meaning else ''})"
         if code == -32021 and isinstance(data, dict) and data.get("requiredCapabilities"):
             text += f"; required: {data['requiredCapabilities']}"

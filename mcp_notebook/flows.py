@@ -129,6 +129,10 @@ class Flow:
         self.started = time.perf_counter()
         self.ended: float | None = None
         self._resume = (resume_state, resume_requests) if resume_state is not None or resume_requests else None
+        self._saved = self._resume is not None  # a record of this flow is in the store
+        self._unanswered = False  # a headless run had no preset answer for a question
+        self._unreachable = False  # the server could not be reached
+        self._forget = True  # remove the record when the flow is cancelled
         self._task: asyncio.Task[Any] | None = None
         self._future: concurrent.futures.Future[Any] | None = None
 
@@ -167,8 +171,12 @@ class Flow:
     def done(self) -> bool:
         return self._future is not None and self._future.done()
 
-    def cancel(self) -> None:
-        """Cancel the flow; the SDK cancels the request on the server."""
+    def cancel(self, forget: bool = True) -> None:
+        """Cancel the flow; the SDK cancels the request on the server.
+
+        ``forget=False`` keeps its saved record (the flow continues elsewhere: ``%mcp resume``).
+        """
+        self._forget = self._forget and forget
         task = self._task
         if task is not None and not task.done():
             get_runtime().call_soon(task.cancel)
@@ -196,6 +204,7 @@ class Flow:
             error = FlowError(f"{self.label} took longer than {self.timeout} s and was stopped", code=-32001)
         except BaseException as exc:  # noqa: BLE001 - explained, then re-raised as FlowError
             error = exc if isinstance(exc, FlowError) else None
+            self._unreachable = _unreachable(exc) or not self.conn.is_open
             if error is None:
                 text, code, data = describe_exception(exc)
                 error = FlowError(self.conn._with_stderr(f"{self.label} failed: {text}"), code=code, data=data)
@@ -205,19 +214,27 @@ class Flow:
         finally:
             if self in self.conn.flows:
                 self.conn.flows.remove(self)
+        if self._keep_record(error):
+            how = f"%mcp resume {self.id} --answer FIELD=VALUE" if self._unanswered else f"%mcp resume {self.id} once the server answers again"
+            error = FlowError(f"{error}\nThe flow is still saved as {self.id}; continue it with {how}.", code=error.code, data=error.data)
         self._finish(FlowState.FAILED, error)
         raise error
 
     def _finish(self, state: FlowState, error: FlowError | None) -> None:
         self.state, self.error, self.ended = state, error, time.perf_counter()
         self.pending = {}
-        if self.store is not None and (state is FlowState.DONE or not self._keep_record(error)):
-            self.store.delete(self.id)
+        if self.store is not None:
+            if state is FlowState.CANCELLED and not self._forget:
+                pass  # taken over by a resume elsewhere: the record stays
+            elif state is FlowState.DONE or not self._keep_record(error):
+                self.store.delete(self.id)
         self.view.changed(self)
 
     def _keep_record(self, error: FlowError | None) -> bool:
-        """A flow that failed while its server was unreachable can still be resumed later."""
-        return error is not None and error.code in (-32000, -32001) and self.round > 0
+        """A saved flow stays resumable when its server was unreachable or a headless run lacked an answer."""
+        if error is None or not self._saved or self.round < 1:
+            return False
+        return self._unanswered or self._unreachable or error.code in (-32000, -32001)
 
     async def _drive(self) -> Any:
         from mcp.types import InputRequiredResult
@@ -228,6 +245,7 @@ class Flow:
         if self._resume is not None:
             state, requests = self._resume
             if requests:
+                self.pending = dict(requests)
                 responses = await self._answer_round(_parse_requests(requests))
         while True:
             result = await self._send(responses, state)
@@ -244,6 +262,7 @@ class Flow:
             self.pending = dict(requests)  # dumped only when a record is written
             if self.store is not None and self.save and requests:
                 self.store.save(self.record(state))
+                self._saved = True
             if not requests:  # "not yet": retry after a short back-off, like the SDK does
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, STATE_ONLY_BACKOFF[1])
@@ -299,11 +318,15 @@ class Flow:
         """Elicitation requests of one round -> ``ElicitResult`` per key (one form for all)."""
         if single:  # back-channel request of a 2025 server: show it, record it in the trace
             self.pending = {key: {"method": "elicitation/create", "params": _dump(p)} for key, p in requests.items()}
-            self.rounds.append(Round(number=self.round, direction="server->client", received=dict(self.pending)))
+            # the 2025 back-channel request arrives while request ``round + 1`` is in flight
+            self.rounds.append(Round(number=self.round + 1, direction="server->client", received=dict(self.pending)))
         self.state = FlowState.WAITING
         self.view.changed(self)
         try:
             answers = await self.answerer.elicit(self, requests)
+        except FlowError:
+            self._unanswered = self.answerer.ui is None  # headless: no preset answer fitted
+            raise
         finally:
             self.state = FlowState.RUNNING
             self.pending = {}
@@ -314,12 +337,14 @@ class Flow:
             self.answer_summary.append(f"{key}: {answer.action}{detail}")
         if single:
             self.rounds[-1].sent = {key: _response_summary(a) for key, a in answers.items()}
+            self.rounds[-1].ended = time.perf_counter()
             return next(iter(answers.values()))
         return answers
 
     async def answer_sampling(self, key: str, params: Any) -> Any:
         result = await self.answerer.sample(self, key, params)
-        self.answer_summary.append(f"{key}: sampled")
+        failed = getattr(result, "code", None) is not None and not hasattr(result, "role")
+        self.answer_summary.append(f"{key}: {'sampling failed' if failed else 'sampled'}")
         return result
 
     async def answer_roots(self) -> Any:
@@ -341,7 +366,7 @@ class Flow:
             "v": 1,
             "id": self.id,
             "cell_id": self.cell_id,
-            "server": {"name": self.conn.name, "target": self.conn.target.saved()},
+            "server": {"name": self.conn.name, **self.conn.target.saved()},
             "method": self.method,
             "name": self.name,
             "arguments": self.arguments,
@@ -362,22 +387,37 @@ class Flow:
         return {"method": self.method, "params": params}
 
     def trace(self) -> list[dict[str, Any]]:
-        """Every message of the flow as ``{round, from, to, message}`` (state tokens shortened)."""
-        events: list[dict[str, Any]] = []
+        """Every message of the flow in the order it crossed the wire, as ``{round, from, to, kind, message}``.
+
+        A 2025 back-channel exchange happens *inside* a request, so events are ordered by time:
+        the request, the server's question, the client's answer, then the request's result.
+        """
+        timed: list[tuple[float, int, dict[str, Any]]] = []
         for r in self.rounds:
+            done = r.ended if r.ended is not None else r.started
             if r.direction == "client->server":
-                events.append({"round": r.number, "from": "client", "to": "server", "message": _resolve(r.sent)})
+                timed.append((r.started, len(timed), {"round": r.number, "from": "client", "to": "server", "kind": "request", "message": _resolve(r.sent)}))
                 if r.received:
-                    events.append({"round": r.number, "from": "server", "to": "client", "message": _resolve(r.received)})
+                    timed.append((done, len(timed), {"round": r.number, "from": "server", "to": "client", "kind": "result", "message": _resolve(r.received)}))
             else:
-                events.append({"round": r.number, "from": "server", "to": "client", "message": r.received})
+                timed.append((r.started, len(timed), {"round": r.number, "from": "server", "to": "client", "kind": "request", "message": r.received}))
                 if r.sent:
-                    events.append({"round": r.number, "from": "client", "to": "server", "message": {"result": r.sent}})
-        return events
+                    timed.append((done, len(timed), {"round": r.number, "from": "client", "to": "server", "kind": "result", "message": {"result": r.sent}}))
+        return [event for _, _, event in sorted(timed, key=lambda item: (item[0], item[1]))]
 
 
 def _resolve(value: Any) -> Any:
     return value() if callable(value) else value
+
+
+_TRANSPORT_ERRORS = {"ConnectError", "ConnectTimeout", "RemoteProtocolError", "ReadError", "WriteError", "NetworkError"}
+
+
+def _unreachable(exc: BaseException) -> bool:
+    """Whether a failure means the server could not be reached (worth resuming later)."""
+    from .errors import leaf_exceptions
+
+    return any(type(e).__name__ in _TRANSPORT_ERRORS or isinstance(e, ConnectionError) for e in leaf_exceptions(exc))
 
 
 def shorten_token(token: str, keep: int = 12) -> str:

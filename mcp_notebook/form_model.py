@@ -1,9 +1,21 @@
 """The elicitation form as data: schema -> fields, preset answers, typing and validation.
 
 One model serves the ipywidgets form (``forms.py``) and headless runs alike, so a person filling
-the form and ``--answer``/``--answers``/``--accept-defaults`` produce identical content. No widgets
-here. MCP's elicitation schema is deliberately small (a flat object of primitive fields); anything
-outside that subset is marked unsupported, and the UI falls back to a JSON editor.
+the form and ``--answer``/``--answers``/``--accept-defaults`` produce identical content for
+identical values. No widgets here.
+
+MCP's elicitation schema is deliberately small: a flat object whose properties are strings
+(``minLength``/``maxLength``, ``format`` email/uri/date/date-time), integers and numbers
+(``minimum``/``maximum``), booleans, single-selects (plain ``enum``, titled ``oneOf`` of
+``const``/``title``, legacy ``enum`` + ``enumNames``) and multi-selects (``items.enum`` or
+``items.anyOf``, ``minItems``/``maxItems``), each with an optional ``default``. Anything outside
+that subset (nested objects, ``$ref``, unknown types, free lists) is marked unsupported with the
+reason, and the UI falls back to a JSON editor validated against the same schema.
+
+What an untouched form sends (and so what a headless run sends): the preset answer, else the
+schema's default, else nothing, except an optional checkbox, which shows and sends ``false``.
+A required field with nothing to send is an error naming it (headless) or an inline "required"
+(interactive).
 """
 
 from __future__ import annotations
@@ -15,7 +27,7 @@ from datetime import date, datetime
 from typing import Any, Literal
 from urllib.parse import urlparse
 
-__all__ = ["Answers", "FieldSpec", "FormModel", "MissingAnswer", "parse_answer_value"]
+__all__ = ["Answers", "FieldSpec", "FormModel", "MissingAnswer", "parse_answer_value", "wire_problem"]
 
 Kind = Literal["text", "integer", "number", "boolean", "choice", "multi"]
 FORMATS = {"email", "uri", "date", "date-time"}
@@ -93,25 +105,40 @@ class FieldSpec:
             raise ValueError(f"expected true or false, got {value!r}")
         if self.kind == "integer":
             if isinstance(value, bool):
-                raise ValueError(f"expected an integer, got {value!r}")
+                raise ValueError(f"expected a whole number, got {value!r}")
             if isinstance(value, float) and value.is_integer():
                 return int(value)
             if isinstance(value, int):
                 return value
+            text = str(value).strip()
             try:
-                return int(str(value).strip())
+                return int(text)
             except ValueError:
-                raise ValueError(f"expected an integer, got {value!r}") from None
+                pass
+            try:  # "36.0" or "1e3" typed by a person: still a whole number
+                number = float(text)
+            except ValueError:
+                raise ValueError(f"expected a whole number, got {value!r}") from None
+            if number.is_integer():
+                return int(number)
+            raise ValueError(f"expected a whole number, got {value!r}")
         if self.kind == "number":
             if isinstance(value, bool):
                 raise ValueError(f"expected a number, got {value!r}")
             if isinstance(value, (int, float)):
                 return value
+            text = str(value).strip()
             try:
-                number = float(str(value).strip())
+                return int(text)
+            except ValueError:
+                pass
+            try:
+                number = float(text)
             except ValueError:
                 raise ValueError(f"expected a number, got {value!r}") from None
-            return int(number) if number.is_integer() and "." not in str(value) else number
+            if number != number or number in (float("inf"), float("-inf")):
+                raise ValueError(f"expected a finite number, got {value!r}")
+            return number
         # multi-select
         if isinstance(value, str):
             value = [part.strip() for part in value.split(",") if part.strip()] if value.strip() else []
@@ -121,7 +148,7 @@ class FieldSpec:
 
     def _option_value(self, text: str) -> Any:
         """Accept an option's value or its label (people type what they see)."""
-        for value, label in self.options:
+        for value, _label in self.options:
             if text == value:
                 return value
         for value, label in self.options:
@@ -132,6 +159,44 @@ class FieldSpec:
     @property
     def label(self) -> str:
         return self.title or self.name
+
+    @property
+    def hint(self) -> str:
+        """The field's constraints in a few words, shown under it (``1–40 characters``)."""
+
+        def num(x: float) -> str:
+            return f"{x:g}"
+
+        if self.kind == "text":
+            lo, hi = self.min_length, self.max_length
+            if lo and hi is not None:
+                return f"{lo}–{hi} characters"
+            if lo:
+                return f"at least {lo} character{'s' if lo != 1 else ''}"
+            if hi is not None:
+                return f"at most {hi} characters"
+            return {"email": "an e-mail address", "uri": "a web address (URI)", "date-time": "date and time, e.g. 2026-07-28T09:30:00Z"}.get(
+                self.format or "", ""
+            )
+        if self.kind in ("integer", "number"):
+            what = "a whole number" if self.kind == "integer" else "a number"
+            lo, hi = self.minimum, self.maximum
+            if lo is not None and hi is not None:
+                return f"{what} from {num(lo)} to {num(hi)}"
+            if lo is not None:
+                return f"{what} ≥ {num(lo)}"
+            if hi is not None:
+                return f"{what} ≤ {num(hi)}"
+            return what
+        if self.kind == "multi":
+            lo, hi = self.min_items, self.max_items
+            if lo and hi is not None:
+                return f"choose {lo} to {hi}" if lo != hi else f"choose {lo}"
+            if lo:
+                return f"choose at least {lo}"
+            if hi is not None:
+                return f"choose at most {hi}"
+        return ""
 
 
 @dataclass
@@ -152,6 +217,8 @@ class FormModel:
             model.fields = _fields(schema)
         except _Unsupported as exc:
             model.supported, model.reason, model.fields = False, str(exc), []
+            if _checkable(schema) is not schema:
+                model.reason += " (some references point outside the schema the client received, so those parts are not checked)"
         return model
 
     def field(self, name: str) -> FieldSpec | None:
@@ -186,8 +253,8 @@ class FormModel:
         """The content a headless run sends; ``MissingAnswer`` names a required field nobody answered.
 
         Without ``--accept-defaults`` a form is accepted only when at least one of its fields was
-        answered explicitly; optional fields then take their defaults too (what a person who
-        presses Accept without touching them sends).
+        answered explicitly; the other fields then take what an untouched form shows (defaults,
+        and ``false`` for an optional checkbox), which is what a person pressing Accept sends.
         """
         asked = self.names
         answered = [name for name in asked if name in answers.fields]
@@ -199,6 +266,8 @@ class FormModel:
         for spec in self.fields:
             if spec.required and content.get(spec.name) is None:
                 raise MissingAnswer(spec, self._missing_text(spec, server))
+            if spec.kind == "boolean" and content.get(spec.name) is None:
+                content[spec.name] = False  # the unchecked box a person would send
         return {k: v for k, v in content.items() if v is not None}
 
     def _missing_text(self, spec: FieldSpec, server: str) -> str:
@@ -213,26 +282,93 @@ class FormModel:
         )
 
     def validate(self, content: dict[str, Any]) -> dict[str, str]:
-        """Field name -> message for every problem (``""`` key for form-level ones)."""
+        """Field name -> message for every problem (``""`` key for form-level ones).
+
+        Checks the content against the requested schema with ``jsonschema`` (formats asserted),
+        then that every value is one an MCP answer can carry at all.
+        """
         import jsonschema
 
         errors: dict[str, str] = {}
-        validator_cls = jsonschema.validators.validator_for(self.schema, default=jsonschema.Draft202012Validator)
-        validator = validator_cls(self.schema, format_checker=_format_checker())
-        for error in validator.iter_errors(content):
+        if not isinstance(content, dict):
+            return {"": "the answer must be a JSON object"}
+        schema = _checkable(self.schema)
+        validator_cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        try:
+            validator = validator_cls(schema, format_checker=_format_checker())
+            found = list(validator.iter_errors(content))
+        except jsonschema.exceptions.SchemaError as exc:
+            return {"": f"the server's schema is not valid JSON Schema: {exc.message}"}
+        except Exception as exc:  # noqa: BLE001 - e.g. referencing.exceptions.Unresolvable
+            return {"": f"the server's schema cannot be checked: {exc}"}
+        for error in found:
             path = list(error.absolute_path)
-            if error.validator == "required":
+            if error.validator == "required" and not path:
                 missing = re.findall(r"'([^']+)' is a required property", error.message)
                 name = missing[0] if missing else ""
                 errors.setdefault(name, "required")
                 continue
             name = str(path[0]) if path else ""
             errors.setdefault(name, _friendly(error))
+        for name, value in content.items():
+            problem = wire_problem(value)
+            if problem and name not in errors:
+                errors[name] = problem
         return errors
+
+
+def wire_problem(value: Any) -> str:
+    """Why ``value`` cannot travel in an MCP ``ElicitResult`` (``""`` when it can).
+
+    The protocol carries only strings, numbers, booleans, null and lists of strings; a schema
+    outside the subset may ask for more, and the answer can then only be declined.
+    """
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return ""
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return ""
+    return "MCP answers carry only text, numbers, true/false or a list of strings; this value cannot be sent"
 
 
 class _Unsupported(Exception):
     pass
+
+
+def _checkable(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with every ``$ref`` that cannot be resolved inside it replaced by ``{}``.
+
+    The wire models keep only ``type``/``properties``/``required`` at the top of a requested
+    schema, so a server's ``$defs`` never arrive; and remote references are never fetched. What
+    cannot be resolved is not checked (returns ``schema`` itself when nothing had to change).
+    """
+    changed = False
+
+    def resolves(ref: str) -> bool:
+        if not ref.startswith("#"):
+            return False
+        node: Any = schema
+        for part in [p.replace("~1", "/").replace("~0", "~") for p in ref[1:].split("/") if p]:
+            if isinstance(node, dict) and part in node:
+                node = node[part]
+            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                node = node[int(part)]
+            else:
+                return False
+        return True
+
+    def walk(node: Any) -> Any:
+        nonlocal changed
+        if isinstance(node, dict):
+            if isinstance(node.get("$ref"), str) and not resolves(node["$ref"]):
+                changed = True
+                node = {k: v for k, v in node.items() if k != "$ref"}
+            return {k: walk(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    out = walk(schema)
+    return out if changed else schema
 
 
 def _fields(schema: dict[str, Any]) -> list[FieldSpec]:
@@ -240,6 +376,9 @@ def _fields(schema: dict[str, Any]) -> list[FieldSpec]:
         raise _Unsupported("the requested schema is not an object")
     if "$ref" in schema or "$defs" in schema or "definitions" in schema:
         raise _Unsupported("the schema uses references ($ref), which MCP forms do not allow")
+    for key in ("allOf", "anyOf", "oneOf", "not", "if", "patternProperties", "dependentSchemas"):
+        if key in schema:
+            raise _Unsupported(f"the schema combines sub-schemas ({key}), which MCP forms do not allow")
     required = set(schema.get("required") or [])
     out = []
     for name, prop in (schema.get("properties") or {}).items():
@@ -249,10 +388,23 @@ def _fields(schema: dict[str, Any]) -> list[FieldSpec]:
     return out
 
 
+def _options(name: str, entries: Any) -> list[tuple[Any, str]]:
+    if not isinstance(entries, list) or not entries:
+        raise _Unsupported(f"field {name!r} offers no choices")
+    out = []
+    for entry in entries:
+        if not isinstance(entry, dict) or "const" not in entry:
+            raise _Unsupported(f"field {name!r} has a choice without a const value")
+        out.append((entry["const"], str(entry.get("title", entry["const"]))))
+    return out
+
+
 def _field(name: str, prop: dict[str, Any], required: bool) -> FieldSpec:
     if "$ref" in prop:
         raise _Unsupported(f"field {name!r} uses a reference ($ref)")
     typ = prop.get("type")
+    if typ is None and ("enum" in prop or "oneOf" in prop):
+        typ = "string"  # a bare enum of strings: read as the single-select it obviously is
     spec = FieldSpec(
         name=name,
         kind="text",
@@ -265,16 +417,18 @@ def _field(name: str, prop: dict[str, Any], required: bool) -> FieldSpec:
     if typ == "string":
         if "oneOf" in prop:
             spec.kind = "choice"
-            spec.options = [(o["const"], str(o.get("title", o["const"]))) for o in prop["oneOf"] if "const" in o]
+            spec.options = _options(name, prop["oneOf"])
         elif "enum" in prop:
+            values = prop["enum"]
+            if not isinstance(values, list) or not values:
+                raise _Unsupported(f"field {name!r} offers no choices")
+            labels = prop.get("enumNames")
+            if not isinstance(labels, list) or len(labels) != len(values):
+                labels = values
             spec.kind = "choice"
-            labels = prop.get("enumNames") or prop["enum"]
-            spec.options = [(v, str(label)) for v, label in zip(prop["enum"], labels)]
+            spec.options = [(v, str(label)) for v, label in zip(values, labels)]
         else:
-            fmt = prop.get("format")
-            if fmt is not None and fmt not in FORMATS:
-                raise _Unsupported(f"field {name!r} has format {fmt!r}, outside MCP's subset")
-            spec.format = fmt
+            spec.format = prop.get("format")  # other formats render as text; jsonschema still checks them
             spec.min_length, spec.max_length = prop.get("minLength"), prop.get("maxLength")
         return spec
     if typ in ("integer", "number"):
@@ -285,58 +439,97 @@ def _field(name: str, prop: dict[str, Any], required: bool) -> FieldSpec:
         spec.kind = "boolean"
         return spec
     if typ == "array":
-        items = prop.get("items") or {}
+        items = prop.get("items")
+        if not isinstance(items, dict):
+            raise _Unsupported(f"field {name!r} is a list without a fixed set of choices")
         if "enum" in items:
+            if not isinstance(items["enum"], list) or not items["enum"]:
+                raise _Unsupported(f"field {name!r} offers no choices")
             spec.options = [(v, str(v)) for v in items["enum"]]
         elif "anyOf" in items or "oneOf" in items:
-            spec.options = [(o["const"], str(o.get("title", o["const"]))) for o in items.get("anyOf") or items["oneOf"]]
+            spec.options = _options(name, items.get("anyOf") or items.get("oneOf"))
         else:
             raise _Unsupported(f"field {name!r} is a list without a fixed set of choices")
         spec.kind = "multi"
         spec.min_items, spec.max_items = prop.get("minItems"), prop.get("maxItems")
         return spec
-    raise _Unsupported(f"field {name!r} has type {typ!r}, outside MCP's subset")
+    if typ == "object":
+        raise _Unsupported(f"field {name!r} is a nested object; MCP forms hold only flat fields")
+    raise _Unsupported(f"field {name!r} has type {json.dumps(typ)}, outside MCP's subset")
 
 
 def _friendly(error: Any) -> str:
     """jsonschema's messages, shortened to what a form shows next to a field."""
     v, expected = error.validator, error.validator_value
     if v == "minLength":
-        return f"at least {expected} characters"
+        return f"at least {expected} character{'s' if expected != 1 else ''}"
     if v == "maxLength":
         return f"at most {expected} characters"
     if v == "minimum":
         return f"must be ≥ {expected}"
     if v == "maximum":
         return f"must be ≤ {expected}"
+    if v == "exclusiveMinimum":
+        return f"must be > {expected}"
+    if v == "exclusiveMaximum":
+        return f"must be < {expected}"
     if v == "minItems":
         return f"choose at least {expected}"
     if v == "maxItems":
         return f"choose at most {expected}"
     if v == "format":
-        return f"not a valid {expected}"
+        return {"email": "not a valid e-mail address", "uri": "not a valid URI (e.g. https://example.com)", "date": "not a valid date (YYYY-MM-DD)",
+                "date-time": "not a valid date and time (e.g. 2026-07-28T09:30:00Z)"}.get(str(expected), f"not a valid {expected}")
     if v in ("enum", "const", "oneOf", "anyOf"):
         return "not one of the choices"
     if v == "type":
-        return f"must be {expected}"
+        return f"must be {_a(expected)}"
+    if v == "pattern":
+        return f"does not match the pattern {expected}"
+    if v == "uniqueItems":
+        return "choose each option once"
+    if v == "additionalProperties":
+        return error.message
     return error.message
+
+
+def _a(expected: Any) -> str:
+    names = {"string": "text", "integer": "a whole number", "number": "a number", "boolean": "true or false", "array": "a list", "object": "an object", "null": "empty"}
+    if isinstance(expected, list):
+        return " or ".join(names.get(str(e), str(e)) for e in expected)
+    return names.get(str(expected), str(expected))
 
 
 _CHECKER: Any = None
 
 
+def _is_uri(value: Any) -> bool:
+    if not isinstance(value, str) or any(c.isspace() for c in value):
+        return not isinstance(value, str)
+    parsed = urlparse(value)
+    return bool(re.match(r"^[A-Za-z][A-Za-z0-9+.-]*$", parsed.scheme or "")) and bool(parsed.netloc or parsed.path)
+
+
+def _is_date_time(value: Any) -> bool:
+    if not isinstance(value, str):
+        return True
+    if "T" not in value.upper():
+        raise ValueError("no time part")
+    return bool(datetime.fromisoformat(value[:-1] + "+00:00" if value.upper().endswith("Z") else value))
+
+
 def _format_checker() -> Any:
-    """The four formats MCP allows, checked without optional jsonschema extras."""
+    """jsonschema's format checks, with MCP's four formats checked without optional extras."""
     global _CHECKER
     if _CHECKER is None:
         import jsonschema
 
-        checker = jsonschema.FormatChecker(formats=())
+        checker = jsonschema.FormatChecker()
         checker.checks("email")(lambda v: not isinstance(v, str) or bool(_EMAIL.match(v)))
-        checker.checks("uri")(lambda v: not isinstance(v, str) or bool(urlparse(v).scheme and (urlparse(v).netloc or urlparse(v).path)))
-        checker.checks("date", raises=ValueError)(lambda v: not isinstance(v, str) or bool(date.fromisoformat(v)))
-        checker.checks("date-time", raises=ValueError)(
-            lambda v: not isinstance(v, str) or ("T" in v.upper() and bool(datetime.fromisoformat(v.replace("Z", "+00:00"))))
+        checker.checks("uri")(_is_uri)
+        checker.checks("date", raises=ValueError)(
+            lambda v: not isinstance(v, str) or (len(v) == 10 and bool(date.fromisoformat(v)))
         )
+        checker.checks("date-time", raises=ValueError)(_is_date_time)
         _CHECKER = checker
     return _CHECKER

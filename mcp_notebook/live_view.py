@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import ipywidgets as w
 
-from .display import FlowReport, badge, esc
+from .display import STYLE, FlowReport, badge, esc
 
 if TYPE_CHECKING:
     from .answering import Question
     from .flows import Flow
     from .form_model import Answers
 
-__all__ = ["LiveView", "MainThread"]
+__all__ = ["LiveView", "MainThread", "ResumeOffer", "state_refused"]
 
 
 class MainThread:
@@ -85,7 +85,7 @@ class LiveView:
 
     @staticmethod
     def _header_html(label: str, state: str, extra: str) -> str:
-        return f'<div class="mcpnb">{badge(state)} <b>{esc(label)}</b> {esc(extra)}</div>'
+        return f'{STYLE}<div class="mcpnb">{badge(state)} <b>{esc(label)}</b> {esc(extra)}</div>'
 
     # ------------------------------------------------------------------ observer (loop thread)
     def changed(self, flow: Flow) -> None:
@@ -117,12 +117,16 @@ class LiveView:
         flow = self.flow
         if finished and flow is not None:
             self._closed = True
-            self.handle.update(FlowReport(flow, trace=self.trace))
-            self.box.close()
+            if getattr(self, "start_over", None) is not None and state_refused(flow.error):
+                self._offer_start_over(flow)  # reuses self.box: its view stays where it is
+            else:
+                self.handle.update(FlowReport(flow, trace=self.trace))
+                self.box.close()
             for child in (self.header, self.progress_bar, self.progress_text, self.form_area, self.log_html, self.log_box, self.cancel_button):
                 child.close()
             return
-        extra = f"round {round_no + 1}" + (" — waiting for your answer" if state == "waiting" else "")
+        # while waiting, the round whose questions are shown; while running, the request in flight
+        extra = f"round {round_no} — waiting for your answer" if state == "waiting" else f"round {round_no + 1}"
         self.header.value = self._header_html(flow.label if flow else "", state, extra)
 
     def _render_progress(self, progress: float, total: float | None, message: str | None) -> None:
@@ -158,3 +162,131 @@ class LiveView:
     def _on_cancel(self, _button: Any) -> None:
         if self.flow is not None:
             self.flow.cancel()
+
+    # ------------------------------------------------------------------ refused saved state (main thread)
+    start_over: Callable[[], None] | None = None
+    """Set by the magic: re-issue the original call fresh (offered when the server refuses the state)."""
+
+    def _offer_start_over(self, flow: Flow) -> None:
+        """The server refused the saved state: say so in plain words, with a Start over button."""
+        report = FlowReport(flow, trace=self.trace)._repr_mimebundle_()["text/html"]
+        note = w.HTML(report + refused_html(flow.label))
+        button = w.Button(description="Start over", icon="refresh", button_style="warning", tooltip="Call it again from the beginning")
+        # Re-use the displayed box: showing another widget under the same display id while this
+        # one closes makes the widget renderer drop the new view along with the old.
+        box = self.box
+        box.children = (note, button)
+        box.add_class("mcp-refused")
+
+        def clicked(_button: Any) -> None:
+            button.disabled = True
+            self.main.call(self._start_over, flow, box)
+
+        button.on_click(clicked)
+
+    def _start_over(self, flow: Flow, box: Any) -> None:
+        self.handle.update(FlowReport(flow, trace=self.trace))
+        box.close()
+        for child in box.children:
+            child.close()
+        start = self.start_over
+        if start is not None:
+            self.start_over = None
+            start()
+
+    # ------------------------------------------------------------------ sampling review (loop thread; widgets in review.py)
+    async def review_request(self, flow: Flow, key: str, params: Any, choice: Any, models: list[str]) -> Any:
+        """Checkpoint one: the user edits the request, then Send or Deny (a ``sampling.Reviewed``)."""
+        from .review import RequestReview, ask_on_main
+
+        return await ask_on_main(self, lambda deliver: RequestReview(flow.conn.name, key, params, choice, models, deliver))
+
+    async def review_reply(self, flow: Flow, key: str, params: Any, result: Any, choice: Any) -> Any:
+        """Checkpoint two: the user edits the reply, then Return or Deny (a ``sampling.Reviewed``)."""
+        from .review import ReplyReview, ask_on_main
+
+        return await ask_on_main(self, lambda deliver: ReplyReview(flow.conn.name, key, result, choice, deliver))
+
+    async def human_reply(self, flow: Flow, key: str, params: Any, config: Any) -> str | None:
+        """The ``human`` provider: the user types the reply (``None`` when they decline)."""
+        from .review import HumanReply, ask_on_main
+
+        return await ask_on_main(self, lambda deliver: HumanReply(flow.conn.name, key, params, config, deliver))
+
+    def show_sampling(self, flow: Flow, key: str, params: Any, choice: Any, result: Any | None) -> None:
+        """The ``always`` review policy: show the request (``result`` None) or the reply, without waiting."""
+        from .review import sampling_bundle, show_on_main
+
+        show_on_main(self, sampling_bundle(flow.conn.name, key, params, choice, result))
+
+
+# ---------------------------------------------------------------------- saved flows
+def state_refused(error: Any) -> bool:
+    """Whether a flow failed because the server refused its saved ``request_state`` (-32602)."""
+    from .errors import STATE_REFUSED_HINT
+
+    return error is not None and getattr(error, "code", None) == -32602 and STATE_REFUSED_HINT in str(error)
+
+
+def refused_html(label: str) -> str:
+    return (
+        '<div class="mcpnb"><div class="err"><b>This flow cannot continue.</b> '
+        f"{esc(label)} no longer accepts the state saved for it. That happens when the state expired, "
+        "when the server restarted without shared keys (<code>RequestStateSecurity(keys=[...])</code> on "
+        "the server keeps it valid across restarts and workers), when the arguments changed, or when the "
+        "saved state was altered. Other saved flows are not affected. "
+        "<b>Start over</b> calls it again from the beginning.</div></div>"
+    )
+
+
+class ResumeOffer:
+    """Re-running a cell whose flow waits for input: Continue it, or Start over.
+
+    ``on_continue`` / ``on_start_over`` run on the kernel's loop in this cell's context, so
+    what they display lands below the offer. An exception they raise is shown in the offer.
+    """
+
+    def __init__(self, record: dict[str, Any], questions: list[str], age: str, on_continue: Callable[[], Any], on_start_over: Callable[[], Any]) -> None:
+        from IPython.display import display
+
+        self.main = MainThread()
+        self.record = record
+        label = f"{record['server']['name']}.{record['name']}" if record["method"] != "resources/read" else f"{record['server']['name']} {record['name']}"
+        asked = "".join(f"<li>{esc(q)}</li>" for q in questions)
+        self.text = w.HTML(
+            f'<div class="mcpnb">{badge("waiting")} <b>{esc(label)}</b> from this cell is waiting for input '
+            f"(flow {esc(record['id'])}, round {esc(record['round'])}, saved {esc(age)} ago)."
+            + (f"<ul>{asked}</ul>" if asked else "")
+            + "Continue it, or start the call over?</div>"
+        )
+        self.continue_button = w.Button(description="Continue", icon="play", button_style="primary", tooltip="Answer the saved questions and continue")
+        self.over_button = w.Button(description="Start over", icon="refresh", tooltip="Forget the saved flow and call again")
+        self.continue_button.on_click(lambda _b: self._choose("continue", on_continue))
+        self.over_button.on_click(lambda _b: self._choose("start over", on_start_over))
+        self.box = w.VBox([self.text, w.HBox([self.continue_button, self.over_button])])
+        self.box.add_class("mcp-resume-offer")
+        self.handle = display(self.box, display_id=True)
+        self.label = label
+        self.chosen: str | None = None
+
+    def _choose(self, which: str, action: Callable[[], Any]) -> None:
+        if self.chosen is not None:
+            return
+        self.chosen = which
+        self.continue_button.disabled = self.over_button.disabled = True
+        self.main.call(self._run, which, action)
+
+    def _run(self, which: str, action: Callable[[], Any]) -> None:
+        done = "Continuing" if which == "continue" else "Starting over; forgot"
+        summary = {"text/plain": f"{done} flow {self.record['id']} ({self.label}).", "text/html": f'<div class="mcpnb">{esc(done)} flow {esc(self.record["id"])} ({esc(self.label)}).</div>'}
+        self.handle.update(summary, raw=True)
+        for child in (self.box, self.text, self.continue_button, self.over_button):
+            child.close()
+        try:
+            action()
+        except Exception as exc:  # noqa: BLE001 - shown in the cell, not lost in the kernel log
+            text = str(exc) or type(exc).__name__
+            self.handle.update(
+                {"text/plain": f"{summary['text/plain']}\nError: {text}", "text/html": summary["text/html"] + f'<div class="mcpnb"><div class="err">{esc(text)}</div></div>'},
+                raw=True,
+            )

@@ -8,12 +8,15 @@ Settings are traitlets on ``MCPMagics`` (``%config MCPMagics.max_rounds = 5``, o
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
 import shlex
+from collections.abc import Iterator
 from typing import Any, Callable
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
-from traitlets import Bool, CFloat, Enum, Int, Unicode, observe
+from traitlets import Bool, CFloat, Dict, Enum, Int, TraitError, Unicode, observe, validate
 from traitlets import Any as TAny
 
 from .args import build_arguments, parse_body, parse_json_object, parse_pairs, describe_parameters
@@ -49,6 +52,9 @@ class _Parser(argparse.ArgumentParser):
             raise _Help(self.format_help())
         if intermixed_pairs and words and not any(w.startswith("-") for w in words):
             return self._fast(words[0]), words[1:]  # `call TOOL k=v ...` without flags: the hot path
+        if self.usage is None:
+            # parse_intermixed_args %-formats the usage a second time; escape the "%" of "%mcp"
+            self.usage = self.format_usage()[len("usage: "):].strip().replace("%", "%%")
         if intermixed_pairs:
             ns, extra = self.parse_known_args(words)
             for word in extra:
@@ -103,6 +109,11 @@ def _parsers() -> dict[str, _Parser]:
     p.add_argument("uri", nargs="?")
     _flow_args(p)
     p = ps["flows"] = _Parser("flows", "List flows waiting for input (saved in this notebook).")
+    p.add_argument("--from", dest="from_path", metavar="PATH", help="also read the flows saved in the notebook file PATH")
+    p = ps["resume"] = _Parser("resume", "Continue a saved flow: show its questions in this cell and go on with its saved state. Takes the answer flags of %mcp call.")
+    p.add_argument("id", nargs="?", help="the flow's id (see %%mcp flows); optional when only one is waiting")
+    p.add_argument("--from", dest="from_path", metavar="PATH", help="read the flows saved in the notebook file PATH first")
+    _flow_args(p)
     p = ps["forget"] = _Parser("forget", "Forget a saved flow: %mcp forget ID | --all")
     p.add_argument("id", nargs="?")
     p.add_argument("--all", action="store_true")
@@ -120,17 +131,36 @@ def _parsers() -> dict[str, _Parser]:
     p.add_argument("--keys-env", metavar="VAR", help="seal request state with the key in $VAR, so it survives restarts")
     p = ps["stop"] = _Parser("stop", "Stop serving NAME over HTTP (the in-process connection stays).")
     p.add_argument("name")
-    p = ps["roots"] = _Parser("roots", "Roots the servers may use: %mcp roots [list | add PATH [--name N] | remove PATH]")
-    p.add_argument("action", nargs="?", default="list", choices=["list", "add", "remove"])
+    p = ps["roots"] = _Parser(
+        "roots",
+        "Roots (file:// folders) offered to servers: %mcp roots [list | add PATH [--name N] | remove PATH | reset]. "
+        "Default: the notebook's folder. Connected 2025-generation servers are told when the list changes.",
+    )
+    p.add_argument("action", nargs="?", default="list", metavar="{list,add,remove,reset}")
     p.add_argument("path", nargs="?")
-    p.add_argument("--name")
-    p = ps["model"] = _Parser("model", "Models for sampling: %mcp model add NAME PROVIDER [MODEL] | use NAME | list")
-    p.add_argument("action", choices=["add", "use", "list"])
+    p.add_argument("--name", help="the name servers see for the root")
+    p = ps["model"] = _Parser(
+        "model",
+        "Models that answer sampling requests: %mcp model add NAME PROVIDER [MODEL] [options] | use NAME | remove NAME | list. "
+        "PROVIDER: openai (any OpenAI-compatible chat endpoint: OpenAI, or Ollama, vLLM, llama.cpp, LM Studio with --base-url), "
+        "anthropic, callable (MODEL names a function in the notebook), human (you type the reply), echo (offline).",
+    )
+    p.add_argument("action", nargs="?", default="list", metavar="{add,use,remove,list}")
     p.add_argument("name", nargs="?")
     p.add_argument("provider", nargs="?")
     p.add_argument("model", nargs="?")
-    p.add_argument("--base-url")
-    p.add_argument("--api-key-env", metavar="VAR")
+    p.add_argument("--base-url", metavar="URL", help="the endpoint, e.g. http://localhost:11434/v1 for Ollama")
+    p.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key (default for the official endpoints: OPENAI_API_KEY / ANTHROPIC_API_KEY); the key is never shown or saved")
+    p.add_argument("--cost", type=float, metavar="X", help="how expensive the model is, 0..1 (matched against a request's costPriority)")
+    p.add_argument("--speed", type=float, metavar="X", help="how fast it is, 0..1 (speedPriority)")
+    p.add_argument("--intelligence", type=float, metavar="X", help="how capable it is, 0..1 (intelligencePriority)")
+    p.add_argument("--timeout", type=float, metavar="SECONDS", help="how long to wait for a hosted model (default 60)")
+    p = ps["review"] = _Parser(
+        "review",
+        "Review of sampling in interactive runs: %mcp review [ask | always | never]. ask: see and edit the request, then Send or Deny; "
+        "then the reply, then Return or Deny. always: show both without waiting. never: show neither. Headless runs never review.",
+    )
+    p.add_argument("policy", nargs="?", metavar="{ask,always,never}")
     return ps
 
 
@@ -142,14 +172,16 @@ _SUMMARY = """\
   tools|prompts|resources   list what a server offers
   call [SERVER.]TOOL k=v    call a tool (%%mcp call takes a JSON/YAML body)
   prompt NAME k=v | read [SERVER] URI
-  flows | forget ID|--all   flows waiting for input
+  flows [--from PATH]       flows waiting for input (saved in the notebook)
+  resume [ID] | forget ID|--all   continue a saved flow, or drop it
   trace [last] [--json]     the last flow's messages, round by round
-  roots [list|add|remove]   folders offered to servers
+  roots [list|add|remove|reset]  folders offered to servers
   %%mcp server NAME         the server defined in the cell becomes connection NAME (re-run reloads)
   serve NAME | stop NAME    serve a notebook-defined server over streamable HTTP
-  model add|use|list        models that answer sampling requests
+  model add|use|remove|list models that answer sampling requests
+  review [ask|always|never] whether you see sampling requests and replies first
 
-Settings: %config MCPMagics (max_rounds, flow_timeout, interactive, log_level)."""
+Settings: %config MCPMagics (max_rounds, flow_timeout, interactive, log_level, models, default_model, review)."""
 
 
 @magics_class
@@ -160,6 +192,13 @@ class MCPMagics(Magics):
     flow_timeout = TAny(None, allow_none=True, help="Default wall-clock limit of a flow in seconds (None: no limit).").tag(config=True)
     interactive = TAny(None, allow_none=True, help="True/False forces interactive or headless; None decides per cell (a front end that allows stdin is interactive).").tag(config=True)
     log_level = Enum(["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"], "info", allow_none=True, help="Server log messages at or above this level are shown with the flow.").tag(config=True)
+    models = Dict(
+        {},
+        help="Models for sampling by name, e.g. {'gpt': {'provider': 'openai', 'model': 'gpt-4o-mini', 'api_key_env': 'OPENAI_API_KEY', 'cost': 0.3}}; "
+        "the settings of %mcp model add (provider, model, base_url, api_key_env, cost, speed, intelligence, timeout, function).",
+    ).tag(config=True)
+    default_model = Unicode(None, allow_none=True, help="The model that answers when no hint or priority picks another (%mcp model use NAME).").tag(config=True)
+    review = Enum(["ask", "always", "never"], "ask", help="Review of sampling in interactive runs: ask (edit the request and the reply), always (show both, don't wait), never. Headless runs never review.").tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
@@ -180,6 +219,40 @@ class MCPMagics(Magics):
             hub.max_rounds = self.max_rounds
             hub.flow_timeout = float(self.flow_timeout) if self.flow_timeout is not None else None
             hub.log_level = self.log_level
+
+    # sampling settings go to the process-wide router (get_hub(): config values arrive before self.hub exists)
+    @validate("models")
+    def _check_models(self, proposal: Any) -> Any:
+        from .sampling import ModelRouter
+
+        try:
+            ModelRouter.build(proposal["value"], self.shell.user_ns if self.shell is not None else None)
+        except ValueError as exc:
+            raise TraitError(str(exc)) from None
+        return proposal["value"]
+
+    @validate("default_model")
+    def _check_default_model(self, proposal: Any) -> Any:
+        from .api import get_hub
+
+        name = proposal["value"]
+        if name is not None and name not in get_hub().router.models and name not in self.models:
+            raise TraitError(f"no model named {name!r} (configured: {', '.join(get_hub().router.models)})")
+        return name
+
+    @observe("models", "default_model", "review")
+    def _sampling_settings_changed(self, change: Any) -> None:
+        from .api import get_hub
+        from .sampling import ModelRouter
+
+        router = get_hub().router
+        if change["name"] == "review":
+            router.set_review(change["new"])
+            return
+        if change["name"] == "models":
+            router.configure(ModelRouter.build(self.models, self.shell.user_ns if self.shell is not None else None))
+        if self.default_model is not None and self.default_model in router.models:
+            router.use(self.default_model)
 
     # ------------------------------------------------------------------ entry point
     @no_var_expand
@@ -355,18 +428,56 @@ class MCPMagics(Magics):
             return None
         return _parent(kernel).get("metadata", {}).get("cellId")
 
-    def _run_flow(self, method: Any, conn: Any, name: str, arguments: Any, ns: argparse.Namespace) -> Any:
+    def _run_flow(
+        self,
+        method: Any,
+        conn: Any,
+        name: str,
+        arguments: Any,
+        ns: argparse.Namespace,
+        *,
+        resume: dict[str, Any] | None = None,
+        interactive: bool | None = None,
+        cell_id: str | None = None,
+    ) -> Any:
+        """Start a flow (or continue the saved ``resume`` record) in this cell.
+
+        ``interactive`` and ``cell_id`` are given by buttons (Continue, Start over) that run
+        after their cell ended; a magic reads them from the running cell.
+        """
         from IPython.display import display
 
         from .display import FlowReport
+        from .frontend import get_frontend
 
         answers = self._answers(ns)
-        interactive = self._is_interactive() and not ns.wait
-        options = dict(answers=answers, timeout=ns.timeout, save=not ns.no_save, cell_id=self._cell_id())
+        if interactive is None:
+            interactive = self._is_interactive() and not ns.wait
+            cell_id = self._cell_id()
+        frontend = get_frontend()
+        if resume is None and cell_id and not ns.no_save:
+            saved = self._saved_for_cell(cell_id, method, conn.name, name)
+            if saved is not None:
+                if interactive:
+                    return self._offer(saved, method, conn, name, arguments, ns, cell_id)
+                print(f"This cell has a saved flow {saved['id']} waiting for input (round {saved['round']}); "
+                      f"starting a new call. To continue the saved one instead: %mcp resume {saved['id']}")
+        resumed: dict[str, Any] = {}
+        if resume is not None:
+            resumed = dict(flow_id=resume["id"], start_round=resume["round"], resume_state=resume.get("request_state"), resume_requests=resume["pending"])
+            cell_id = cell_id or resume.get("cell_id")
+            if cell_id != resume.get("cell_id") and not ns.no_save:
+                self.hub.store.save({**resume, "cell_id": cell_id})  # the marker follows the form
+        if interactive and not ns.no_save:
+            notice = frontend.notice(interactive=True)
+            if notice:
+                print(notice)
+        options = dict(answers=answers, timeout=ns.timeout, save=not ns.no_save, cell_id=cell_id, **resumed)
         if interactive:
             from .live_view import LiveView
 
             view = LiveView(f"{conn.name}.{name}", trace=ns.trace)
+            view.start_over = lambda: self._run_flow(method, conn, name, arguments, _fresh(ns), interactive=True, cell_id=cell_id)
             flow = self.hub.start(method, conn, name, arguments, ui=view, view=view, **options)
             view.attach(flow)
             flow.shown = True  # type: ignore[attr-defined]
@@ -380,6 +491,10 @@ class MCPMagics(Magics):
         except Exception:  # noqa: BLE001 - the report shows the error; re-raised below, outside except
             pass
         display(FlowReport(flow, trace=ns.trace)._repr_mimebundle_(), raw=True)
+        if self.hub.store.get(flow.id) is not None:  # kept to be resumed: say where it lives
+            notice = frontend.notice(interactive=False)
+            if notice:
+                print(notice)
         if flow.error is not None:
             error = flow.error
             error.__context__ = None
@@ -397,18 +512,191 @@ class MCPMagics(Magics):
 
         flow._future.add_done_callback(bind)
 
+    # ------------------------------------------------------------------ saved flows
+    def _load_saved(self, from_path: str | None) -> Any:
+        """Make sure the saved records are in the store (a file given, or ``__session__``); show warnings."""
+        from .frontend import get_frontend
+
+        frontend = get_frontend()
+        if from_path:
+            try:
+                frontend.read_file(from_path)
+            except OSError as exc:
+                raise UsageError(f"cannot read {from_path}: {exc.strerror or exc}") from None
+        frontend.ensure_loaded()
+        for warning in frontend.take_warnings():
+            print(f"Warning: {warning}")
+        return frontend
+
     def _do_flows(self, words: list[str], cell: str | None) -> Any:
         from .display import Table
+        from .store import age
 
-        self._parsers["flows"].parse(words)
-        rows = [[r["id"], r.get("cell_id") or "", r["server"]["name"], r["method"], r["name"], r["round"], r["updated"]] for r in self.hub.store.all()]
-        return Table(["id", "cell", "server", "method", "name", "round", "updated"], rows, empty="No flows are waiting for input.")
+        ns, _ = self._parsers["flows"].parse(words)
+        frontend = self._load_saved(ns.from_path)
+        records = self.hub.store.all()
+        if records:
+            notice = frontend.notice(self._is_interactive())
+            if notice:
+                print(notice)
+        kinds = {"tools/call": "tool", "prompts/get": "prompt", "resources/read": "resource"}
+        rows = [
+            [r["id"], r.get("cell_id") or "", r["server"]["name"], f"{kinds[r['method']]} {r['name']}", r["round"], age(r.get("updated"))]
+            for r in records
+        ]
+        return Table(
+            ["id", "cell", "server", "call", "round", "age"],
+            rows,
+            title=f"flows waiting for input ({frontend.describe()}); continue one with %mcp resume ID",
+            empty="No flows are waiting for input.",
+        )
+
+    def _do_resume(self, words: list[str], cell: str | None) -> Any:
+        ns, _ = self._parsers["resume"].parse(words)
+        self._load_saved(ns.from_path)
+        return self._resume(self._pick_saved(ns.id), ns)
+
+    def _pick_saved(self, flow_id: str | None) -> dict[str, Any]:
+        store = self.hub.store
+        if flow_id:
+            record = store.get(flow_id)
+            if record is None:
+                known = ", ".join(r["id"] for r in store.all()) or "none"
+                raise UsageError(f"no saved flow {flow_id!r} (waiting: {known}). See %mcp flows.")
+            return record
+        cell_id = self._cell_id()
+        candidates = (store.for_cell(cell_id) if cell_id else []) or store.all()
+        if not candidates:
+            raise UsageError("No flow is waiting for input. (%mcp flows lists them; --from PATH reads another notebook.)")
+        if len(candidates) > 1:
+            ids = ", ".join(r["id"] for r in candidates)
+            raise UsageError(f"several saved flows are waiting ({ids}); say which: %mcp resume ID")
+        return candidates[0]
+
+    def _resume(self, record: dict[str, Any], ns: argparse.Namespace, *, interactive: bool | None = None, cell_id: str | None = None) -> Any:
+        """Continue ``record``: reconnect, re-render its questions here, go on with its saved state."""
+        from .flows import FlowState
+        from .frontend import get_frontend
+
+        live = self._live_flow(record["id"])
+        if live is not None:
+            if live.state is not FlowState.WAITING:
+                raise UsageError(f"flow {record['id']} is running in this kernel right now; wait for it, or cancel it first")
+            live.cancel(forget=False)  # it continues here; its form elsewhere goes away
+            try:
+                live.result(timeout=10)
+            except Exception:  # noqa: BLE001 - cancelled, as asked
+                pass
+        conn = self._resume_connection(record)
+        notice = get_frontend().notice(self._is_interactive() if interactive is None else interactive)
+        if notice:  # resuming changes what is saved; without the extension the file keeps the old record
+            print(notice)
+        return self._run_flow(record["method"], conn, record["name"], dict(record.get("arguments") or {}), ns, resume=record, interactive=interactive, cell_id=cell_id)
+
+    def _resume_connection(self, record: dict[str, Any]) -> Any:
+        """The connection a saved flow talks to: open by its name, else reconnected from the saved target."""
+        from .errors import FlowError
+
+        server = record["server"]
+        name, flow_id = server["name"], record["id"]
+        target = server.get("target") if isinstance(server.get("target"), str) else ""
+        registry = self.hub.registry
+        if name in registry:
+            conn = registry.get(name)
+            if conn.is_open:
+                return conn
+            reconnected = registry.connect(name, conn.target, protocol=conn.protocol, log_level=conn.log_level, read_timeout=conn.read_timeout)
+            print(f"Reconnected {name!r} to {reconnected.target.describe()} to resume flow {flow_id}.")
+            return reconnected
+        from .connections import Target
+
+        kind = Target.kind_of_saved(server)
+        again = f"then %mcp resume {flow_id}"
+        if kind == "inproc":
+            raise FlowError(
+                f"Flow {flow_id} talked to {target or name!r}, a server defined inside the notebook's previous "
+                f"kernel, and it is not defined in this one. Define the server again (run its cell, or "
+                f"%mcp connect {name} ...), {again}."
+            )
+        if kind == "http" and server.get("headers"):
+            names = ", ".join(server["headers"])
+            raise FlowError(
+                f"Flow {flow_id} reached {target} with HTTP headers ({names}) whose values are never saved. "
+                f"Connect again with %mcp connect {name} {target} --header NAME:VALUE ..., {again}."
+            )
+        if kind == "stdio" and server.get("env"):
+            names = ", ".join(server["env"])
+            raise FlowError(
+                f"Flow {flow_id} started its server with environment variables ({names}) whose values are never saved. "
+                f"Connect again with %mcp connect {name} --env NAME=VALUE ... -- COMMAND, {again}."
+            )
+        if kind == "http":
+            how: Any = target
+            options: dict[str, Any] = {"bearer_env": server.get("bearer_env")}
+        else:
+            how = target  # "-- COMMAND ARGS", exactly what %mcp connect takes
+            options = {"cwd": server.get("cwd")}
+        error: FlowError | None = None
+        try:
+            conn = self.hub.connect(name, how, **options)
+        except FlowError as exc:
+            error = FlowError(f"{exc}\nFlow {flow_id} stays saved; {again} once the server is reachable.", code=exc.code, data=exc.data)
+        if error is not None:
+            raise error
+        print(f"Reconnected {name!r} to {conn.target.describe()} to resume flow {flow_id}.")
+        return conn
+
+    def _live_flow(self, flow_id: str) -> Any:
+        """A flow of this kernel with that id that has not finished, if any."""
+        for conn in self.hub.registry:
+            for flow in list(conn.flows):
+                if flow.id == flow_id and not flow.finished:
+                    return flow
+        return None
+
+    def _saved_for_cell(self, cell_id: str, method: str, server: str, name: str) -> dict[str, Any] | None:
+        """A saved flow that this cell started with the same call, still waiting for input."""
+        from .flows import FlowState
+        from .frontend import get_frontend
+
+        get_frontend().ensure_loaded()
+        for record in self.hub.store.for_cell(cell_id):
+            if record["method"] == method and record["name"] == name and record["server"]["name"] == server:
+                live = self._live_flow(record["id"])
+                if live is None or live.state is FlowState.WAITING:
+                    return record
+        return None
+
+    def _offer(self, record: dict[str, Any], method: Any, conn: Any, name: str, arguments: Any, ns: argparse.Namespace, cell_id: str) -> None:
+        """Re-running the cell of a waiting flow: offer Continue / Start over (buttons run after the cell)."""
+        from .live_view import ResumeOffer
+        from .store import age, questions
+
+        def resume() -> None:
+            current = self.hub.store.get(record["id"]) or record
+            self._resume(current, ns, interactive=True, cell_id=cell_id)
+
+        def start_over() -> None:
+            live = self._live_flow(record["id"])
+            if live is not None:
+                live.cancel()
+            self.hub.store.delete(record["id"])
+            self._run_flow(method, conn, name, arguments, ns, interactive=True, cell_id=cell_id)
+
+        ResumeOffer(record, questions(record), age(record.get("updated")), resume, start_over)
+        return None
 
     def _do_forget(self, words: list[str], cell: str | None) -> Any:
+        from .frontend import get_frontend
+
         ns, _ = self._parsers["forget"].parse(words)
+        self._load_saved(None)
         if ns.all:
-            for record in self.hub.store.all():
-                self.hub.store.delete(record["id"])
+            for flow_id in self.hub.store.forget_all():
+                live = self._live_flow(flow_id)
+                if live is not None:
+                    live.cancel()
+            get_frontend().delete_all()
             print("Forgot every saved flow.")
             return None
         if not ns.id:
@@ -444,7 +732,8 @@ class MCPMagics(Magics):
             raise UsageError("%%mcp server is a cell magic: write the server's code in the cell below the magic line")
         protos = self.hub.prototypes
         before = server_ids(self.shell.user_ns)
-        result = self.shell.run_cell(cell, store_history=False)
+        with _root_logging_kept():  # MCPServer() calls logging.basicConfig(level=INFO) on the user's kernel
+            result = self.shell.run_cell(cell, store_history=False)
         if not result.success:
             kept = f"; {ns.name!r} still runs the previous version" if ns.name in protos.objects else ""
             print(f"The cell failed{kept}.")
@@ -482,6 +771,7 @@ class MCPMagics(Magics):
         from .display import Table
 
         ns, _ = self._parsers["roots"].parse(words)
+        _check_choice("roots", ns.action, ["list", "add", "remove", "reset"])
         roots = self.hub.roots
         if ns.action in ("add", "remove"):
             if not ns.path:
@@ -490,31 +780,85 @@ class MCPMagics(Magics):
                 roots.add(ns.path, ns.name) if ns.action == "add" else roots.remove(ns.path)
             except (FileNotFoundError, KeyError) as exc:
                 raise UsageError(str(exc).strip("'\"")) from None
+        elif ns.action == "reset":
+            roots.reset()
+        if ns.action != "list":
+            told = self.hub.registry.roots_changed()
+            if told:
+                print(f"Told {', '.join(told)} that the roots changed (2025-generation servers cache them).")
         rows = [[e.name or "", e.uri] for e in roots.effective()]
-        return Table(["name", "uri"], rows, title="roots" + ("" if roots.entries else " (default: the notebook's folder)"))
+        title = "roots" + (" (default: the notebook's folder)" if roots.is_default else "")
+        return Table(["name", "uri"], rows, title=title, empty="No roots: servers are offered no folders (%mcp roots reset for the notebook's folder).")
 
     def _do_model(self, words: list[str], cell: str | None) -> Any:
         from .display import Table
         from .sampling import ModelConfig
 
         ns, _ = self._parsers["model"].parse(words)
+        _check_choice("model", ns.action, ["add", "use", "remove", "list"])
         router = self.hub.router
-        if ns.action == "add":
-            if not ns.name or not ns.provider:
-                raise UsageError("%mcp model add NAME PROVIDER [MODEL] [--base-url URL] [--api-key-env VAR]")
-            function = None
-            if ns.provider == "callable":
-                function = self.shell.user_ns.get(ns.model or "")
-                if not callable(function):
-                    raise UsageError("the callable provider needs the name of a function in the notebook as MODEL")
-            router.add(ModelConfig(ns.name, ns.provider, ns.model, ns.base_url, ns.api_key_env, function=function))
-        elif ns.action == "use":
-            try:
-                router.use(ns.name or "")
-            except KeyError as exc:
-                raise UsageError(str(exc).strip("'\"")) from None
-        rows = [[("* " if n == router.default else "  ") + n, c.provider, c.model or "", c.base_url or "", c.api_key_env or ""] for n, c in router.models.items()]
-        return Table(["name", "provider", "model", "base url", "key from env"], rows)
+        try:
+            if ns.action == "add":
+                if not ns.name or not ns.provider:
+                    raise UsageError("%mcp model add NAME PROVIDER [MODEL] [--base-url URL] [--api-key-env VAR] [--cost X --speed X --intelligence X]")
+                function = None
+                if ns.provider == "callable":
+                    function = self.shell.user_ns.get(ns.model or "") if self.shell is not None else None
+                    if not callable(function):
+                        raise UsageError("the callable provider needs the name of a function in the notebook as MODEL: %mcp model add NAME callable FUNCTION")
+                timeout = {"timeout": ns.timeout} if ns.timeout is not None else {}
+                router.add(ModelConfig(ns.name, ns.provider, ns.model, ns.base_url, ns.api_key_env, function=function, cost=ns.cost, speed=ns.speed, intelligence=ns.intelligence, **timeout))
+            elif ns.action in ("use", "remove"):
+                if not ns.name:
+                    raise UsageError(f"%mcp model {ns.action} NAME (see %mcp model list)")
+                if ns.action == "use":
+                    router.use(ns.name)
+                    self.default_model = ns.name
+                else:
+                    router.remove(ns.name)
+        except (KeyError, ValueError) as exc:
+            raise UsageError(str(exc).strip("'\"")) from None
+
+        def rating(value: float | None) -> str:
+            return "" if value is None else f"{value:g}"
+
+        rows = [
+            [("* " if n == router.default else "  ") + n, c.provider, c.model or "", c.base_url or "", c.api_key_env or "", rating(c.cost), rating(c.speed), rating(c.intelligence)]
+            for n, c in router.models.items()
+        ]
+        columns = ["name", "provider", "model", "base url", "key from env", "cost", "speed", "intelligence"]
+        return Table(columns, rows, title=f"models (* answers by default; review: {router.review})")
+
+    def _do_review(self, words: list[str], cell: str | None) -> Any:
+        ns, _ = self._parsers["review"].parse(words)
+        _check_choice("review", ns.policy, ["ask", "always", "never"])
+        if ns.policy:
+            self.review = ns.policy
+        meaning = {
+            "ask": "you see each sampling request and may edit it, then Send or Deny; then the reply, then Return or Deny",
+            "always": "each request and reply is shown in the cell; nothing waits for you",
+            "never": "requests go to the model and replies to the server without being shown",
+        }[self.hub.router.review]
+        print(f"Sampling review: {self.hub.router.review} ({meaning}). Headless runs never review.")
+
+
+@contextlib.contextmanager
+def _root_logging_kept() -> Iterator[None]:
+    """Undo changes a cell makes to the root logger (level and handlers), so INFO chatter from
+    every library (one line per HTTP request) does not flood the notebook afterwards."""
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
+    try:
+        yield
+    finally:
+        root.setLevel(level)
+        root.handlers[:] = handlers
+
+
+def _check_choice(sub: str, value: str | None, choices: list[str]) -> None:
+    """A clear error for a word that is not one of ``choices`` (``None``: nothing was given)."""
+    if value is not None and value not in choices:
+        raise UsageError(f"%mcp {sub}: {value!r} is not one of {', '.join(choices)}")
 
 
 def _parent(kernel: Any) -> dict[str, Any]:
@@ -523,3 +867,8 @@ def _parent(kernel: Any) -> dict[str, Any]:
         return kernel.get_parent("shell") or {}
     except TypeError:
         return kernel.get_parent() or {}
+
+
+def _fresh(ns: argparse.Namespace) -> argparse.Namespace:
+    """The flags of a resume, for calling again from the beginning (same answers, no output var)."""
+    return argparse.Namespace(**{**vars(ns), "output": None})

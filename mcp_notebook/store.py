@@ -1,53 +1,284 @@
 """Saved flow records: what a waiting flow needs to continue after the notebook is reopened.
 
-Records follow DESIGN.md ("Saved flows"): questions and the opaque ``request_state``, never
-answers, keys, headers or tokens. This store keeps them in memory; a front-end backend (the
-JupyterLab extension's comm) can be attached to mirror every save and delete into the notebook's
-metadata.
+A record (DESIGN.md, "Saved flows") holds the questions of the waiting round and the opaque
+``request_state``, never answers, API keys, header values or tokens::
+
+    {"v": 1, "id": "…", "cell_id": "…", "server": {"name": "prov", "target": "http://127.0.0.1:8000/mcp"},
+     "method": "tools/call", "name": "provision", "arguments": {"name": "orders"},
+     "round": 2, "request_state": "<opaque>", "pending": {"region": {...}}, "updated": "…Z"}
+
+The notebook keeps them under the metadata key ``mcp_notebook`` -> ``flows`` -> id. The
+``Store`` is the kernel's table of them. It is fed from three places: flows of this kernel
+(``save``/``delete``, from the runtime loop thread), the JupyterLab extension's ``restore``
+reply (``merge``, on the kernel's main thread or a subshell thread), and a saved ``.ipynb``
+read from disk (``read_notebook``). A ``backend`` (the comm client in ``frontend.py``)
+mirrors every save and delete into the notebook; without one the records live in memory.
+
+Reading is forgiving on purpose: a corrupt block or record never stops a notebook from
+opening. It is skipped, and a warning says in plain words what was ignored.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import Any, Protocol
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timezone
+from typing import Any, Literal, Protocol
 
-__all__ = ["Store", "StoreBackend"]
+__all__ = [
+    "METADATA_KEY",
+    "RECORD_VERSION",
+    "Store",
+    "StoreBackend",
+    "age",
+    "check_record",
+    "parse_block",
+    "parse_flows",
+    "questions",
+    "read_notebook",
+]
+
+METADATA_KEY = "mcp_notebook"
+RECORD_VERSION = 1
+METHODS = ("tools/call", "prompts/get", "resources/read")
+
+Origin = Literal["kernel", "notebook", "file"]
+"""Where a record came from: a flow of this kernel, the extension's restore, or a file read."""
 
 
 class StoreBackend(Protocol):
+    """Mirrors records into the notebook (fire and forget: never waits for an answer)."""
+
     def save(self, record: dict[str, Any]) -> None: ...
     def delete(self, flow_id: str) -> None: ...
 
 
+# ---------------------------------------------------------------------- reading records
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return {str: "a string", bool: "a boolean", int: "a number", float: "a number"}.get(type(value), type(value).__name__)
+
+
+def check_record(key: str, record: Any) -> str | None:
+    """Why ``record`` (saved under ``key``) cannot be resumed, or ``None`` when it can."""
+    if not isinstance(record, dict):
+        return f"saved flow {key!r} is {_kind(record)}, not an object"
+    version = record.get("v")
+    if version != RECORD_VERSION:
+        if isinstance(version, int) and version > RECORD_VERSION:
+            return f"saved flow {key!r} was written by a newer mcp-notebook (record version {version})"
+        return f"saved flow {key!r} has no record version this mcp-notebook reads (v={version!r})"
+    if record.get("id") != key:
+        return f"saved flow {key!r} carries another id ({record.get('id')!r})"
+    server = record.get("server")
+    if not isinstance(server, dict) or not isinstance(server.get("name"), str) or not server.get("name"):
+        return f"saved flow {key!r} does not say which server it talks to"
+    if record.get("method") not in METHODS:
+        return f"saved flow {key!r} has an unknown method {record.get('method')!r}"
+    if not isinstance(record.get("name"), str) or not record["name"]:
+        return f"saved flow {key!r} has no tool, prompt or resource name"
+    if not isinstance(record.get("arguments", {}), dict):
+        return f"saved flow {key!r} has arguments that are {_kind(record.get('arguments'))}, not an object"
+    round_no = record.get("round")
+    if not isinstance(round_no, int) or isinstance(round_no, bool) or round_no < 1:
+        return f"saved flow {key!r} has no valid round number"
+    state = record.get("request_state")
+    if state is not None and not isinstance(state, str):
+        return f"saved flow {key!r} has a request state that is {_kind(state)}, not a string"
+    pending = record.get("pending")
+    if not isinstance(pending, dict) or not pending or not all(isinstance(q, dict) for q in pending.values()):
+        return f"saved flow {key!r} has no questions to ask"
+    return None
+
+
+def parse_flows(flows: Any, where: str = f'"{METADATA_KEY}.flows"') -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """The resumable records of a ``flows`` mapping, and a warning for each one ignored."""
+    if flows is None:
+        return {}, []
+    if not isinstance(flows, dict):
+        return {}, [f"notebook metadata {where} is {_kind(flows)}, not an object; ignored"]
+    records: dict[str, dict[str, Any]] = {}
+    warnings: list[str] = []
+    for key, record in flows.items():
+        problem = check_record(key, record)
+        if problem is None:
+            records[key] = record
+        else:
+            warnings.append(problem + "; ignored")
+    return records, warnings
+
+
+def parse_block(block: Any) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """Records from the notebook metadata block ``mcp_notebook`` (``None`` when absent)."""
+    if block is None:
+        return {}, []
+    if not isinstance(block, dict):
+        return {}, [f'notebook metadata "{METADATA_KEY}" is {_kind(block)}, not an object; ignored']
+    return parse_flows(block.get("flows"))
+
+
+def read_notebook(path: str) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """Records saved in the ``.ipynb`` at ``path``, read with ``nbformat``.
+
+    Raises ``OSError`` when the file cannot be opened; a file that is not a notebook gives a
+    warning and no records.
+    """
+    from nbformat import reader
+
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    try:
+        # No schema validation: only the metadata is needed, and validating a large notebook's
+        # outputs would cost more than everything else here.
+        nb = reader.reads(text)
+        metadata = nb.get("metadata", {})
+    except Exception as exc:  # noqa: BLE001 - NotJSONError, ValidationError, NBFormatError, ...
+        return {}, [f"{path} is not a readable notebook ({type(exc).__name__}); no saved flows read from it"]
+    if not isinstance(metadata, dict):
+        return {}, [f"{path} has no notebook metadata; no saved flows read from it"]
+    return parse_block(metadata.get(METADATA_KEY))
+
+
+def questions(record: Mapping[str, Any]) -> list[str]:
+    """The saved questions of a record, one line each (what the server asked, never answers)."""
+    lines: list[str] = []
+    for key, request in (record.get("pending") or {}).items():
+        method = request.get("method") if isinstance(request, dict) else None
+        params = request.get("params") if isinstance(request, dict) else None
+        params = params if isinstance(params, dict) else {}
+        if method == "elicitation/create":
+            lines.append(str(params.get("message") or key))
+        elif method == "sampling/createMessage":
+            lines.append(f"{key}: a model reply (sampling)")
+        elif method == "roots/list":
+            lines.append(f"{key}: the notebook's roots")
+        else:
+            lines.append(f"{key}: {method}")
+    return lines
+
+
+def age(updated: Any, now: datetime | None = None) -> str:
+    """How long ago a record was written, in a few characters (``"?"`` when unknown)."""
+    if not isinstance(updated, str):
+        return "?"
+    try:
+        when = datetime.fromisoformat(updated.replace("Z", "+00:00"))
+    except ValueError:
+        return "?"
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    seconds = max(0, int(((now or datetime.now(timezone.utc)) - when).total_seconds()))
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds // size} {unit}"
+    return f"{seconds} s"
+
+
+# ---------------------------------------------------------------------- the table
 class Store:
-    """Thread-safe record table (flows save from the loop thread, magics read from the main one)."""
+    """Thread-safe record table.
+
+    Flows save and delete from the runtime loop thread; the magics read on the main thread;
+    the front end's replies may arrive on a subshell thread. Ids deleted in this kernel are
+    remembered, so a restore that was computed before the delete cannot bring them back.
+    """
 
     def __init__(self) -> None:
         self._records: dict[str, dict[str, Any]] = {}
+        self._origin: dict[str, Origin] = {}
+        self._gone: set[str] = set()
         self._lock = threading.Lock()
         self.backend: StoreBackend | None = None
 
+    # -------------------------------------------------------------- flows of this kernel
     def save(self, record: dict[str, Any]) -> None:
         with self._lock:
             self._records[record["id"]] = record
-        if self.backend is not None:
-            self.backend.save(record)
+            self._origin[record["id"]] = "kernel"
+            self._gone.discard(record["id"])
+        backend = self.backend
+        if backend is not None:
+            backend.save(record)
 
     def delete(self, flow_id: str) -> None:
         with self._lock:
             existed = self._records.pop(flow_id, None) is not None
-        if existed and self.backend is not None:
-            self.backend.delete(flow_id)
+            self._origin.pop(flow_id, None)
+            self._gone.add(flow_id)
+        backend = self.backend
+        if existed and backend is not None:
+            backend.delete(flow_id)
 
+    # -------------------------------------------------------------- reading
     def get(self, flow_id: str) -> dict[str, Any] | None:
         with self._lock:
             return self._records.get(flow_id)
 
-    def all(self) -> list[dict[str, Any]]:
+    def origin(self, flow_id: str) -> Origin | None:
         with self._lock:
-            return sorted(self._records.values(), key=lambda r: r.get("updated", ""))
+            return self._origin.get(flow_id)
 
-    def load(self, records: dict[str, dict[str, Any]]) -> None:
-        """Take records restored from a notebook (without echoing them back as saves)."""
+    def all(self) -> list[dict[str, Any]]:
+        """Every record, oldest first."""
         with self._lock:
-            self._records.update(records)
+            return sorted(self._records.values(), key=lambda r: str(r.get("updated", "")))
+
+    def ids(self, origin: Origin | None = None) -> list[str]:
+        with self._lock:
+            return [i for i, o in self._origin.items() if origin is None or o == origin]
+
+    def for_cell(self, cell_id: str) -> list[dict[str, Any]]:
+        """Records started in the cell ``cell_id``, newest first."""
+        with self._lock:
+            found = [r for r in self._records.values() if r.get("cell_id") == cell_id]
+        return sorted(found, key=lambda r: str(r.get("updated", "")), reverse=True)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._records)
+
+    # -------------------------------------------------------------- restoring
+    def merge(self, records: Mapping[str, dict[str, Any]], origin: Origin) -> tuple[list[str], list[str]]:
+        """Take checked records from the notebook or a file, without echoing them as saves.
+
+        A record this kernel already holds is kept (it is at least as new), unless it was only
+        read from a file and the notebook now has one. Returns ``(added, stale)``: the ids taken,
+        and the ids skipped because this kernel deleted them (a flow finished or was forgotten).
+        """
+        added: list[str] = []
+        stale: list[str] = []
+        with self._lock:
+            for flow_id, record in records.items():
+                if flow_id in self._gone:
+                    stale.append(flow_id)
+                    continue
+                current = self._origin.get(flow_id)
+                if current is None or (current == "file" and origin == "notebook"):
+                    self._records[flow_id] = record
+                    self._origin[flow_id] = origin
+                    added.append(flow_id)
+        return added, stale
+
+    def load(self, records: Mapping[str, dict[str, Any]]) -> None:
+        """Take records restored from a notebook (kept for callers of the first version)."""
+        self.merge(records, "notebook")
+
+    def forget_all(self) -> list[str]:
+        """Drop every record; returns their ids (the caller tells the notebook)."""
+        with self._lock:
+            ids = list(self._records)
+            self._records.clear()
+            self._origin.clear()
+            self._gone.update(ids)
+        return ids
+
+    def kernel_records(self, exclude: Iterable[str] = ()) -> list[dict[str, Any]]:
+        """Records written by flows of this kernel, except ``exclude`` (for a page that reconnects)."""
+        skip = set(exclude)
+        with self._lock:
+            return [r for i, r in self._records.items() if self._origin.get(i) == "kernel" and i not in skip]

@@ -205,7 +205,11 @@ async def test_plain_tools_and_content(mode: Mode) -> None:
     """echo, add, fail, showcase (every content kind), the readme and the listing."""
     async with Client(demo, mode=mode) as client:
         tools = {tool.name for tool in (await client.list_tools()).tools}
-        assert tools == {"provision_db", "slow_count", "echo", "add", "showcase", "fail", "ask_everything"}
+        assert tools == {
+            "provision_db", "slow_count", "echo", "add", "showcase", "fail", "ask_everything",
+            "request_headers", "process_info",  # transport checks
+            "summarize", "sample_with_tools", "list_my_roots",  # sampling and roots (issue 4)
+        }
 
         echoed = await client.call_tool("echo", {"text": "hello"})
         assert [text_of(b) for b in echoed.content] == ["hello"]

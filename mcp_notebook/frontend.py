@@ -1,0 +1,270 @@
+"""The kernel side of the notebook's memory: the ``mcp_notebook`` comm and the ``.ipynb`` fallback.
+
+The JupyterLab extension (``labextension/``) owns the notebook model. When the extension
+loads, the kernel opens a comm to target ``mcp_notebook`` saying ``hello``; the extension
+answers ``restore`` with the records saved in the notebook, and afterwards ``ack`` for every
+``save`` and ``delete`` (protocol in ``labextension/README.md``). Facts this module is built on
+(checked with JupyterLab 4.6 and ipykernel 7.4):
+
+* Replies reach the kernel's main thread only after the running cell ends, so nothing here
+  ever waits for one: saves and deletes are fire and forget, and the records of the restore
+  are there for the *next* cell.
+* Without the extension JupyterLab answers the comm_open with a comm_close; with no front
+  end at all (nbclient, nbval, papermill) nothing ever comes back; outside a kernel the comm
+  is a ``DummyComm`` that does nothing.
+* Every connected front end answers, and a page reloaded while the kernel runs sends an
+  unsolicited ``restore`` with ``"reason": "reconnect"`` holding what that page has.
+
+Without the extension the records of the saved ``.ipynb`` are read from disk with
+``nbformat`` (``__session__`` when the kernel knows it, or ``%mcp flows --from PATH``), new
+records stay in this kernel, and the user is told so once, plainly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from typing import Any, Literal
+
+from .store import Store, parse_flows, read_notebook
+
+__all__ = ["COMM_TARGET", "Frontend", "attach", "detach", "get_frontend"]
+
+COMM_TARGET = "mcp_notebook"
+PROTOCOL_VERSION = 1
+
+Status = Literal["pending", "connected", "absent", "none"]
+"""``pending``: hello sent, no answer yet; ``connected``: the extension answered;
+``absent``: the front end closed the comm (no extension); ``none``: no kernel, nothing to ask."""
+
+NOT_SAVED_NOTICE = (
+    "Note: flows waiting for input are kept in this kernel only and will not be saved in the "
+    "notebook, because the mcp-notebook JupyterLab extension is not active here. "
+    "They last until the kernel stops."
+)
+
+
+class Frontend:
+    """Client of the extension's comm; the ``Store``'s backend."""
+
+    def __init__(self, store: Store, shell: Any = None) -> None:
+        self.store = store
+        self.shell = shell
+        self.status: Status = "none"
+        self.path: str | None = None  # the notebook's path as the front end reports it
+        self.warnings: list[str] = []  # not yet shown to the user
+        self.replies = 0  # restore/ack/error messages received (tests, bench)
+        self.files_read: list[str] = []
+        self._comm: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._session_read = False
+        self._noticed = False
+
+    # ------------------------------------------------------------------ lifecycle
+    def open(self) -> None:
+        """Say hello to the front end (at ``%load_ext``); the answer arrives after this cell."""
+        kernel = getattr(self.shell, "kernel", None)
+        if kernel is None:
+            self.status = "none"
+            return
+        try:
+            from comm import create_comm
+
+            comm = create_comm(target_name=COMM_TARGET, data={"op": "hello", "v": PROTOCOL_VERSION})
+        except Exception:  # noqa: BLE001 - a kernel without comms: behave as without a front end
+            self.status = "none"
+            return
+        if type(comm).__name__ == "DummyComm":
+            self.status = "none"
+            return
+        try:
+            self._loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._loop = None
+        comm.on_msg(self._on_msg)
+        comm.on_close(self._on_close)
+        self._comm = comm
+        self.status = "pending"
+
+    def close(self) -> None:
+        """Close the comm (``%unload_ext``); the notebook keeps what it has."""
+        comm, self._comm = self._comm, None
+        if comm is not None:
+            comm.on_msg(None)
+            comm.on_close(None)
+            try:
+                comm.close()
+            except Exception:  # noqa: BLE001 - closing must not fail
+                pass
+        self.status = "none"
+
+    # ------------------------------------------------------------------ StoreBackend (any thread)
+    def save(self, record: dict[str, Any]) -> None:
+        self._send({"op": "save", "record": record})
+
+    def delete(self, flow_id: str) -> None:
+        self._send({"op": "delete", "id": flow_id})
+
+    def delete_all(self) -> None:
+        self._send({"op": "delete", "all": True})
+
+    def _send(self, data: dict[str, Any]) -> None:
+        """Send on the kernel's own loop (a comm belongs to the main thread); never wait."""
+        comm = self._comm
+        if comm is None or self.status in ("absent", "none"):
+            return
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            self._publish(comm, data)
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            self._publish(comm, data)
+        else:
+            loop.call_soon_threadsafe(self._publish, comm, data)
+
+    @staticmethod
+    def _publish(comm: Any, data: dict[str, Any]) -> None:
+        try:
+            if not getattr(comm, "_closed", False):
+                comm.send(data)
+        except Exception as exc:  # noqa: BLE001 - a lost save must not break the flow
+            print(f"mcp-notebook: could not send a saved flow to the notebook: {exc}", file=sys.__stderr__)
+
+    # ------------------------------------------------------------------ replies (main or subshell thread)
+    def _on_msg(self, msg: dict[str, Any]) -> None:
+        data = msg.get("content", {}).get("data") or {}
+        self.handle(data)
+
+    def handle(self, data: dict[str, Any]) -> None:
+        """One message from the front end (public so the benchmark can feed restores)."""
+        if not isinstance(data, dict):
+            return
+        self.replies += 1
+        op = data.get("op")
+        if data.get("warnings"):
+            self.warnings.extend(f"notebook: {w}" for w in data["warnings"] if isinstance(w, str))
+        if op == "restore":
+            self._on_restore(data)
+        elif op == "path":
+            self.path = data.get("path") if isinstance(data.get("path"), str) else self.path
+        elif op == "error":
+            self.warnings.append(f"the notebook refused a {data.get('for') or 'message'}: {data.get('message')}")
+
+    def _on_restore(self, data: dict[str, Any]) -> None:
+        self.status = "connected"
+        if isinstance(data.get("path"), str):
+            self.path = data["path"]
+        records, warnings = parse_flows(data.get("flows"))
+        self.warnings.extend(warnings)
+        _added, stale = self.store.merge(records, "notebook")
+        if data.get("reason") == "reconnect":
+            # A reloaded page has what was last saved to disk: put back what this kernel
+            # knows better (flows waiting here, flows that finished here).
+            for flow_id in stale:
+                self._send({"op": "delete", "id": flow_id})
+            for record in self.store.kernel_records(exclude=records):
+                self._send({"op": "save", "record": record})
+
+    def _on_close(self, msg: dict[str, Any]) -> None:
+        self._comm = None
+        self.status = "absent"
+
+    # ------------------------------------------------------------------ the .ipynb fallback
+    def session_path(self) -> str | None:
+        """The saved notebook of this kernel, when the kernel knows it (``__session__``)."""
+        ns = getattr(self.shell, "user_ns", None) or {}
+        value = ns.get("__session__")
+        if not isinstance(value, str) or not value:
+            return None
+        if os.path.exists(value):
+            return value
+        base = os.path.basename(value)  # a path relative to the server root; the kernel runs beside it
+        return base if base and os.path.exists(base) else None
+
+    def ensure_loaded(self) -> None:
+        """Before listing or resuming: without the extension's restore, read ``__session__`` once."""
+        if self.status == "connected" or self._session_read:
+            return
+        self._session_read = True
+        path = self.session_path()
+        if path is not None:
+            try:
+                self.read_file(path)
+            except OSError as exc:
+                self.warnings.append(f"could not read the saved notebook {path}: {exc.strerror or exc}")
+
+    def read_file(self, path: str) -> list[str]:
+        """Take the records saved in the notebook at ``path``; returns the ids added."""
+        records, warnings = read_notebook(path)
+        self.warnings.extend(f"{os.path.basename(path)}: {w}" for w in warnings)
+        added, _stale = self.store.merge(records, "file")
+        self.files_read.append(path)
+        return added
+
+    # ------------------------------------------------------------------ telling the user
+    def saves(self, interactive: bool) -> bool:
+        """Whether records written now reach the notebook (pending counts only in a live front end)."""
+        return self.status == "connected" or (self.status == "pending" and interactive)
+
+    def notice(self, interactive: bool) -> str | None:
+        """The one plain notice that records will not be saved: returned once, then ``None``."""
+        if self._noticed or self.saves(interactive):
+            return None
+        self._noticed = True
+        return NOT_SAVED_NOTICE
+
+    def take_warnings(self) -> list[str]:
+        """Warnings not shown yet (corrupt metadata, refused messages); each is shown once."""
+        out, self.warnings = self.warnings, []
+        return list(dict.fromkeys(out))
+
+    def describe(self) -> str:
+        """Where the saved flows live, for ``%mcp flows``."""
+        if self.status == "connected":
+            return f"saved in {self.path}" if self.path else "saved in the notebook"
+        if self.files_read:
+            names = ", ".join(dict.fromkeys(os.path.basename(p) for p in self.files_read))
+            return f"read from {names}; changes stay in this kernel"
+        return "kept in this kernel"
+
+
+_frontend: Frontend | None = None
+
+
+def get_frontend() -> Frontend:
+    """The process's front-end client (one without a comm until the extension is loaded)."""
+    global _frontend
+    if _frontend is None:
+        from .api import get_hub
+
+        _frontend = Frontend(get_hub().store)
+    return _frontend
+
+
+def attach(shell: Any) -> Frontend:
+    """``%load_ext``: back the hub's store by the notebook and say hello."""
+    global _frontend
+    from .api import get_hub
+
+    detach()
+    store = get_hub().store
+    frontend = Frontend(store, shell)
+    store.backend = frontend
+    _frontend = frontend
+    frontend.open()
+    return frontend
+
+
+def detach() -> None:
+    """``%unload_ext``: close the comm; records stay in the kernel's store."""
+    global _frontend
+    frontend, _frontend = _frontend, None
+    if frontend is not None:
+        if frontend.store.backend is frontend:
+            frontend.store.backend = None
+        frontend.close()

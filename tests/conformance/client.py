@@ -1,0 +1,60 @@
+"""The notebook as a client under the official MCP conformance suite.
+
+``npx @modelcontextprotocol/conformance client --command "python tests/conformance/client.py"
+--scenario NAME`` starts a scenario's test server, then runs this script with the server's URL as
+the last argument and the scenario's name in ``MCP_CONFORMANCE_SCENARIO``. The script does what a
+notebook user would: it starts an IPython shell, loads the extension, goes headless
+(``%config MCPMagics.interactive = False``) and runs ``%mcp`` magics against the URL. Elicitation
+forms are answered by the same form model a person fills (here with ``--accept-defaults``).
+
+Exit status 0 when every magic succeeded; the suite judges the protocol side itself.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+
+# What each scenario asks of a client, as the magics a notebook user would type.
+SCENARIOS: dict[str, list[str]] = {
+    # the handshake (protocol version, clientInfo), then a first request
+    "initialize": ["tools conformance"],
+    # list the tools, call add_numbers with typed arguments (numbers, not strings)
+    "tools_call": ["tools conformance", "call conformance.add_numbers a=5 b=3"],
+    # a form whose every field has a default: accept it with the defaults (SEP-1034)
+    "elicitation-sep1034-client-defaults": ["call conformance.test_client_elicitation_defaults --accept-defaults"],
+}
+
+
+def run(url: str, scenario: str, say: Callable[[str], None] = print) -> None:
+    from IPython.testing.globalipapp import start_ipython
+
+    ip = start_ipython()
+    ip.run_line_magic("load_ext", "mcp_notebook")
+    ip.run_line_magic("config", "MCPMagics.interactive = False")
+    lines = ["connect conformance " + url, *SCENARIOS.get(scenario, ["tools conformance"]), "disconnect conformance"]
+    for line in lines:
+        say(f"%mcp {line}")
+        result = ip.run_line_magic("mcp", line)
+        if result is not None and hasattr(result, "_repr_mimebundle_"):
+            say(result._repr_mimebundle_().get("text/plain", ""))
+        elif result is not None and hasattr(result, "result"):
+            say(repr(result.result()))
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 2:
+        print("usage: client.py [ARGS...] SERVER_URL  (scenario name in MCP_CONFORMANCE_SCENARIO)", file=sys.stderr)
+        return 2
+    url, scenario = argv[-1], os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    try:
+        run(url, scenario)
+    except Exception as exc:  # noqa: BLE001 - report in one line, fail the run
+        print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,232 @@
+"""Roots: the notebook's folder by default, edited with ``%mcp roots``, answered in both generations.
+
+2026-07-28 servers ask inside each request's ``input_requests``; 2025 servers ask over the
+back-channel and may cache the answer, so they are sent ``notifications/roots/list_changed`` when
+the list changes. A low-level server here caches its roots until told, which is what makes the
+notification matter.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from IPython.core.error import UsageError
+
+from mcp.server import Server, ServerRequestContext
+from mcp.types import (
+    CallToolRequestParams,
+    CallToolResult,
+    InputRequiredResult,
+    ListRootsRequest,
+    ListToolsResult,
+    PaginatedRequestParams,
+    TextContent,
+    Tool,
+)
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+from mcp_notebook.roots import Roots
+
+from .conftest import REPO_ROOT
+
+
+# ---------------------------------------------------------------------- the Roots model
+def test_default_is_the_notebook_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert Roots().result().roots[0].uri.path == tmp_path.resolve().as_uri()[len("file://"):]
+    notebook = tmp_path / "work" / "analysis.ipynb"
+    notebook.parent.mkdir()
+    [root] = Roots(session_path=str(notebook)).result().roots
+    assert (str(root.uri), root.name) == (notebook.parent.resolve().as_uri(), "notebook folder")
+    # a relative __session__ is relative to the Jupyter server's root; the kernel already runs in the notebook's folder
+    assert str(Roots(session_path="sub/analysis.ipynb").result().roots[0].uri) == tmp_path.resolve().as_uri()
+
+
+def test_add_keeps_the_default_remove_and_reset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data").mkdir()
+    roots = Roots()
+    roots.add("data", "data")
+    assert [(r.name, str(r.uri)) for r in roots.result().roots] == [
+        ("notebook folder", tmp_path.resolve().as_uri()),
+        ("data", (tmp_path / "data").resolve().as_uri()),
+    ]
+    roots.add("data", "renamed")  # the same path again renames, never duplicates
+    assert [r.name for r in roots.result().roots] == ["notebook folder", "renamed"]
+    roots.remove(str(tmp_path))
+    assert [r.name for r in roots.result().roots] == ["renamed"]
+    roots.remove("data")
+    assert roots.result().roots == []  # an empty list is a real answer: no folders
+    roots.reset()
+    assert [r.name for r in roots.result().roots] == ["notebook folder"]
+    with pytest.raises(FileNotFoundError, match="no such folder or file: nowhere"):
+        roots.add("nowhere")
+    with pytest.raises(KeyError, match="not a root"):
+        roots.remove("data")
+
+
+# ---------------------------------------------------------------------- a server that caches its roots (2025 style)
+class CachingServer:
+    """Low-level server with one tool, ``where``, that names its roots.
+
+    2025 sessions: asks ``roots/list`` once and keeps the answer until
+    ``notifications/roots/list_changed`` arrives. 2026-07-28: asks in every request.
+    """
+
+    def __init__(self) -> None:
+        self.cached: list[Any] | None = None
+        self.asked = 0
+        self.notified = 0
+
+    def build(self) -> Server[Any]:
+        async def list_tools(ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None) -> ListToolsResult:
+            return ListToolsResult(tools=[Tool(name="where", input_schema={"type": "object", "properties": {}})])
+
+        async def call_tool(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult | InputRequiredResult:
+            if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                answer = (params.input_responses or {}).get("roots")
+                if answer is None:
+                    return InputRequiredResult(input_requests={"roots": ListRootsRequest()})
+                roots = answer.roots
+            else:
+                if self.cached is None:
+                    self.cached = (await ctx.session.list_roots()).roots
+                    self.asked += 1
+                roots = self.cached
+            return CallToolResult(content=[TextContent(type="text", text=", ".join(r.name or "?" for r in roots))])
+
+        async def roots_changed(ctx: ServerRequestContext[Any], params: Any) -> None:
+            self.cached = None
+            self.notified += 1
+
+        return Server("caching", on_list_tools=list_tools, on_call_tool=call_tool, on_roots_list_changed=roots_changed)
+
+
+# ---------------------------------------------------------------------- through the magics
+@pytest.fixture(scope="module")
+def ip() -> Iterator[Any]:
+    from IPython import get_ipython
+    from IPython.testing.globalipapp import start_ipython
+
+    shell = start_ipython() or get_ipython()  # the global test shell may already be running
+    shell.run_line_magic("load_ext", "mcp_notebook")
+    shell.run_line_magic("config", "MCPMagics.interactive = False")
+    caching = CachingServer()
+    shell.user_ns["caching_server"] = caching.build()
+    shell.user_ns["caching_state"] = caching
+    for line in (
+        "connect r26 mcp_notebook.demo:demo",
+        "connect r25 mcp_notebook.demo:demo --protocol legacy",
+        "connect cache25 caching_server --protocol legacy",
+        "connect cache26 caching_server",
+    ):
+        shell.run_line_magic("mcp", line)
+    yield shell
+    from mcp_notebook.api import get_hub
+
+    hub = get_hub()
+    for name in ("r26", "r25", "cache25", "cache26"):
+        if name in hub.registry:
+            hub.registry.disconnect(name)
+    hub.roots.reset()
+
+
+@pytest.fixture(autouse=True)
+def default_roots(ip: Any) -> Iterator[None]:
+    from mcp_notebook.api import get_hub
+
+    get_hub().roots.reset()
+    yield
+    get_hub().roots.reset()
+
+
+def mcp(ip: Any, line: str) -> Any:
+    return ip.run_line_magic("mcp", line)
+
+
+def here() -> str:
+    """What the notebook folder is in this process (no ``__session__``: the working directory)."""
+    return Path(os.getcwd()).resolve().as_uri()
+
+
+@pytest.mark.parametrize("conn", ["r26", "r25"])
+def test_servers_of_both_generations_get_the_roots(ip: Any, tmp_path: Path, conn: str) -> None:
+    flow = mcp(ip, f"call {conn}.list_my_roots")
+    assert flow.result().content[0].text == f"notebook folder: {here()}"
+    assert "roots: answered with 1 root (notebook folder)" in flow.notes
+    mcp(ip, f"roots add {tmp_path} --name scratch")
+    text = mcp(ip, f"call {conn}.list_my_roots").result().content[0].text
+    assert text == f"notebook folder: {here()}\nscratch: {tmp_path.resolve().as_uri()}"
+    mcp(ip, f"roots remove {os.getcwd()}")
+    assert mcp(ip, f"call {conn}.list_my_roots").result().content[0].text == f"scratch: {tmp_path.resolve().as_uri()}"
+    mcp(ip, f"roots remove {tmp_path}")
+    assert mcp(ip, f"call {conn}.list_my_roots").result().content[0].text == "The client offers no roots."
+
+
+def test_roots_command(ip: Any, tmp_path: Path) -> None:
+    table = mcp(ip, "roots")._repr_mimebundle_()["text/plain"]
+    assert "(default: the notebook's folder)" in table and here() in table
+    listed = mcp(ip, f"roots add {tmp_path} --name scratch")._repr_mimebundle_()["text/plain"]
+    assert "scratch" in listed and tmp_path.resolve().as_uri() in listed and "default" not in listed
+    assert "scratch" in mcp(ip, "roots list")._repr_mimebundle_()["text/plain"]
+    assert "scratch" not in mcp(ip, "roots reset")._repr_mimebundle_()["text/plain"]
+    for line, message in [
+        ("roots add", "needs a PATH"),
+        ("roots add /no/such/folder/anywhere", "no such folder or file"),
+        (f"roots remove {tmp_path}", "is not a root"),
+        ("roots rename x", "'rename' is not one of list, add, remove, reset"),
+    ]:
+        with pytest.raises(UsageError, match=message):
+            mcp(ip, line)
+
+
+def test_a_2025_server_that_cached_roots_is_told_they_changed(ip: Any, tmp_path: Path, capsys: Any) -> None:
+    state = ip.user_ns["caching_state"]
+    assert mcp(ip, "call cache25.where").result().content[0].text == "notebook folder"
+    assert mcp(ip, "call cache25.where").result().content[0].text == "notebook folder"
+    assert state.asked == 1  # cached: asked once
+    notified = state.notified
+    capsys.readouterr()
+    mcp(ip, f"roots add {tmp_path} --name scratch")
+    out = capsys.readouterr().out
+    assert "Told " in out and "cache25" in out and "r25" in out
+    assert "cache26" not in out and "r26" not in out  # 2026-07-28 has no such notification (it asks every time)
+    deadline = time.monotonic() + 10
+    while state.notified == notified and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert state.notified == notified + 1
+    assert mcp(ip, "call cache25.where").result().content[0].text == "notebook folder, scratch"  # asked again
+    assert state.asked == 2
+    # the 2026-07-28 connection asks in each request, so it is right without being told
+    assert mcp(ip, "call cache26.where").result().content[0].text == "notebook folder, scratch"
+    mcp(ip, "roots reset")
+    deadline = time.monotonic() + 10
+    while state.notified == notified + 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert mcp(ip, "call cache25.where").result().content[0].text == "notebook folder"
+
+
+# ---------------------------------------------------------------------- a real kernel that knows its notebook
+def test_kernel_default_root_comes_from_session(tmp_path: Path) -> None:
+    from .kernel_harness import Kernel
+
+    notebook = tmp_path / "project" / "analysis.ipynb"
+    notebook.parent.mkdir()
+    kernel = Kernel(cwd=str(REPO_ROOT), env={"JPY_SESSION_NAME": str(notebook)})
+    try:
+        cell = kernel.execute(
+            "%load_ext mcp_notebook\n"
+            "%mcp connect demo mcp_notebook.demo:demo\n"
+            "%mcp connect old mcp_notebook.demo:demo --protocol legacy\n"
+            "%mcp call demo.list_my_roots\n"
+            "%mcp call old.list_my_roots"
+        )
+        expected = f"notebook folder: {notebook.parent.resolve().as_uri()}"
+        assert kernel.text_of_cell(cell).count(expected) == 2
+        assert REPO_ROOT.as_uri() + "\n" not in kernel.text_of_cell(cell)
+    finally:
+        kernel.close()

@@ -1,0 +1,176 @@
+"""Saved-flow records without a kernel: checking, reading notebooks, the store, the comm client's logic."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+from mcp_notebook.frontend import NOT_SAVED_NOTICE, Frontend
+from mcp_notebook.store import Store, age, check_record, parse_block, questions, read_notebook
+
+
+def record(flow_id: str = "f1", **changes: Any) -> dict[str, Any]:
+    base = {
+        "v": 1,
+        "id": flow_id,
+        "cell_id": "c1",
+        "server": {"name": "prov", "target": "http://127.0.0.1:8000/mcp"},
+        "method": "tools/call",
+        "name": "provision",
+        "arguments": {"name": "orders"},
+        "round": 1,
+        "request_state": "opaque",
+        "pending": {"region": {"method": "elicitation/create", "params": {"message": "Which region?", "requestedSchema": {}}}},
+        "updated": "2026-11-30T10:00:00Z",
+    }
+    return {**base, **changes}
+
+
+class FakeComm:
+    def __init__(self) -> None:
+        self.sent: list[dict[str, Any]] = []
+        self._closed = False
+
+    def send(self, data: dict[str, Any]) -> None:
+        self.sent.append(data)
+
+
+def frontend(store: Store | None = None) -> tuple[Frontend, FakeComm]:
+    store = store or Store()
+    fe = Frontend(store)
+    store.backend = fe
+    fe._comm, fe.status = FakeComm(), "pending"
+    return fe, fe._comm
+
+
+# ---------------------------------------------------------------------- checking and reading
+@pytest.mark.parametrize(
+    ("changes", "problem"),
+    [
+        ({"v": 2}, "newer mcp-notebook"),
+        ({"v": None}, "no record version"),
+        ({"id": "other"}, "carries another id"),
+        ({"server": {"target": {}}}, "which server"),
+        ({"method": "tools/list"}, "unknown method"),
+        ({"name": ""}, "no tool, prompt or resource name"),
+        ({"arguments": [1]}, "arguments that are an array"),
+        ({"round": 0}, "no valid round"),
+        ({"round": True}, "no valid round"),
+        ({"request_state": 5}, "request state that is a number"),
+        ({"pending": {}}, "no questions"),
+    ],
+)
+def test_check_record_names_the_problem(changes: dict[str, Any], problem: str) -> None:
+    assert check_record("f1", record()) is None
+    assert problem in (check_record("f1", record(**changes)) or "")
+
+
+def test_parse_block_keeps_good_records_and_warns_about_the_rest() -> None:
+    assert parse_block(None) == ({}, [])
+    assert parse_block([]) == ({}, ['notebook metadata "mcp_notebook" is an array, not an object; ignored'])
+    assert parse_block({"flows": "x"})[1] == ['notebook metadata "mcp_notebook.flows" is a string, not an object; ignored']
+    records, warnings = parse_block({"flows": {"f1": record(), "bad": None}})
+    assert list(records) == ["f1"] and warnings == ["saved flow 'bad' is null, not an object; ignored"]
+
+
+def test_read_notebook(tmp_path: Path) -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["mcp_notebook"] = {"flows": {"f1": record()}}
+    path = tmp_path / "nb.ipynb"
+    nbformat.write(nb, str(path))
+    assert read_notebook(str(path)) == ({"f1": record()}, [])
+    (tmp_path / "broken.ipynb").write_text("{not json")
+    records, warnings = read_notebook(str(tmp_path / "broken.ipynb"))
+    assert records == {} and "not a readable notebook" in warnings[0]
+    with pytest.raises(OSError):
+        read_notebook(str(tmp_path / "missing.ipynb"))
+
+
+def test_age_and_questions() -> None:
+    now = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
+    stamp = lambda delta: (now - delta).strftime("%Y-%m-%dT%H:%M:%SZ")  # noqa: E731
+    assert age(stamp(timedelta(seconds=5)), now) == "5 s"
+    assert age(stamp(timedelta(minutes=3)), now) == "3 min"
+    assert age(stamp(timedelta(hours=2)), now) == "2 h"
+    assert age(stamp(timedelta(days=4)), now) == "4 d"
+    assert age("yesterday", now) == "?" and age(None, now) == "?"
+    pending = {"a": {"method": "elicitation/create", "params": {"message": "Which region?"}}, "b": {"method": "sampling/createMessage", "params": {}}}
+    assert questions(record(pending=pending)) == ["Which region?", "b: a model reply (sampling)"]
+
+
+# ---------------------------------------------------------------------- the store
+def test_store_merge_never_resurrects_deleted_flows() -> None:
+    store = Store()
+    store.save(record("mine"))
+    store.delete("done")  # finished here before the restore arrived
+    added, stale = store.merge({"mine": record("mine", round=9), "done": record("done"), "other": record("other")}, "notebook")
+    assert added == ["other"] and stale == ["done"]
+    assert store.get("mine")["round"] == 1  # this kernel's copy is at least as new
+    assert store.origin("other") == "notebook" and store.origin("mine") == "kernel"
+    # a record read from a file gives way to the notebook's
+    store.merge({"filed": record("filed", round=1)}, "file")
+    store.merge({"filed": record("filed", round=2)}, "notebook")
+    assert store.get("filed")["round"] == 2
+    assert [r["id"] for r in store.for_cell("c1")]  # by cell
+    assert sorted(store.forget_all()) == ["filed", "mine", "other"] and len(store) == 0
+
+
+# ---------------------------------------------------------------------- the comm client
+def test_restore_fills_the_store_and_saves_go_through_the_comm() -> None:
+    fe, comm = frontend()
+    fe.handle({"op": "restore", "v": 1, "reason": "hello", "flows": {"f1": record(), "x": 3}, "path": "dir/nb.ipynb"})
+    assert fe.status == "connected" and fe.path == "dir/nb.ipynb"
+    assert fe.store.get("f1") == record() and comm.sent == []  # restored, not echoed
+    assert fe.take_warnings() == ["saved flow 'x' is a number, not an object; ignored"] and fe.take_warnings() == []
+    fe.store.save(record("f2"))
+    fe.store.delete("f1")
+    fe.store.delete("never-saved")  # nothing to tell the notebook
+    assert comm.sent == [{"op": "save", "record": record("f2")}, {"op": "delete", "id": "f1"}]
+    fe.handle({"op": "ack", "id": "f1", "warnings": ['notebook metadata "mcp_notebook" is a string, not an object; dropped']})
+    fe.handle({"op": "error", "for": "save", "message": "record has no string \"id\""})
+    assert len(fe.take_warnings()) == 2
+    fe.handle({"op": "path", "path": "renamed.ipynb"})
+    assert fe.describe() == "saved in renamed.ipynb"
+
+
+def test_reconnect_restore_puts_back_what_the_kernel_knows() -> None:
+    fe, comm = frontend()
+    fe.handle({"op": "restore", "reason": "hello", "flows": {"old": record("old")}})
+    fe.store.save(record("live"))  # waiting in this kernel, page reloaded before a save
+    fe.store.delete("old")  # finished here
+    comm.sent.clear()
+    fe.handle({"op": "restore", "reason": "reconnect", "flows": {"old": record("old")}})
+    assert comm.sent == [{"op": "delete", "id": "old"}, {"op": "save", "record": record("live")}]
+    assert fe.store.get("old") is None
+
+
+def test_without_the_extension_records_stay_in_memory_with_one_notice() -> None:
+    fe, comm = frontend()
+    assert fe.saves(interactive=True) and not fe.saves(interactive=False)  # pending: a live front end may answer
+    fe._on_close({})
+    assert fe.status == "absent"
+    fe.store.save(record())
+    assert comm.sent == [] and fe.store.get("f1") is not None
+    assert fe.notice(interactive=True) == NOT_SAVED_NOTICE
+    assert fe.notice(interactive=True) is None  # once
+
+
+def test_session_file_is_read_once(tmp_path: Path) -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["mcp_notebook"] = {"flows": {"f1": record()}}
+    nbformat.write(nb, str(tmp_path / "nb.ipynb"))
+
+    class Shell:
+        user_ns = {"__session__": str(tmp_path / "nb.ipynb")}
+
+    fe = Frontend(Store(), Shell())
+    fe.ensure_loaded()
+    assert fe.store.get("f1") is not None and fe.describe() == "read from nb.ipynb; changes stay in this kernel"
+    fe.store.delete("f1")
+    fe.ensure_loaded()
+    fe.read_file(str(tmp_path / "nb.ipynb"))  # read again on purpose: a finished flow stays finished
+    assert fe.store.get("f1") is None
