@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
+import urllib.error
 import urllib.request
 from typing import Any
 
@@ -40,7 +41,14 @@ def put_notebook(lab: str, name: str, nb: dict[str, Any]) -> None:
 
 
 def saved_flows(lab: str, name: str) -> dict[str, Any]:
-    return api(lab, f"contents/{name}?content=1")["content"]["metadata"].get("mcp_notebook", {}).get("flows", {})
+    """The records on disk; ``{}`` while the server is still writing the file (it answers 500 then)."""
+    try:
+        model = api(lab, f"contents/{name}?content=1")
+    except urllib.error.HTTPError as exc:
+        if exc.code >= 500:
+            return {}
+        raise
+    return model["content"]["metadata"].get("mcp_notebook", {}).get("flows", {})
 
 
 def shut_down_kernels(lab: str) -> None:
