@@ -292,10 +292,8 @@ class FormModel:
         errors: dict[str, str] = {}
         if not isinstance(content, dict):
             return {"": "the answer must be a JSON object"}
-        schema = _checkable(self.schema)
-        validator_cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
         try:
-            validator = validator_cls(schema, format_checker=_format_checker())
+            validator = _validator_for(self.schema)
             found = list(validator.iter_errors(content))
         except jsonschema.exceptions.SchemaError as exc:
             return {"": f"the server's schema is not valid JSON Schema: {exc.message}"}
@@ -498,6 +496,26 @@ def _a(expected: Any) -> str:
     if isinstance(expected, list):
         return " or ".join(names.get(str(e), str(e)) for e in expected)
     return names.get(str(expected), str(expected))
+
+
+_VALIDATORS: dict[str, Any] = {}
+
+
+def _validator_for(requested: dict[str, Any]) -> Any:
+    """A compiled validator per distinct schema: servers ask the same questions round after round,
+    and building a jsonschema validator costs more than checking an answer with it."""
+    import jsonschema
+
+    key = json.dumps(requested, sort_keys=True, default=str)
+    validator = _VALIDATORS.get(key)
+    if validator is None:
+        schema = _checkable(requested)
+        validator_cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        validator = validator_cls(schema, format_checker=_format_checker())
+        if len(_VALIDATORS) >= 256:
+            _VALIDATORS.clear()
+        _VALIDATORS[key] = validator
+    return validator
 
 
 _CHECKER: Any = None
