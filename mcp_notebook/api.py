@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import shlex
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
 from .answering import Answerer, FormUI
 from .connections import Connection, Registry, Target, registry
@@ -113,6 +113,59 @@ class Hub:
         )
         self.last_flow = flow
         return flow.start()
+
+    def reconnect(self, record: dict[str, Any]) -> Connection:
+        """The connection a saved flow talks to: open by its name, else reconnected from its saved target.
+
+        Says plainly what the user must supply again when the record cannot (an in-notebook server,
+        header or environment values, which are never saved).
+        """
+        server = record["server"]
+        name, flow_id = server["name"], record["id"]
+        target = server.get("target") if isinstance(server.get("target"), str) else ""
+        registry = self.registry
+        if name in registry:
+            conn = registry.get(name)
+            if conn.is_open:
+                return conn
+            reconnected = registry.connect(name, conn.target, protocol=conn.protocol, log_level=conn.log_level, read_timeout=conn.read_timeout)
+            print(f"Reconnected {name!r} to {reconnected.target.describe()} to resume flow {flow_id}.")
+            return reconnected
+        kind = Target.kind_of_saved(server)
+        again = f"then %mcp resume {flow_id}"
+        if kind == "inproc":
+            raise FlowError(
+                f"Flow {flow_id} talked to {target or name!r}, a server defined inside the notebook's previous "
+                f"kernel, and it is not defined in this one. Define the server again (run its cell, or "
+                f"%mcp connect {name} ...), {again}."
+            )
+        if kind == "http" and server.get("headers"):
+            names = ", ".join(server["headers"])
+            raise FlowError(
+                f"Flow {flow_id} reached {target} with HTTP headers ({names}) whose values are never saved. "
+                f"Connect again with %mcp connect {name} {target} --header NAME:VALUE ..., {again}."
+            )
+        if kind == "stdio" and server.get("env"):
+            names = ", ".join(server["env"])
+            raise FlowError(
+                f"Flow {flow_id} started its server with environment variables ({names}) whose values are never saved. "
+                f"Connect again with %mcp connect {name} --env NAME=VALUE ... -- COMMAND, {again}."
+            )
+        if kind == "http":
+            how: Any = target
+            options: dict[str, Any] = {"bearer_env": server.get("bearer_env")}
+        else:
+            how = target  # "-- COMMAND ARGS", exactly what %mcp connect takes
+            options = {"cwd": server.get("cwd")}
+        error: FlowError | None = None
+        try:
+            conn = self.connect(name, how, **options)
+        except FlowError as exc:
+            error = FlowError(f"{exc}\nFlow {flow_id} stays saved; {again} once the server is reachable.", code=exc.code, data=exc.data)
+        if error is not None:
+            raise error
+        print(f"Reconnected {name!r} to {conn.target.describe()} to resume flow {flow_id}.")
+        return conn
 
     async def tool_schema(self, conn: Connection, tool: str) -> dict[str, Any]:
         """The input schema of ``tool``, with a clear error naming the tools when it is unknown."""
@@ -236,7 +289,3 @@ def read(
     hub = get_hub()
     conn = hub.registry.get(server)
     return hub.start("resources/read", conn, uri, None, answers=_answers(answers, accept_defaults), save=False)
-
-
-def _names(items: Sequence[Any]) -> list[str]:
-    return [getattr(i, "name", str(i)) for i in items]

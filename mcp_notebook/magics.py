@@ -16,172 +16,13 @@ from typing import Any, Callable
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
-from traitlets import Bool, CFloat, Dict, Enum, Int, TraitError, Unicode, observe, validate
+from traitlets import Dict, Enum, Int, TraitError, Unicode, observe, validate
 from traitlets import Any as TAny
 
-from .args import build_arguments, parse_body, parse_json_object, parse_pairs, describe_parameters
+from .args import build_arguments, describe_parameters, parse_body, parse_json_object, parse_pairs
+from .magic_grammar import SUMMARY, Help, build_parsers, fresh_namespace
 
 __all__ = ["MCPMagics"]
-
-
-class _Help(Exception):
-    """``--help`` was asked for; carries the text to show."""
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that reports through ``UsageError`` instead of exiting the kernel."""
-
-    def __init__(self, prog: str, description: str, **kw: Any) -> None:
-        super().__init__(prog=f"%mcp {prog}", description=description, add_help=False, **kw)
-        self.add_argument("-h", "--help", action="store_true", help="show this help")
-
-    def _fast(self, positional: str) -> argparse.Namespace:
-        """The defaults namespace with the one positional set (argparse itself costs ~40 µs)."""
-        defaults = getattr(self, "_fast_defaults", None)
-        if defaults is None:
-            defaults = self._fast_defaults = vars(self.parse_known_args(["placeholder"])[0])
-        ns = argparse.Namespace(**{k: (list(v) if isinstance(v, list) else v) for k, v in defaults.items()})
-        setattr(ns, self._positionals._group_actions[0].dest, positional)
-        return ns
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{message}\n{self.format_usage().strip()}")
-
-    def parse(self, words: list[str], intermixed_pairs: bool = False) -> tuple[argparse.Namespace, list[str]]:
-        if "-h" in words or "--help" in words:
-            raise _Help(self.format_help())
-        if intermixed_pairs and words and not any(w.startswith("-") for w in words):
-            return self._fast(words[0]), words[1:]  # `call TOOL k=v ...` without flags: the hot path
-        if self.usage is None:
-            # parse_intermixed_args %-formats the usage a second time; escape the "%" of "%mcp"
-            self.usage = self.format_usage()[len("usage: "):].strip().replace("%", "%%")
-        if intermixed_pairs:
-            ns, extra = self.parse_known_args(words)
-            for word in extra:
-                if word.startswith("-"):
-                    self.error(f"unrecognized option {word}")
-            return ns, extra
-        return self.parse_intermixed_args(words), []
-
-
-def _answer_args(p: _Parser) -> None:
-    p.add_argument("--answer", action="append", default=[], metavar="FIELD=VALUE", help="pre-fill form field FIELD in every elicitation (VALUE is JSON when it parses)")
-    p.add_argument("--answers", metavar="JSON", help="several fields at once, as a JSON object")
-    p.add_argument("--accept-defaults", action="store_true", help="accept every form with its defaults for fields not answered")
-
-
-def _flow_args(p: _Parser) -> None:
-    _answer_args(p)
-    p.add_argument("--wait", action="store_true", help="wait inside the cell even in an interactive notebook")
-    p.add_argument("--trace", action="store_true", help="show every round's messages as a timeline")
-    p.add_argument("--no-save", action="store_true", help="keep this flow out of the notebook's metadata")
-    p.add_argument("--timeout", type=float, metavar="SECONDS", help="wall-clock limit for the whole flow")
-    p.add_argument("-o", "--output", metavar="VAR", help="store the result object in variable VAR")
-
-
-def _parsers() -> dict[str, _Parser]:
-    ps: dict[str, _Parser] = {}
-    p = ps["connect"] = _Parser("connect", "Connect NAME to an MCP server: an http(s) URL, a server object in the notebook, module:attr, or -- COMMAND ARGS (stdio).")
-    p.add_argument("name")
-    p.add_argument("target", nargs="?", help="URL, object name or module:attr (stdio: put the command after --)")
-    p.add_argument("--header", action="append", default=[], metavar="K:V", help="HTTP header (never saved)")
-    p.add_argument("--bearer-env", metavar="VAR", help="send 'Authorization: Bearer $VAR' (the token is read from the environment)")
-    p.add_argument("--protocol", default="auto", choices=["auto", "legacy", "2026-07-28"], help="protocol generation (default: auto)")
-    p.add_argument("--cwd", help="working directory of a stdio server")
-    p.add_argument("--env", action="append", default=[], metavar="K=V", help="environment variable for a stdio server")
-    p.add_argument("--timeout", type=float, metavar="SECONDS", help="per-request read timeout")
-    ps["servers"] = _Parser("servers", "List the connected servers.")
-    p = ps["disconnect"] = _Parser("disconnect", "Close connection NAME.")
-    p.add_argument("name")
-    for kind in ("tools", "prompts", "resources"):
-        p = ps[kind] = _Parser(kind, f"List the {kind} of a server (default: every connected server).")
-        p.add_argument("server", nargs="?")
-    p = ps["call"] = _Parser("call", "Call a tool: %mcp call [SERVER.]TOOL key=value ... (or a JSON cell body with %%mcp call).")
-    p.add_argument("tool")
-    p.add_argument("--json", metavar="JSON", help="arguments as a JSON object (key=value words override)")
-    _flow_args(p)
-    p = ps["prompt"] = _Parser("prompt", "Get a prompt: %mcp prompt [SERVER.]NAME key=value ...")
-    p.add_argument("prompt")
-    p.add_argument("--json", metavar="JSON", help="arguments as a JSON object")
-    _flow_args(p)
-    p = ps["read"] = _Parser("read", "Read a resource: %mcp read [SERVER] URI")
-    p.add_argument("first")
-    p.add_argument("uri", nargs="?")
-    _flow_args(p)
-    p = ps["flows"] = _Parser("flows", "List flows waiting for input (saved in this notebook).")
-    p.add_argument("--from", dest="from_path", metavar="PATH", help="also read the flows saved in the notebook file PATH")
-    p = ps["resume"] = _Parser("resume", "Continue a saved flow: show its questions in this cell and go on with its saved state. Takes the answer flags of %mcp call.")
-    p.add_argument("id", nargs="?", help="the flow's id (see %%mcp flows); optional when only one is waiting")
-    p.add_argument("--from", dest="from_path", metavar="PATH", help="read the flows saved in the notebook file PATH first")
-    _flow_args(p)
-    p = ps["forget"] = _Parser("forget", "Forget a saved flow: %mcp forget ID | --all")
-    p.add_argument("id", nargs="?")
-    p.add_argument("--all", action="store_true")
-    p = ps["trace"] = _Parser("trace", "Show the protocol trace of the last flow (or export it as JSON).")
-    p.add_argument("which", nargs="?", default="last", help="'last' (the only one kept for now)")
-    p.add_argument("--json", action="store_true", help="return the trace as a list of dicts")
-    p.add_argument("--save", metavar="PATH", help="write the trace as JSON to PATH")
-    p = ps["server"] = _Parser("server", "%%mcp server NAME: run the cell and connect the MCPServer (or low-level Server) it defines as NAME; re-run to reload.")
-    p.add_argument("name")
-    p.add_argument("--var", help="the variable holding the server, when the cell defines several")
-    p = ps["serve"] = _Parser("serve", "Serve a notebook-defined server over streamable HTTP in the background.")
-    p.add_argument("name")
-    p.add_argument("--host", default="127.0.0.1", help="interface to listen on (default: loopback only)")
-    p.add_argument("--port", type=int, default=0, help="port (default: a free one)")
-    p.add_argument("--keys-env", metavar="VAR", help="seal request state with the key in $VAR, so it survives restarts")
-    p = ps["stop"] = _Parser("stop", "Stop serving NAME over HTTP (the in-process connection stays).")
-    p.add_argument("name")
-    p = ps["roots"] = _Parser(
-        "roots",
-        "Roots (file:// folders) offered to servers: %mcp roots [list | add PATH [--name N] | remove PATH | reset]. "
-        "Default: the notebook's folder. Connected 2025-generation servers are told when the list changes.",
-    )
-    p.add_argument("action", nargs="?", default="list", metavar="{list,add,remove,reset}")
-    p.add_argument("path", nargs="?")
-    p.add_argument("--name", help="the name servers see for the root")
-    p = ps["model"] = _Parser(
-        "model",
-        "Models that answer sampling requests: %mcp model add NAME PROVIDER [MODEL] [options] | use NAME | remove NAME | list. "
-        "PROVIDER: openai (any OpenAI-compatible chat endpoint: OpenAI, or Ollama, vLLM, llama.cpp, LM Studio with --base-url), "
-        "anthropic, callable (MODEL names a function in the notebook), human (you type the reply), echo (offline).",
-    )
-    p.add_argument("action", nargs="?", default="list", metavar="{add,use,remove,list}")
-    p.add_argument("name", nargs="?")
-    p.add_argument("provider", nargs="?")
-    p.add_argument("model", nargs="?")
-    p.add_argument("--base-url", metavar="URL", help="the endpoint, e.g. http://localhost:11434/v1 for Ollama")
-    p.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key (default for the official endpoints: OPENAI_API_KEY / ANTHROPIC_API_KEY); the key is never shown or saved")
-    p.add_argument("--cost", type=float, metavar="X", help="how expensive the model is, 0..1 (matched against a request's costPriority)")
-    p.add_argument("--speed", type=float, metavar="X", help="how fast it is, 0..1 (speedPriority)")
-    p.add_argument("--intelligence", type=float, metavar="X", help="how capable it is, 0..1 (intelligencePriority)")
-    p.add_argument("--timeout", type=float, metavar="SECONDS", help="how long to wait for a hosted model (default 60)")
-    p = ps["review"] = _Parser(
-        "review",
-        "Review of sampling in interactive runs: %mcp review [ask | always | never]. ask: see and edit the request, then Send or Deny; "
-        "then the reply, then Return or Deny. always: show both without waiting. never: show neither. Headless runs never review.",
-    )
-    p.add_argument("policy", nargs="?", metavar="{ask,always,never}")
-    return ps
-
-
-_SUMMARY = """\
-%mcp SUBCOMMAND [args] — an MCP client in your notebook. Every subcommand answers --help.
-
-  connect NAME TARGET       connect to a URL, a server object, module:attr, or -- COMMAND ARGS
-  servers | disconnect NAME list or close connections
-  tools|prompts|resources   list what a server offers
-  call [SERVER.]TOOL k=v    call a tool (%%mcp call takes a JSON/YAML body)
-  prompt NAME k=v | read [SERVER] URI
-  flows [--from PATH]       flows waiting for input (saved in the notebook)
-  resume [ID] | forget ID|--all   continue a saved flow, or drop it
-  trace [last] [--json]     the last flow's messages, round by round
-  roots [list|add|remove|reset]  folders offered to servers
-  %%mcp server NAME         the server defined in the cell becomes connection NAME (re-run reloads)
-  serve NAME | stop NAME    serve a notebook-defined server over streamable HTTP
-  model add|use|remove|list models that answer sampling requests
-  review [ask|always|never] whether you see sampling requests and replies first
-
-Settings: %config MCPMagics (max_rounds, flow_timeout, interactive, log_level, models, default_model, review)."""
 
 
 @magics_class
@@ -202,7 +43,7 @@ class MCPMagics(Magics):
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
-        self._parsers = _parsers()
+        self._parsers = build_parsers()
         from .api import get_hub
 
         self.hub = get_hub()
@@ -263,7 +104,7 @@ class MCPMagics(Magics):
 
         words = self._split(line)
         if not words or words[0] in ("-h", "--help", "help"):
-            print(_SUMMARY)
+            print(SUMMARY)
             return None
         sub, rest = words[0], words[1:]
         handler: Callable[..., Any] | None = getattr(self, f"_do_{sub}", None)
@@ -272,7 +113,7 @@ class MCPMagics(Magics):
         error: FlowError | None = None
         try:
             return handler(rest, cell)
-        except _Help as h:
+        except Help as h:
             print(str(h))
             return None
         except FlowError as exc:
@@ -477,7 +318,7 @@ class MCPMagics(Magics):
             from .live_view import LiveView
 
             view = LiveView(f"{conn.name}.{name}", trace=ns.trace)
-            view.start_over = lambda: self._run_flow(method, conn, name, arguments, _fresh(ns), interactive=True, cell_id=cell_id)
+            view.start_over = lambda: self._run_flow(method, conn, name, arguments, fresh_namespace(ns), interactive=True, cell_id=cell_id)
             flow = self.hub.start(method, conn, name, arguments, ui=view, view=view, **options)
             view.attach(flow)
             flow.shown = True  # type: ignore[attr-defined]
@@ -587,64 +428,11 @@ class MCPMagics(Magics):
                 live.result(timeout=10)
             except Exception:  # noqa: BLE001 - cancelled, as asked
                 pass
-        conn = self._resume_connection(record)
+        conn = self.hub.reconnect(record)
         notice = get_frontend().notice(self._is_interactive() if interactive is None else interactive)
         if notice:  # resuming changes what is saved; without the extension the file keeps the old record
             print(notice)
         return self._run_flow(record["method"], conn, record["name"], dict(record.get("arguments") or {}), ns, resume=record, interactive=interactive, cell_id=cell_id)
-
-    def _resume_connection(self, record: dict[str, Any]) -> Any:
-        """The connection a saved flow talks to: open by its name, else reconnected from the saved target."""
-        from .errors import FlowError
-
-        server = record["server"]
-        name, flow_id = server["name"], record["id"]
-        target = server.get("target") if isinstance(server.get("target"), str) else ""
-        registry = self.hub.registry
-        if name in registry:
-            conn = registry.get(name)
-            if conn.is_open:
-                return conn
-            reconnected = registry.connect(name, conn.target, protocol=conn.protocol, log_level=conn.log_level, read_timeout=conn.read_timeout)
-            print(f"Reconnected {name!r} to {reconnected.target.describe()} to resume flow {flow_id}.")
-            return reconnected
-        from .connections import Target
-
-        kind = Target.kind_of_saved(server)
-        again = f"then %mcp resume {flow_id}"
-        if kind == "inproc":
-            raise FlowError(
-                f"Flow {flow_id} talked to {target or name!r}, a server defined inside the notebook's previous "
-                f"kernel, and it is not defined in this one. Define the server again (run its cell, or "
-                f"%mcp connect {name} ...), {again}."
-            )
-        if kind == "http" and server.get("headers"):
-            names = ", ".join(server["headers"])
-            raise FlowError(
-                f"Flow {flow_id} reached {target} with HTTP headers ({names}) whose values are never saved. "
-                f"Connect again with %mcp connect {name} {target} --header NAME:VALUE ..., {again}."
-            )
-        if kind == "stdio" and server.get("env"):
-            names = ", ".join(server["env"])
-            raise FlowError(
-                f"Flow {flow_id} started its server with environment variables ({names}) whose values are never saved. "
-                f"Connect again with %mcp connect {name} --env NAME=VALUE ... -- COMMAND, {again}."
-            )
-        if kind == "http":
-            how: Any = target
-            options: dict[str, Any] = {"bearer_env": server.get("bearer_env")}
-        else:
-            how = target  # "-- COMMAND ARGS", exactly what %mcp connect takes
-            options = {"cwd": server.get("cwd")}
-        error: FlowError | None = None
-        try:
-            conn = self.hub.connect(name, how, **options)
-        except FlowError as exc:
-            error = FlowError(f"{exc}\nFlow {flow_id} stays saved; {again} once the server is reachable.", code=exc.code, data=exc.data)
-        if error is not None:
-            raise error
-        print(f"Reconnected {name!r} to {conn.target.describe()} to resume flow {flow_id}.")
-        return conn
 
     def _live_flow(self, flow_id: str) -> Any:
         """A flow of this kernel with that id that has not finished, if any."""
@@ -867,8 +655,3 @@ def _parent(kernel: Any) -> dict[str, Any]:
         return kernel.get_parent("shell") or {}
     except TypeError:
         return kernel.get_parent() or {}
-
-
-def _fresh(ns: argparse.Namespace) -> argparse.Namespace:
-    """The flags of a resume, for calling again from the beginning (same answers, no output var)."""
-    return argparse.Namespace(**{**vars(ns), "output": None})

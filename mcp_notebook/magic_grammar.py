@@ -1,0 +1,180 @@
+"""The command-line grammar of ``%mcp``: one argparse parser per subcommand, and the summary.
+
+Kept apart from the magics so the table of options reads in one place. The parsers report through
+``UsageError`` (never ``sys.exit`` in a kernel), answer ``--help``, and keep a fast path for the hot
+``call TOOL key=value`` line that skips argparse altogether.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from IPython.core.error import UsageError
+
+__all__ = ["Help", "Parser", "SUMMARY", "build_parsers", "fresh_namespace"]
+
+
+class Help(Exception):
+    """``--help`` was asked for; carries the text to show."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that reports through ``UsageError`` instead of exiting the kernel."""
+
+    def __init__(self, prog: str, description: str, **kw: Any) -> None:
+        super().__init__(prog=f"%mcp {prog}", description=description, add_help=False, **kw)
+        self.add_argument("-h", "--help", action="store_true", help="show this help")
+
+    def _fast(self, positional: str) -> argparse.Namespace:
+        """The defaults namespace with the one positional set (argparse itself costs ~40 µs)."""
+        defaults = getattr(self, "_fast_defaults", None)
+        if defaults is None:
+            defaults = self._fast_defaults = vars(self.parse_known_args(["placeholder"])[0])
+        ns = argparse.Namespace(**{k: (list(v) if isinstance(v, list) else v) for k, v in defaults.items()})
+        setattr(ns, self._positionals._group_actions[0].dest, positional)
+        return ns
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{message}\n{self.format_usage().strip()}")
+
+    def parse(self, words: list[str], intermixed_pairs: bool = False) -> tuple[argparse.Namespace, list[str]]:
+        if "-h" in words or "--help" in words:
+            raise Help(self.format_help())
+        if intermixed_pairs and words and not any(w.startswith("-") for w in words):
+            return self._fast(words[0]), words[1:]  # `call TOOL k=v ...` without flags: the hot path
+        if self.usage is None:
+            # parse_intermixed_args %-formats the usage a second time; escape the "%" of "%mcp"
+            self.usage = self.format_usage()[len("usage: "):].strip().replace("%", "%%")
+        if intermixed_pairs:
+            ns, extra = self.parse_known_args(words)
+            for word in extra:
+                if word.startswith("-"):
+                    self.error(f"unrecognized option {word}")
+            return ns, extra
+        return self.parse_intermixed_args(words), []
+
+
+def _answer_args(p: Parser) -> None:
+    p.add_argument("--answer", action="append", default=[], metavar="FIELD=VALUE", help="pre-fill form field FIELD in every elicitation (VALUE is JSON when it parses)")
+    p.add_argument("--answers", metavar="JSON", help="several fields at once, as a JSON object")
+    p.add_argument("--accept-defaults", action="store_true", help="accept every form with its defaults for fields not answered")
+
+
+def _flow_args(p: Parser) -> None:
+    _answer_args(p)
+    p.add_argument("--wait", action="store_true", help="wait inside the cell even in an interactive notebook")
+    p.add_argument("--trace", action="store_true", help="show every round's messages as a timeline")
+    p.add_argument("--no-save", action="store_true", help="keep this flow out of the notebook's metadata")
+    p.add_argument("--timeout", type=float, metavar="SECONDS", help="wall-clock limit for the whole flow")
+    p.add_argument("-o", "--output", metavar="VAR", help="store the result object in variable VAR")
+
+
+def build_parsers() -> dict[str, Parser]:
+    ps: dict[str, Parser] = {}
+    p = ps["connect"] = Parser("connect", "Connect NAME to an MCP server: an http(s) URL, a server object in the notebook, module:attr, or -- COMMAND ARGS (stdio).")
+    p.add_argument("name")
+    p.add_argument("target", nargs="?", help="URL, object name or module:attr (stdio: put the command after --)")
+    p.add_argument("--header", action="append", default=[], metavar="K:V", help="HTTP header (never saved)")
+    p.add_argument("--bearer-env", metavar="VAR", help="send 'Authorization: Bearer $VAR' (the token is read from the environment)")
+    p.add_argument("--protocol", default="auto", choices=["auto", "legacy", "2026-07-28"], help="protocol generation (default: auto)")
+    p.add_argument("--cwd", help="working directory of a stdio server")
+    p.add_argument("--env", action="append", default=[], metavar="K=V", help="environment variable for a stdio server")
+    p.add_argument("--timeout", type=float, metavar="SECONDS", help="per-request read timeout")
+    ps["servers"] = Parser("servers", "List the connected servers.")
+    p = ps["disconnect"] = Parser("disconnect", "Close connection NAME.")
+    p.add_argument("name")
+    for kind in ("tools", "prompts", "resources"):
+        p = ps[kind] = Parser(kind, f"List the {kind} of a server (default: every connected server).")
+        p.add_argument("server", nargs="?")
+    p = ps["call"] = Parser("call", "Call a tool: %mcp call [SERVER.]TOOL key=value ... (or a JSON cell body with %%mcp call).")
+    p.add_argument("tool")
+    p.add_argument("--json", metavar="JSON", help="arguments as a JSON object (key=value words override)")
+    _flow_args(p)
+    p = ps["prompt"] = Parser("prompt", "Get a prompt: %mcp prompt [SERVER.]NAME key=value ...")
+    p.add_argument("prompt")
+    p.add_argument("--json", metavar="JSON", help="arguments as a JSON object")
+    _flow_args(p)
+    p = ps["read"] = Parser("read", "Read a resource: %mcp read [SERVER] URI")
+    p.add_argument("first")
+    p.add_argument("uri", nargs="?")
+    _flow_args(p)
+    p = ps["flows"] = Parser("flows", "List flows waiting for input (saved in this notebook).")
+    p.add_argument("--from", dest="from_path", metavar="PATH", help="also read the flows saved in the notebook file PATH")
+    p = ps["resume"] = Parser("resume", "Continue a saved flow: show its questions in this cell and go on with its saved state. Takes the answer flags of %mcp call.")
+    p.add_argument("id", nargs="?", help="the flow's id (see %%mcp flows); optional when only one is waiting")
+    p.add_argument("--from", dest="from_path", metavar="PATH", help="read the flows saved in the notebook file PATH first")
+    _flow_args(p)
+    p = ps["forget"] = Parser("forget", "Forget a saved flow: %mcp forget ID | --all")
+    p.add_argument("id", nargs="?")
+    p.add_argument("--all", action="store_true")
+    p = ps["trace"] = Parser("trace", "Show the protocol trace of the last flow (or export it as JSON).")
+    p.add_argument("which", nargs="?", default="last", help="'last' (the only one kept for now)")
+    p.add_argument("--json", action="store_true", help="return the trace as a list of dicts")
+    p.add_argument("--save", metavar="PATH", help="write the trace as JSON to PATH")
+    p = ps["server"] = Parser("server", "%%mcp server NAME: run the cell and connect the MCPServer (or low-level Server) it defines as NAME; re-run to reload.")
+    p.add_argument("name")
+    p.add_argument("--var", help="the variable holding the server, when the cell defines several")
+    p = ps["serve"] = Parser("serve", "Serve a notebook-defined server over streamable HTTP in the background.")
+    p.add_argument("name")
+    p.add_argument("--host", default="127.0.0.1", help="interface to listen on (default: loopback only)")
+    p.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    p.add_argument("--keys-env", metavar="VAR", help="seal request state with the key in $VAR, so it survives restarts")
+    p = ps["stop"] = Parser("stop", "Stop serving NAME over HTTP (the in-process connection stays).")
+    p.add_argument("name")
+    p = ps["roots"] = Parser(
+        "roots",
+        "Roots (file:// folders) offered to servers: %mcp roots [list | add PATH [--name N] | remove PATH | reset]. "
+        "Default: the notebook's folder. Connected 2025-generation servers are told when the list changes.",
+    )
+    p.add_argument("action", nargs="?", default="list", metavar="{list,add,remove,reset}")
+    p.add_argument("path", nargs="?")
+    p.add_argument("--name", help="the name servers see for the root")
+    p = ps["model"] = Parser(
+        "model",
+        "Models that answer sampling requests: %mcp model add NAME PROVIDER [MODEL] [options] | use NAME | remove NAME | list. "
+        "PROVIDER: openai (any OpenAI-compatible chat endpoint: OpenAI, or Ollama, vLLM, llama.cpp, LM Studio with --base-url), "
+        "anthropic, callable (MODEL names a function in the notebook), human (you type the reply), echo (offline).",
+    )
+    p.add_argument("action", nargs="?", default="list", metavar="{add,use,remove,list}")
+    p.add_argument("name", nargs="?")
+    p.add_argument("provider", nargs="?")
+    p.add_argument("model", nargs="?")
+    p.add_argument("--base-url", metavar="URL", help="the endpoint, e.g. http://localhost:11434/v1 for Ollama")
+    p.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key (default for the official endpoints: OPENAI_API_KEY / ANTHROPIC_API_KEY); the key is never shown or saved")
+    p.add_argument("--cost", type=float, metavar="X", help="how expensive the model is, 0..1 (matched against a request's costPriority)")
+    p.add_argument("--speed", type=float, metavar="X", help="how fast it is, 0..1 (speedPriority)")
+    p.add_argument("--intelligence", type=float, metavar="X", help="how capable it is, 0..1 (intelligencePriority)")
+    p.add_argument("--timeout", type=float, metavar="SECONDS", help="how long to wait for a hosted model (default 60)")
+    p = ps["review"] = Parser(
+        "review",
+        "Review of sampling in interactive runs: %mcp review [ask | always | never]. ask: see and edit the request, then Send or Deny; "
+        "then the reply, then Return or Deny. always: show both without waiting. never: show neither. Headless runs never review.",
+    )
+    p.add_argument("policy", nargs="?", metavar="{ask,always,never}")
+    return ps
+
+
+SUMMARY = """\
+%mcp SUBCOMMAND [args] — an MCP client in your notebook. Every subcommand answers --help.
+
+  connect NAME TARGET       connect to a URL, a server object, module:attr, or -- COMMAND ARGS
+  servers | disconnect NAME list or close connections
+  tools|prompts|resources   list what a server offers
+  call [SERVER.]TOOL k=v    call a tool (%%mcp call takes a JSON/YAML body)
+  prompt NAME k=v | read [SERVER] URI
+  flows [--from PATH]       flows waiting for input (saved in the notebook)
+  resume [ID] | forget ID|--all   continue a saved flow, or drop it
+  trace [last] [--json]     the last flow's messages, round by round
+  roots [list|add|remove|reset]  folders offered to servers
+  %%mcp server NAME         the server defined in the cell becomes connection NAME (re-run reloads)
+  serve NAME | stop NAME    serve a notebook-defined server over streamable HTTP
+  model add|use|remove|list models that answer sampling requests
+  review [ask|always|never] whether you see sampling requests and replies first
+
+Settings: %config MCPMagics (max_rounds, flow_timeout, interactive, log_level, models, default_model, review)."""
+
+
+def fresh_namespace(ns: argparse.Namespace) -> argparse.Namespace:
+    """The flags of a resume, for calling again from the beginning (same answers, no output var)."""
+    return argparse.Namespace(**{**vars(ns), "output": None})
