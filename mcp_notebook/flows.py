@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import threading
 import time
 import uuid
 from functools import partial
@@ -180,11 +181,29 @@ class Flow:
         """
         assert self._future is not None, "flow not started"
         try:
+            if self.answerer.ui is not None and threading.current_thread() is threading.main_thread():
+                return self._result_watching_form(timeout)
             return self._future.result(timeout)
         except concurrent.futures.TimeoutError:
             raise TimeoutError(f"flow {self.id} still {self.state.value} after {timeout} s") from None
         except concurrent.futures.CancelledError:
             raise FlowError(f"flow {self.id} was cancelled") from None
+
+    def _result_watching_form(self, timeout: float | None) -> Any:
+        """Block, but not into a deadlock: a blocked kernel thread cannot receive the form's clicks."""
+        assert self._future is not None
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            try:
+                return self._future.result(0.05)
+            except concurrent.futures.TimeoutError:
+                if self.state is FlowState.WAITING:
+                    raise FlowError(
+                        f"{self.label} is waiting for your answer in its form; blocking this cell with "
+                        ".result() would freeze that form. Use `await flow` instead (or answer first)."
+                    ) from None
+                if deadline is not None and time.monotonic() > deadline:
+                    raise
 
     def __await__(self) -> Any:
         assert self._future is not None, "flow not started"

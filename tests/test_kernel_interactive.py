@@ -71,3 +71,14 @@ def test_cancel_button_cancels(kernel: Kernel) -> None:
     kernel.wait_for(lambda: "cancelled" in kernel.text_of_cell(cell), what="cancelled report")
     probe = kernel.execute("print(r.state.value)")
     assert "cancelled" in kernel.text_of_cell(probe)
+
+
+def test_blocking_on_a_waiting_form_is_refused_not_frozen(kernel: Kernel) -> None:
+    kernel.execute("w = %mcp call prov.provision name=blocked", allow_stdin=True)
+    kernel.wait_for(lambda: kernel.find_widgets("ButtonModel", description="Accept"), what="the form")
+    msg_id = kernel.kc.execute("w.result()", allow_stdin=True, stop_on_error=False)
+    kernel.wait_idle(msg_id, timeout=30)
+    text = kernel.text_of_cell(msg_id)
+    assert "waiting for your answer in its form" in text and "await" in text
+    kernel.execute("w.cancel()")
+    kernel.wait_for(lambda: "cancelled" in kernel.text_of_cell(kernel.execute("print(w.state.value)")), what="cancelled")
