@@ -82,6 +82,9 @@ def build_parsers() -> dict[str, Parser]:
     p.add_argument("--env", action="append", default=[], metavar="K=V", help="environment variable for a stdio server")
     p.add_argument("--timeout", type=float, metavar="SECONDS", help="per-request read timeout")
     ps["servers"] = Parser("servers", "List the connected servers.")
+    p = ps["log"] = Parser("log", "Show a connection's log: server log messages and what a stdio server wrote on stderr.")
+    p.add_argument("name", nargs="?")
+    p.add_argument("-n", "--lines", type=int, default=50, help="how many recent lines (default 50)")
     p = ps["disconnect"] = Parser("disconnect", "Close connection NAME.")
     p.add_argument("name")
     for kind in ("tools", "prompts", "resources"):
@@ -160,6 +163,7 @@ SUMMARY = """\
 
   connect NAME TARGET       connect to a URL, a server object, module:attr, or -- COMMAND ARGS
   servers | disconnect NAME list or close connections
+  log [NAME]                a connection's log messages and its stdio server's stderr
   tools|prompts|resources   list what a server offers
   call [SERVER.]TOOL k=v    call a tool (%%mcp call takes a JSON/YAML body)
   prompt NAME k=v | read [SERVER] URI

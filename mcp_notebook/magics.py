@@ -174,6 +174,15 @@ class MCPMagics(Magics):
         ]
         return Table(["name", "server", "kind", "target", "protocol", "active flows", "served at"], rows, empty="No servers connected. Use %mcp connect NAME TARGET.")
 
+    def _do_log(self, words: list[str], cell: str | None) -> Any:
+        from .display import Table
+
+        ns, _ = self._parsers["log"].parse(words)
+        conn = self.hub.registry.get(ns.name)
+        rows = [[e["level"], e.get("logger") or "", e["data"]] for e in list(conn.logs)[-ns.lines:]]
+        rows += [["stderr", "", line] for line in list(conn.stderr)[-ns.lines:]]
+        return Table(["level", "logger", "message"], rows, title=f"log of {conn.name}", empty=f"{conn.name} has logged nothing yet.")
+
     def _do_disconnect(self, words: list[str], cell: str | None) -> Any:
         ns, _ = self._parsers["disconnect"].parse(words)
         self.hub.registry.disconnect(ns.name)

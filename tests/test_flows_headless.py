@@ -224,7 +224,7 @@ def test_server_dying_mid_flow(ip: Any, tmp_path: Any) -> None:
 
 
 def test_help_on_every_subcommand(ip: Any, capsys: Any) -> None:
-    for sub in ["connect", "servers", "disconnect", "tools", "prompts", "resources", "call", "prompt", "read", "flows", "resume", "forget", "trace", "roots", "model", "review", "server", "serve", "stop"]:
+    for sub in ["connect", "servers", "disconnect", "tools", "prompts", "resources", "call", "prompt", "read", "flows", "resume", "forget", "trace", "roots", "model", "review", "server", "serve", "stop", "log"]:
         call(ip, f"{sub} --help")
         out = capsys.readouterr().out
         assert f"%mcp {sub}" in out, sub
@@ -241,6 +241,21 @@ def test_listings(ip: Any, servers: Any) -> None:
     assert "demo://readme" in resources and "notes://{user}/latest" in resources
     servers_table = call(ip, "servers")._repr_mimebundle_()["text/plain"]
     assert "prov_http_legacy" in servers_table and "2025-11-25" in servers_table
+
+
+def test_connection_log_shows_server_messages_and_stderr(ip: Any, servers: Any, tmp_path: Any) -> None:
+    call(ip, "call demo_stdio_auto.slow_count n=2 delay=0.01")
+    log = call(ip, "log demo_stdio_auto")._repr_mimebundle_()["text/plain"]
+    assert "step 1 of 2" in log
+    script = tmp_path / "chatty.py"
+    script.write_text(
+        "import sys\nfrom mcp.server.mcpserver import MCPServer\n"
+        "print('warming up the flux capacitor', file=sys.stderr, flush=True)\n"
+        "srv = MCPServer('chatty')\n@srv.tool()\ndef hi() -> str:\n    return 'hi'\nsrv.run()\n"
+    )
+    call(ip, f"connect chatty -- {sys.executable} {script}")
+    assert "warming up the flux capacitor" in call(ip, "log chatty")._repr_mimebundle_()["text/plain"]
+    call(ip, "disconnect chatty")
 
 
 def test_python_api_without_magics(servers: Any) -> None:
