@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 import queue
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from jupyter_client.manager import KernelManager
@@ -115,3 +116,14 @@ class Kernel:
     def _comm_msg(self, comm_id: str, data: dict[str, Any]) -> None:
         msg = self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
         self.kc.shell_channel.send(msg)
+
+
+@contextmanager
+def running_kernel(cwd: str, setup: str) -> Iterator[Kernel]:
+    """A kernel that has run ``setup`` (raising if it failed), shut down afterwards."""
+    kernel = Kernel(cwd=cwd)
+    try:
+        kernel.execute(setup)
+        yield kernel
+    finally:
+        kernel.close()

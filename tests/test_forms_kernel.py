@@ -17,15 +17,13 @@ from typing import Any
 import pytest
 
 from .conftest import REPO_ROOT
-from .kernel_harness import Kernel
+from .kernel_harness import Kernel, running_kernel
 
 
 @pytest.fixture(scope="module")
 def kernel() -> Iterator[Kernel]:
-    k = Kernel(cwd=str(REPO_ROOT))
-    k.execute("%load_ext mcp_notebook\n%mcp connect demo mcp_notebook.demo:demo")
-    yield k
-    k.close()
+    with running_kernel(str(REPO_ROOT), "%load_ext mcp_notebook\n%mcp connect demo mcp_notebook.demo:demo") as k:
+        yield k
 
 
 def _model_id(ref: str) -> str:

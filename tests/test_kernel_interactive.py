@@ -11,15 +11,13 @@ from collections.abc import Iterator
 import pytest
 
 from .conftest import REPO_ROOT
-from .kernel_harness import Kernel
+from .kernel_harness import Kernel, running_kernel
 
 
 @pytest.fixture(scope="module")
 def kernel() -> Iterator[Kernel]:
-    k = Kernel(cwd=str(REPO_ROOT))
-    k.execute("%load_ext mcp_notebook\nfrom mcp_notebook.demo import provisioner, demo\n%mcp connect prov provisioner\n%mcp connect demo demo")
-    yield k
-    k.close()
+    with running_kernel(str(REPO_ROOT), "%load_ext mcp_notebook\nfrom mcp_notebook.demo import provisioner, demo\n%mcp connect prov provisioner\n%mcp connect demo demo") as k:
+        yield k
 
 
 def test_provision_form_answered_like_a_browser(kernel: Kernel) -> None:
