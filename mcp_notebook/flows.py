@@ -181,7 +181,7 @@ class Flow:
         """
         assert self._future is not None, "flow not started"
         try:
-            if self.answerer.ui is not None and threading.current_thread() is threading.main_thread():
+            if getattr(self.answerer.ui, "needs_main_thread", False) and threading.current_thread() is threading.main_thread():
                 return self._result_watching_form(timeout)
             return self._future.result(timeout)
         except concurrent.futures.TimeoutError:

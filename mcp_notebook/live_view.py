@@ -80,6 +80,11 @@ class LiveView:
         self._log_lines: list[str] = []
         self._closed = False
 
+    @property
+    def needs_main_thread(self) -> bool:
+        """The form is served by the kernel's loop, so blocking that thread would freeze it."""
+        return self.main.loop is not None
+
     def attach(self, flow: Flow) -> None:
         self.flow = flow
 
