@@ -49,8 +49,9 @@ class Answerer:
     ui: FormUI | None = None  # None: headless
 
     async def elicit(self, flow: Flow, requests: dict[str, Any]) -> dict[str, Any]:
+        limits = getattr(flow, "limits", None)  # the flow's size bounds: too deep or too wide a form gets no widgets
         questions = [
-            Question(key, params, None if getattr(params, "mode", "form") == "url" else FormModel.from_schema(params.requested_schema, params.message))
+            Question(key, params, None if getattr(params, "mode", "form") == "url" else FormModel.from_schema(params.requested_schema, params.message, limits))
             for key, params in requests.items()
         ]
         if self.ui is not None:
@@ -68,6 +69,8 @@ class Answerer:
             )
         form = question.form
         assert form is not None
+        if not form.checkable:
+            raise FlowError(f"{server} asks: {form.message!r}, but {form.reason}. Nothing was sent; raise the limit to answer it.")
         if not form.supported:
             content = dict(form.initial(self.answers))
         else:

@@ -17,11 +17,13 @@ from .connections import Connection, Registry, Target, registry
 from .errors import FlowError
 from .flows import Flow, FlowObserver, Method
 from .form_model import Answers
+from .limits import Limits
 from .prototype import Prototypes
 from .roots import Roots
 from .runtime import get_runtime
 from .sampling import ModelRouter
 from .store import Store
+from .trust import target_of
 
 __all__ = ["Hub", "call", "connect", "get_hub", "parse_target", "prompt", "read"]
 
@@ -38,6 +40,7 @@ class Hub:
     max_rounds: int = 10
     flow_timeout: float | None = None
     log_level: str | None = "info"
+    limits: Limits = field(default_factory=Limits)  # size bounds each new flow renders with
     last_flow: Flow | None = None
 
     def connect(
@@ -60,6 +63,8 @@ class Hub:
         if resolved.kind == "http":
             resolved.headers = dict(headers or {})
             resolved.bearer_env = bearer_env
+            if self.prototypes.token_for(resolved.url) is not None:  # our own %mcp serve: its token, in memory only
+                resolved.served_token = lambda url=resolved.url: self.prototypes.token_for(url)
         elif headers or bearer_env:
             raise FlowError("--header and --bearer-env only apply to HTTP URLs")
         if resolved.kind == "stdio":
@@ -105,6 +110,7 @@ class Hub:
             answerer=answerer,
             view=view,
             max_rounds=max_rounds or self.max_rounds,
+            limits=self.limits,
             timeout=timeout if timeout is not None else self.flow_timeout,
             store=self.store,
             save=save,
@@ -113,6 +119,29 @@ class Hub:
         )
         self.last_flow = flow
         return flow.start()
+
+    def resume_concerns(self, record: Mapping[str, Any]) -> list[str]:
+        """Why resuming ``record`` needs the user's consent first (empty: it may go on by itself).
+
+        A record this user did not write (a received notebook) could run any command, send a token
+        anywhere, or call any tool; and a record whose connection name now points elsewhere would
+        hand its saved state to another server.
+        """
+        concerns: list[str] = []
+        server = record["server"]
+        if not self.store.is_trusted(record["id"]):
+            concerns.append(
+                "it was not saved by you: it carries no valid signature of yours (mcp-notebook signs the flows it "
+                "saves with your Jupyter notebook secret), so it may come from someone else's notebook"
+            )
+        name = server["name"]
+        if name in self.registry:
+            saved, current = target_of(server), target_of(self.registry.get(name).target.saved())
+            if saved != current:
+                where = f"{saved[0]} (folder {saved[1]})" if saved[1] else saved[0]
+                now = f"{current[0]} (folder {current[1]})" if current[1] else current[0]
+                concerns.append(f"connection {name!r} now points to {now}, but the flow was saved against {where}; its saved state would go there")
+        return concerns
 
     def reconnect(self, record: dict[str, Any]) -> Connection:
         """The connection a saved flow talks to: open by its name, else reconnected from its saved target.

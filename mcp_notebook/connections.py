@@ -52,6 +52,9 @@ class Target:
     headers: dict[str, str] = field(default_factory=dict)
     bearer_env: str | None = None
     label: str = ""
+    # () -> token of a server this kernel itself serves at ``url`` (``%mcp serve``), read at every
+    # open so a re-served server's new token is used; kept out of ``headers``, so never saved or listed.
+    served_token: Any = field(default=None, repr=False, compare=False)
 
     def describe(self) -> str:
         """A secret-free, human-readable form, also what saved flows record."""
@@ -207,6 +210,10 @@ class Connection:
             if not token:
                 raise FlowError(f"environment variable {t.bearer_env} is not set (needed by --bearer-env)")
             headers["Authorization"] = f"Bearer {token}"
+        if t.served_token is not None and not any(k.lower() == "authorization" for k in headers):
+            own = t.served_token()
+            if own:
+                headers["Authorization"] = f"Bearer {own}"
         http = create_mcp_http_client(headers=headers or None)
         return streamable_http_client(t.url, http_client=http), http
 

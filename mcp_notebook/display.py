@@ -4,24 +4,45 @@ Every content type of MCP gets a fitting rendering: text, images, audio, embedde
 (text and blob), resource links, structured content (foldable JSON), and tool errors shown as
 errors rather than tracebacks. ``text/plain`` stays free of timings and ids so notebooks compare
 cleanly under nbval; answer values never appear (outputs are saved and shared).
+
+Everything a server sends is untrusted and ends up in the page's HTML, so:
+
+* every value goes through ``esc`` (``html.escape`` with quotes) before it reaches text or an
+  attribute;
+* base64 payloads are decoded strictly and the *decoded* bytes re-encoded into the ``data:``
+  URL, so nothing the server wrote is copied into an attribute as is;
+* a MIME type must be a plain ``type/subtype`` token; only raster images (no SVG, which can
+  carry script) and common audio formats are shown inline, anything else becomes a download
+  link typed ``application/octet-stream`` with a sanitized file name;
+* a block that cannot be shown (bad base64, bad MIME type, anything unexpected) becomes a
+  one-line note, and the rest of the result still renders.
+
+Sizes are bounded by the flow's ``Limits`` (``%config MCPMagics.max_result_chars`` and
+``max_inline_bytes``): text beyond the budget is cut with a note saying how much and how to get
+the whole value, which always stays on the flow (``flow.result()``, ``-o VAR``).
 """
 
 from __future__ import annotations
 
 import base64
+import binascii
 import html
 import json
+import re
 from typing import TYPE_CHECKING, Any
+
+from .limits import Limits
 
 if TYPE_CHECKING:
     from .flows import Flow
 
-__all__ = ["FlowReport", "ResultView", "Table", "TraceView", "display_flow", "render_content"]
+__all__ = ["FlowReport", "ResultView", "Table", "TraceView", "display_flow", "render_content", "safe_mime"]
 
 STYLE = (
     "<style>.mcpnb{font-family:var(--jp-ui-font-family,sans-serif);font-size:13px}"
     ".mcpnb .hdr{color:var(--jp-ui-font-color2,#555);margin-bottom:4px}"
     ".mcpnb .err{border-left:4px solid #d32f2f;background:rgba(211,47,47,.08);padding:4px 8px;white-space:pre-wrap}"
+    ".mcpnb .note{color:var(--jp-ui-font-color2,#555);font-style:italic}"
     ".mcpnb pre{margin:2px 0;white-space:pre-wrap}.mcpnb table{border-collapse:collapse}"
     ".mcpnb td,.mcpnb th{padding:2px 8px;text-align:left;vertical-align:top;border-bottom:1px solid #ddd}"
     ".mcpnb .badge{display:inline-block;border-radius:8px;padding:0 6px;font-size:11px;color:#fff}"
@@ -29,61 +50,247 @@ STYLE = (
 )
 _BADGE_COLOURS = {"running": "#1976d2", "waiting": "#ef6c00", "done": "#2e7d32", "failed": "#d32f2f", "cancelled": "#616161"}
 
+_MIME = re.compile(r"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$")
+INLINE_IMAGES = frozenset({"image/png", "image/jpeg", "image/jpg", "image/gif", "image/webp", "image/bmp", "image/avif"})
+"""Raster formats shown with ``<img>``; ``image/svg+xml`` is not one of them (SVG can carry script)."""
+INLINE_AUDIO = frozenset(
+    {"audio/wav", "audio/wave", "audio/x-wav", "audio/mpeg", "audio/mp3", "audio/ogg", "audio/webm", "audio/flac", "audio/x-flac", "audio/mp4", "audio/aac"}
+)
+_BLOCK_COST = 64  # budget characters every rendered block costs (its markup), so countless tiny blocks stay bounded
+_WHOLE = "the whole value stays on the flow: flow.result() (or -o VAR on the magic) gives the full SDK result"
+
 
 def esc(value: Any) -> str:
-    return html.escape(str(value))
+    return html.escape(str(value), quote=True)
 
 
 def badge(state: str) -> str:
     return f'<span class="badge" style="background:{_BADGE_COLOURS.get(state, "#555")}">{esc(state)}</span>'
 
 
-def _json_block(value: Any, summary: str = "structured content") -> str:
-    text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
-    return f"<details open><summary>{esc(summary)}</summary><pre>{esc(text)}</pre></details>"
+def note_html(text: str) -> str:
+    return f'<div class="note">{esc(text)}</div>'
 
 
-def render_content(block: Any) -> tuple[str, str]:
-    """One content block -> (plain text, HTML)."""
+def safe_mime(value: Any) -> str | None:
+    """``value`` as a plain lower-case ``type/subtype`` (parameters dropped), or ``None`` when it is not one."""
+    if not isinstance(value, str):
+        return None
+    mime = value.split(";", 1)[0].strip().lower()
+    return mime if len(mime) <= 255 and _MIME.match(mime) else None
+
+
+def _decode(data: Any) -> bytes | None:
+    """Strict base64 (whitespace between the characters allowed); ``None`` when it is not base64."""
+    if not isinstance(data, str):
+        return None
+    try:
+        return base64.b64decode("".join(data.split()), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _safe_filename(name: str) -> str:
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:100].strip("._")
+    return cleaned or "download"
+
+
+class _Budget:
+    """What is left to show of one view: characters of text, bytes of embedded media."""
+
+    def __init__(self, limits: Limits | None = None) -> None:
+        self.limits = limits or Limits()
+        self.chars = self.limits.max_result_chars
+        self.inline = self.limits.max_inline_bytes
+        self.cut = 0  # characters not shown
+        self.skipped = 0  # blocks, messages or items not shown at all
+        self.media_cut = 0  # embedded bytes not shown
+
+    @property
+    def exhausted(self) -> bool:
+        return self.chars <= 0
+
+    def block(self) -> None:
+        self.chars -= _BLOCK_COST
+
+    def text(self, value: str) -> tuple[str, int]:
+        """The part of ``value`` that fits, and how many characters were cut."""
+        room = max(self.chars, 0)
+        if len(value) <= room:
+            self.chars -= len(value)
+            return value, 0
+        cut = len(value) - room
+        self.chars = 0
+        self.cut += cut
+        return value[:room], cut
+
+    def media(self, size: int) -> bool:
+        if size > self.inline:
+            self.media_cut += size
+            return False
+        self.inline -= size
+        return True
+
+    def notes(self) -> list[str]:
+        """The closing remarks of a view that was cut (empty when nothing was)."""
+        out = []
+        if self.cut or self.skipped:
+            what = [f"{self.cut:,} more characters"] if self.cut else []
+            what += [f"{self.skipped:,} more part{'s' if self.skipped != 1 else ''}"] if self.skipped else []
+            out.append(
+                f"[output cut at {self.limits.max_result_chars:,} characters: {' and '.join(what)} not shown; {_WHOLE}; "
+                "%config MCPMagics.max_result_chars = N shows more]"
+            )
+        if self.media_cut:
+            out.append(
+                f"[{self.media_cut:,} bytes of images, audio or files not embedded (over {self.limits.max_inline_bytes:,} bytes); "
+                f"{_WHOLE}; %config MCPMagics.max_inline_bytes = N embeds more]"
+            )
+        return out
+
+
+def _cut_note(cut: int) -> str:
+    return f"[… {cut:,} more characters not shown]"
+
+
+def _text(value: str, budget: _Budget) -> tuple[str, str]:
+    """Bounded text as (plain, the escaped HTML inside a ``<pre>``)."""
+    shown, cut = budget.text(value)
+    if not cut:
+        return shown, esc(shown)
+    return f"{shown}\n{_cut_note(cut)}", f"{esc(shown)}\n<i>{esc(_cut_note(cut))}</i>"
+
+
+def _json_text(value: Any, indent: int | None = 2) -> str | None:
+    try:
+        return json.dumps(value, indent=indent, ensure_ascii=False, default=str)
+    except (RecursionError, ValueError, TypeError):
+        return None
+
+
+def _json_block(value: Any, budget: _Budget, summary: str = "structured content") -> tuple[str, str]:
+    text = _json_text(value)
+    if text is None:
+        note = f"[{summary}: too deeply nested to show; {_WHOLE}]"
+        return note, note_html(note)
+    plain, inner = _text(text, budget)
+    return plain, f"<details open><summary>{esc(summary)}</summary><pre>{inner}</pre></details>"
+
+
+def render_content(block: Any, limits: Limits | None = None, budget: _Budget | None = None) -> tuple[str, str]:
+    """One content block -> (plain text, HTML); never raises: a block that cannot be shown is a note."""
+    budget = budget if budget is not None else _Budget(limits)
     kind = getattr(block, "type", None)
+    try:
+        return _render(block, kind, budget)
+    except Exception:  # noqa: BLE001 - one odd block must not hide the rest of the result
+        note = f"[{_word(kind)}: a content block this client cannot show; not shown]"
+        return note, note_html(note)
+    finally:
+        budget.block()
+
+
+def _word(kind: Any) -> str:
+    return kind if isinstance(kind, str) and re.fullmatch(r"[a-z_]{1,40}", kind) else "content"
+
+
+def _render(block: Any, kind: Any, budget: _Budget) -> tuple[str, str]:
     if kind == "text":
-        return block.text, f"<pre>{esc(block.text)}</pre>"
+        plain, inner = _text(str(block.text), budget)
+        return plain, f"<pre>{inner}</pre>"
     if kind in ("image", "audio"):
-        size = len(base64.b64decode(block.data or "", validate=False)) if block.data else 0
-        plain = f"[{kind} {block.mime_type}, {size} bytes]"
-        src = f"data:{esc(block.mime_type)};base64,{block.data}"
-        tag = f'<img src="{src}" style="max-width:100%"/>' if kind == "image" else f'<audio controls src="{src}"></audio>'
-        return plain, f"<div>{tag}<br/><small>{esc(plain)}</small></div>"
+        return _media(kind, block.mime_type, block.data, budget)
     if kind == "resource":
         res = block.resource
-        uri, mime = str(res.uri), res.mime_type or ""
+        uri = budget.text(str(res.uri))[0]
         if getattr(res, "text", None) is not None:
-            return f"[resource {uri}]\n{res.text}", f"<div><small>resource <code>{esc(uri)}</code> {esc(mime)}</small><pre>{esc(res.text)}</pre></div>"
-        size = len(base64.b64decode(res.blob or "", validate=False))
-        plain = f"[resource {uri} {mime}, {size} bytes]"
-        link = f'<a download="{esc(uri.rsplit("/", 1)[-1])}" href="data:{esc(mime or "application/octet-stream")};base64,{res.blob}">download</a>'
-        return plain, f"<div><small>{esc(plain)}</small> {link}</div>"
+            plain, inner = _text(str(res.text), budget)
+            mime = safe_mime(res.mime_type) or ""
+            return f"[resource {uri}]\n{plain}", f"<div><small>resource <code>{esc(uri)}</code> {esc(mime)}</small><pre>{inner}</pre></div>"
+        return _media("resource", res.mime_type or "application/octet-stream", res.blob, budget, uri=uri)
+    if kind == "read_text":
+        res = block.resource
+        plain, inner = _text(str(res.text), budget)
+        mime = safe_mime(res.mime_type) or ""
+        return plain, f"<div><small><code>{esc(budget.text(str(res.uri))[0])}</code> {esc(mime)}</small><pre>{inner}</pre></div>"
     if kind == "resource_link":
-        title = block.title or block.name
-        plain = f"[link {title}: {block.uri}]"
-        desc = f" — {esc(block.description)}" if block.description else ""
-        return plain, f'<div>🔗 <b>{esc(title)}</b> <code>{esc(block.uri)}</code>{desc}</div>'
+        title, uri = budget.text(str(block.title or block.name))[0], budget.text(str(block.uri))[0]
+        plain = f"[link {title}: {uri}]"
+        desc = f" — {esc(budget.text(str(block.description))[0])}" if block.description else ""
+        return plain, f"<div>🔗 <b>{esc(title)}</b> <code>{esc(uri)}</code>{desc}</div>"
     dumped = block.model_dump(mode="json", exclude_none=True) if hasattr(block, "model_dump") else block
-    return json.dumps(dumped, default=str), _json_block(dumped, f"{kind or 'content'}")
+    plain, rich = _json_block(dumped, budget, _word(kind))
+    return plain, rich
+
+
+def _media(kind: str, mime_value: Any, data: Any, budget: _Budget, uri: str | None = None) -> tuple[str, str]:
+    """An image, audio clip or blob: inline when it is a safe type, else a download link, else a note."""
+    what = f"resource {uri}" if uri is not None else kind
+    mime = safe_mime(mime_value)
+    if mime is None:
+        note = f"[{kind}: invalid MIME type from the server; not shown]"
+        return note, note_html(note)
+    text = "".join(data.split()) if isinstance(data, str) else ""
+    estimate = len(text) * 3 // 4 - len(text[-2:]) + len(text[-2:].rstrip("="))  # decoded size, padding aside
+    if estimate > budget.inline + 3:  # refuse before decoding megabytes that will not be shown
+        budget.media(estimate)
+        note = f"[{what} {mime}, about {estimate:,} bytes: over max_inline_bytes, not embedded]"
+        return note, note_html(note)
+    raw = _decode(data)
+    if raw is None:
+        note = f"[{kind}: invalid base64 data from the server; not shown]"
+        return note, note_html(note)
+    size = len(raw)
+    plain = f"[{what} {mime}, {size} bytes]"
+    if not budget.media(size):
+        note = f"[{what} {mime}, {size:,} bytes: over max_inline_bytes, not embedded]"
+        return note, note_html(note)
+    encoded = base64.b64encode(raw).decode("ascii")
+    caption = f"<br/><small>{esc(plain)}</small>"
+    if kind == "image" and mime in INLINE_IMAGES:
+        return plain, f'<div><img src="{esc(f"data:{mime};base64,{encoded}")}" alt="{esc(plain)}" style="max-width:100%"/>{caption}</div>'
+    if kind == "audio" and mime in INLINE_AUDIO:
+        return plain, f'<div><audio controls src="{esc(f"data:{mime};base64,{encoded}")}"></audio>{caption}</div>'
+    name = _safe_filename((uri or "").rstrip("/").rsplit("/", 1)[-1] or kind)
+    link = f'<a download="{esc(name)}" href="{esc(f"data:application/octet-stream;base64,{encoded}")}">download</a>'
+    return plain, f"<div><small>{esc(plain)}</small> {link}</div>"
+
+
+def _blocks_html(blocks: list[Any], budget: _Budget) -> list[tuple[str, str]]:
+    """Render ``blocks`` while the budget lasts; the rest are counted in one line."""
+    out: list[tuple[str, str]] = []
+    for i, block in enumerate(blocks):
+        if budget.exhausted:
+            rest = len(blocks) - i
+            note = f"[{rest:,} more content block{'s' if rest != 1 else ''} not shown]"
+            budget.skipped += rest
+            out.append((note, note_html(note)))
+            break
+        out.append(render_content(block, budget=budget))
+    return out
 
 
 class ResultView:
-    """The SDK result of a flow (tool, prompt or resource), rendered for people."""
+    """The SDK result of a flow (tool, prompt or resource), rendered for people, within ``limits``."""
 
-    def __init__(self, result: Any) -> None:
+    def __init__(self, result: Any, limits: Limits | None = None) -> None:
         self.result = result
+        self.limits = limits or Limits()
 
-    def parts(self) -> tuple[list[str], list[str]]:
+    def parts(self, budget: _Budget | None = None) -> tuple[list[str], list[str]]:
+        budget = budget if budget is not None else _Budget(self.limits)
+        plain, rich = self._parts(budget)
+        for note in budget.notes():
+            plain.append(note)
+            rich.append(note_html(note))
+        return plain, rich
+
+    def _parts(self, budget: _Budget) -> tuple[list[str], list[str]]:
         r = self.result
         plain: list[str] = []
         rich: list[str] = []
         if hasattr(r, "content") and hasattr(r, "is_error"):  # CallToolResult
-            blocks = [render_content(b) for b in r.content]
+            blocks = _blocks_html(list(r.content), budget)
             if r.is_error:
                 text = "\n".join(p for p, _ in blocks) or "the tool reported an error"
                 plain.append(f"Tool error: {text}")
@@ -93,30 +300,35 @@ class ResultView:
                 plain.append(p)
                 rich.append(h)
             if r.structured_content is not None:
+                p, h = _json_block(r.structured_content, budget)
                 if not blocks:
-                    plain.append(json.dumps(r.structured_content, default=str))
-                rich.append(_json_block(r.structured_content))
+                    plain.append(p)
+                rich.append(h)
         elif hasattr(r, "messages"):  # GetPromptResult
             if r.description:
-                plain.append(r.description)
-                rich.append(f"<div><i>{esc(r.description)}</i></div>")
-            for message in r.messages:
-                p, h = render_content(message.content)
+                p, inner = _text(str(r.description), budget)
+                plain.append(p)
+                rich.append(f"<div><i>{inner}</i></div>")
+            for i, message in enumerate(r.messages):
+                if budget.exhausted:
+                    rest = len(r.messages) - i
+                    note = f"[{rest:,} more message{'s' if rest != 1 else ''} not shown]"
+                    budget.skipped += rest
+                    plain.append(note)
+                    rich.append(note_html(note))
+                    break
+                p, h = render_content(message.content, budget=budget)
                 plain.append(f"{message.role}: {p}")
                 rich.append(f"<div><b>{esc(message.role)}</b>{h}</div>")
         elif hasattr(r, "contents"):  # ReadResourceResult
-            for item in r.contents:
-                uri = str(item.uri)
-                if getattr(item, "text", None) is not None:
-                    plain.append(item.text)
-                    rich.append(f"<div><small><code>{esc(uri)}</code> {esc(item.mime_type or '')}</small><pre>{esc(item.text)}</pre></div>")
-                else:
-                    p, h = render_content(_Blob(item))
-                    plain.append(p)
-                    rich.append(h)
+            items = [_ReadText(item) if getattr(item, "text", None) is not None else _Blob(item) for item in r.contents]
+            for p, h in _blocks_html(items, budget):
+                plain.append(p)
+                rich.append(h)
         else:
-            plain.append(repr(r))
-            rich.append(f"<pre>{esc(repr(r))}</pre>")
+            p, inner = _text(repr(r), budget)
+            plain.append(p)
+            rich.append(f"<pre>{inner}</pre>")
         return plain, rich
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
@@ -133,24 +345,38 @@ class _Blob:
         self.resource = item
 
 
+class _ReadText(_Blob):
+    """Adapter for a text resource read (shown without the "[resource URI]" prefix)."""
+
+    type = "read_text"
+
+
 class TraceView:
     """A flow's messages as a timeline; on 2026-07-28 every arrow points client → server."""
 
-    def __init__(self, flow: Flow) -> None:
+    def __init__(self, flow: Flow, limits: Limits | None = None) -> None:
         self.flow = flow
+        self.limits = limits or getattr(flow, "limits", None) or Limits()
 
     def events(self) -> list[dict[str, Any]]:
         return self.flow.trace()
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         flow = self.flow
+        budget = _Budget(self.limits)
         version = flow.conn.protocol_version or "?"
         plain = [f"trace of {flow.label} (protocol {version})"]
         rows = []
         for event in self.events():
             arrow = ("client → server" if event["from"] == "client" else "server → client") + f" {event.get('kind', '')}".rstrip()
-            message = json.dumps(event["message"], ensure_ascii=False, default=str)
-            plain.append(f"  round {event['round']}  {arrow}  {message}")
+            message = _json_text(event["message"], indent=None)
+            if message is None:
+                message = "[message too deeply nested to show]"
+            shown, cut = budget.text(message)
+            if cut:
+                shown += f" {_cut_note(cut)}"
+            budget.block()
+            plain.append(f"  round {event['round']}  {arrow}  {shown}")
             request = event.get("kind") == "request"
             colour = "#1976d2" if event["from"] == "client" else ("#c62828" if request else "#ef6c00")
             line = "━━━━━━" if request else "╌╌╌╌╌╌"
@@ -159,49 +385,61 @@ class TraceView:
             if request and event["from"] == "server":
                 lane = f"<b>{lane}</b>"  # a 2025 back-channel request: the arrow 2026 removed
             rows.append(
-                f"<tr><td>{event['round']}</td><td style='color:{colour};white-space:nowrap;font-family:monospace'>{lane}</td>"
-                f"<td><code style='word-break:break-word;font-size:12px'>{esc(message)}</code></td></tr>"
+                f"<tr><td>{esc(event['round'])}</td><td style='color:{colour};white-space:nowrap;font-family:monospace'>{lane}</td>"
+                f"<td><code style='word-break:break-word;font-size:12px'>{esc(shown)}</code></td></tr>"
             )
+        notes = budget.notes()
+        plain.extend(notes)
         legend = "<small>━ request · ╌ result</small>"
         table = f"<table><tr><th>round</th><th>direction {legend}</th><th>message</th></tr>" + "".join(rows) + "</table>"
         return {
             "text/plain": "\n".join(plain),
-            "text/html": STYLE + f'<div class="mcpnb"><div class="hdr">trace of <b>{esc(flow.label)}</b> (protocol {esc(version)})</div>{table}</div>',
+            "text/html": STYLE
+            + f'<div class="mcpnb"><div class="hdr">trace of <b>{esc(flow.label)}</b> (protocol {esc(version)})</div>{table}'
+            + "".join(note_html(n) for n in notes)
+            + "</div>",
         }
 
 
 class FlowReport:
     """The settled picture of a flow: status, what was answered (no values), result or error."""
 
-    def __init__(self, flow: Flow, trace: bool = False) -> None:
+    def __init__(self, flow: Flow, trace: bool = False, limits: Limits | None = None) -> None:
         self.flow = flow
         self.trace = trace
+        self.limits = limits or getattr(flow, "limits", None) or Limits()
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         flow = self.flow
+        budget = _Budget(self.limits)
         plain: list[str] = []
         rich: list[str] = []
         state = flow.state.value
         elapsed = (flow.ended or flow.started) - flow.started
         rounds = f"{flow.round + 1} round{'s' if flow.round else ''}"
-        rich.append(f'<div class="hdr">{badge(state)} <b>{esc(flow.label)}</b> · {rounds} · {elapsed:.2f} s</div>')
+        rich.append(f'<div class="hdr">{badge(state)} <b>{esc(flow.label)}</b> · {esc(rounds)} · {elapsed:.2f} s</div>')
         if flow.answer_summary:
             rich.append(f"<div class='hdr'>answered: {esc('; '.join(flow.answer_summary))}</div>")
         for note in flow.notes:
             rich.append(f"<div class='hdr'>{esc(note)}</div>")
         if flow.error is not None:
-            plain.append(f"Error: {flow.error}")
-            rich.append(f'<div class="err">{esc(flow.error)}</div>')
+            p, inner = _text(str(flow.error), budget)
+            plain.append(f"Error: {p}")
+            rich.append(f'<div class="err">{inner}</div>')
         elif flow.value is not None:
-            p, h = ResultView(flow.value).parts()
+            p, h = ResultView(flow.value, self.limits)._parts(budget)
             plain.extend(p)
             rich.extend(h)
         if flow.logs:
             lines = "\n".join(f"[{e['level']}] {e.get('logger') or ''} {e['data']}".replace("  ", " ") for e in flow.logs)
-            rich.append(f"<details><summary>server log ({len(flow.logs)})</summary><pre>{esc(lines)}</pre></details>")
+            _, inner = _text(lines, budget)
+            rich.append(f"<details><summary>server log ({len(flow.logs)})</summary><pre>{inner}</pre></details>")
+        for note in budget.notes():
+            plain.append(note)
+            rich.append(note_html(note))
         bundle = {"text/plain": "\n".join(plain), "text/html": STYLE + '<div class="mcpnb">' + "".join(rich) + "</div>"}
         if self.trace:
-            tb = TraceView(flow)._repr_mimebundle_()
+            tb = TraceView(flow, self.limits)._repr_mimebundle_()
             bundle = {"text/plain": bundle["text/plain"] + "\n" + tb["text/plain"], "text/html": bundle["text/html"] + tb["text/html"]}
         return bundle
 

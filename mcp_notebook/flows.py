@@ -24,6 +24,8 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from .errors import FlowError, describe_exception
+from .limits import Limits
+from .redact import masked, secret_arguments
 from .runtime import get_runtime
 
 if TYPE_CHECKING:
@@ -103,7 +105,9 @@ class Flow:
         flow_id: str | None = None,
         resume_state: str | None = None,
         resume_requests: dict[str, Any] | None = None,
+        limits: Limits | None = None,
         start_round: int = 0,
+        withheld: list[str] | None = None,
     ) -> None:
         self.id = flow_id or uuid.uuid4().hex[:8]
         self.conn = conn
@@ -130,6 +134,9 @@ class Flow:
         self.started = time.perf_counter()
         self.ended: float | None = None
         self._resume = (resume_state, resume_requests) if resume_state is not None or resume_requests else None
+        self.limits = limits or Limits()  # how much of its results and questions is rendered
+        self._withheld = frozenset(withheld or ())  # secret arguments a saved record left out
+        self._secrets: frozenset[str] | None = None
         self._saved = self._resume is not None  # a record of this flow is in the store
         self._unanswered = False  # a headless run had no preset answer for a question
         self._unreachable = False  # the server could not be reached
@@ -285,6 +292,9 @@ class Flow:
         pause = STATE_ONLY_BACKOFF[0]
         if self._resume is not None:
             state, requests = self._resume
+            missing = sorted(n for n in self._withheld if n not in self.arguments)
+            if missing:
+                await self._ask_withheld(missing)
             if requests:
                 self.pending = dict(requests)
                 responses = await self._answer_round(_parse_requests(requests))
@@ -302,8 +312,13 @@ class Flow:
             requests = result.input_requests or {}
             self.pending = dict(requests)  # dumped only when a record is written
             if self.store is not None and self.save and requests:
-                self.store.save(self.record(state))
-                self._saved = True
+                oversize = self.store.save(self.record(state))
+                self._saved = oversize is None
+                if oversize is not None and not any(n.startswith("not saved in the notebook") for n in self.notes):
+                    self.notes.append(
+                        f"not saved in the notebook: the server's state makes the record {oversize:,} bytes, over the "
+                        f"limit of {self.store.max_record_bytes:,}; this flow cannot be resumed in another kernel"
+                    )
             if not requests:  # "not yet": retry after a short back-off, like the SDK does
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, STATE_ONLY_BACKOFF[1])
@@ -400,27 +415,65 @@ class Flow:
         self.logs.append(entry)
         self.view.log(self, entry)
 
+    async def _ask_withheld(self, names: list[str]) -> None:
+        """A resumed flow's secret arguments were never saved: ask for them again, like a question."""
+        from mcp.types import ElicitRequestFormParams
+
+        schema = self._tool_schema() or {}
+        properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        fields: dict[str, Any] = {}
+        for name in names:
+            prop = properties.get(name) if isinstance(properties.get(name), dict) else {}
+            kind = prop.get("type") if prop.get("type") in ("string", "number", "integer", "boolean") else "string"
+            fields[name] = {"type": kind, "title": str(prop.get("title") or name), "description": "never saved in the notebook; needed again to continue"}
+        params = ElicitRequestFormParams(
+            message=f"To continue {self.label}, give again the arguments that were not saved: {', '.join(names)}",
+            requested_schema={"type": "object", "properties": fields, "required": names},
+        )
+        answer = (await self.answer_elicitations({"arguments": params}))["arguments"]
+        if answer.action != "accept" or not answer.content:
+            raise FlowError(f"{self.label}: the arguments {', '.join(names)} were not given again; the saved flow was not continued", code=-32000)
+        self.arguments.update({k: v for k, v in answer.content.items() if k in names})
+
+    def _tool_schema(self) -> dict[str, Any] | None:
+        if self.method != "tools/call":
+            return None
+        tool = (self.conn.cached_tools or {}).get(self.name)
+        return (tool.input_schema or {}) if tool is not None else None
+
+    @property
+    def secret_arguments(self) -> frozenset[str]:
+        """Arguments never saved or traced: secret by the tool's schema or by their name."""
+        if self._secrets is None:
+            self._secrets = secret_arguments(self.arguments, self._tool_schema()) | self._withheld
+        return self._secrets
+
     # ------------------------------------------------------------------ records and trace
     def record(self, request_state: str | None) -> dict[str, Any]:
-        """The saved record (DESIGN.md "Saved flows"): questions and state, never answers."""
-        return {
+        """The saved record (DESIGN.md "Saved flows"): questions and state, never answers or secret arguments."""
+        secrets = self.secret_arguments
+        record = {
             "v": 1,
             "id": self.id,
             "cell_id": self.cell_id,
             "server": {"name": self.conn.name, **self.conn.target.saved()},
             "method": self.method,
             "name": self.name,
-            "arguments": self.arguments,
+            "arguments": {k: v for k, v in self.arguments.items() if k not in secrets},
             "round": self.round,
             "request_state": request_state,
             "pending": {key: _dump(req) for key, req in self.pending.items()},
             "updated": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         }
+        withheld = sorted(secrets & (self.arguments.keys() | self._withheld))
+        if withheld:
+            record["withheld"] = withheld
+        return record
 
     def _trace_sent(self, responses: dict[str, Any] | None, state: str | None) -> dict[str, Any]:
         params: dict[str, Any] = {"name" if self.method != "resources/read" else "uri": self.name}
         if self.method != "resources/read":
-            params["arguments"] = self.arguments
+            params["arguments"] = masked(self.arguments, self.secret_arguments)
         if responses:
             params["inputResponses"] = {k: _response_summary(v) for k, v in responses.items()}
         if state is not None:

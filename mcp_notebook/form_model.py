@@ -12,6 +12,12 @@ MCP's elicitation schema is deliberately small: a flat object whose properties a
 that subset (nested objects, ``$ref``, unknown types, free lists) is marked unsupported with the
 reason, and the UI falls back to a JSON editor validated against the same schema.
 
+Size limits (``limits.Limits``, the ``max_schema_depth`` and ``max_form_fields`` settings) are
+checked first, by counting, before anything walks the schema recursively or builds a widget: a
+form with more fields (or values) than the limit also falls back to the JSON editor, and a
+schema nested deeper than the limit is never compiled by ``jsonschema`` (its answer cannot be
+checked, so it can only be declined), so a hostile schema costs no more than the limits.
+
 What an untouched form sends (and so what a headless run sends): the preset answer, else the
 schema's default, else nothing, except an optional checkbox, which shows and sends ``false``.
 A required field with nothing to send is an error naming it (headless) or an inline "required"
@@ -27,9 +33,13 @@ from datetime import date, datetime
 from typing import Any, Literal
 from urllib.parse import urlparse
 
+from .limits import Limits, schema_size
+
 __all__ = ["Answers", "FieldSpec", "FormModel", "MissingAnswer", "parse_answer_value", "wire_problem"]
 
 Kind = Literal["text", "integer", "number", "boolean", "choice", "multi"]
+CHECKBOX_LIMIT = 12  # a multi-select with more choices than this is one list widget, not one tick box each
+VALUES_PER_FIELD = 100  # a form's schema may hold this many JSON values per allowed field (choices, titles...)
 FORMATS = {"email", "uri", "date", "date-time"}
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
@@ -208,11 +218,22 @@ class FormModel:
     fields: list[FieldSpec] = field(default_factory=list)
     supported: bool = True
     reason: str = ""
+    limits: Limits = field(default_factory=Limits)
+    limited: str = ""  # which size limit kept the form from widgets: "", "depth", "fields" or "size"
+
+    @property
+    def checkable(self) -> bool:
+        """Whether an answer can be checked against the schema (not when it is nested too deep)."""
+        return self.limited != "depth"
 
     @classmethod
-    def from_schema(cls, schema: dict[str, Any] | None, message: str = "") -> FormModel:
+    def from_schema(cls, schema: dict[str, Any] | None, message: str = "", limits: Limits | None = None) -> FormModel:
         schema = dict(schema or {"type": "object", "properties": {}})
-        model = cls(schema=schema, message=message)
+        model = cls(schema=schema, message=message, limits=limits or Limits())
+        model.limited, why = _over_limits(schema, model.limits)
+        if model.limited:
+            model.supported, model.reason = False, why
+            return model
         try:
             model.fields = _fields(schema)
         except _Unsupported as exc:
@@ -292,6 +313,8 @@ class FormModel:
         errors: dict[str, str] = {}
         if not isinstance(content, dict):
             return {"": "the answer must be a JSON object"}
+        if not self.checkable:  # never handed to jsonschema (or any recursive walk): it could exhaust the stack
+            return {"": f"{self.reason}; decline it instead"}
         try:
             validator = _validator_for(self.schema)
             found = list(validator.iter_errors(content))
@@ -330,6 +353,41 @@ def wire_problem(value: Any) -> str:
 
 class _Unsupported(Exception):
     pass
+
+
+def _over_limits(schema: dict[str, Any], limits: Limits) -> tuple[str, str]:
+    """``(which limit, why)`` when the schema is too deep or too large for widgets; ``("", "")`` otherwise.
+
+    Counts only (no recursion, nothing built), so a form of a million fields is refused at once.
+    """
+    most_depth, most_fields = limits.max_schema_depth, limits.max_form_fields
+    most_values = most_fields * VALUES_PER_FIELD
+    depth, values = schema_size(schema, most_depth)
+    if depth > most_depth:
+        return "depth", (
+            f"the schema is nested more than {most_depth} levels deep (%config MCPMagics.max_schema_depth), "
+            "so it is not shown as a form and no answer to it can be checked"
+        )
+    props = schema.get("properties")
+    fields = count = len(props) if isinstance(props, dict) else 0
+    if count <= most_fields and isinstance(props, dict):
+        for prop in props.values():  # each tick box of a short multi-select is a widget of its own
+            items = prop.get("items") if isinstance(prop, dict) else None
+            if isinstance(items, dict):
+                choices = items.get("enum") or items.get("anyOf") or items.get("oneOf")
+                if isinstance(choices, list) and len(choices) <= CHECKBOX_LIMIT:
+                    count += max(len(choices) - 1, 0)
+    if values > most_values:  # before "fields": a huge schema is not even dumped for the JSON editor's preview
+        return "size", (
+            f"the schema holds {values:,} values, more than the {most_values:,} this notebook shows as widgets "
+            f"({VALUES_PER_FIELD} per field of %config MCPMagics.max_form_fields)"
+        )
+    if count > most_fields:
+        return "fields", (
+            f"the form has {fields:,} fields{f' ({count:,} with their tick boxes)' if count != fields else ''}, more than the "
+            f"{most_fields:,} this notebook shows as widgets (%config MCPMagics.max_form_fields)"
+        )
+    return "", ""
 
 
 def _checkable(schema: dict[str, Any]) -> dict[str, Any]:

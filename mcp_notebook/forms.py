@@ -20,9 +20,11 @@ values are typed and checked with ``jsonschema`` against the requested schema; p
 next to their fields and nothing is sent until the form is valid. Decline and Cancel send at
 once. All questions of one round share one panel, each with its own choice, sent together.
 
-URL-mode requests show the whole URL with its domain highlighted (and a warning for punycode
-``xn--`` labels); the link opens in a new tab on the user's click and the kernel never fetches
-it; then Done (accept) / Decline / Cancel.
+URL-mode requests show the whole URL as the server sent it, then the host the browser will open
+(read the WHATWG way by ``urls.read_url``, so ``\\`` or ``user@`` tricks cannot change it), with
+warnings for userinfo, rewritten text, punycode ``xn--`` and look-alike names; the link (http and
+https only, to the normalized URL) opens in a new tab on the user's click and the kernel never
+fetches it; then Done (accept) / Decline / Cancel.
 
 After sending, the panel turns into a summary naming the action and the fields, never the
 values, and every input widget is closed so no answer stays in saved widget state.
@@ -40,14 +42,16 @@ from typing import Any, Callable
 import ipywidgets as w
 
 from .answering import Question
-from .form_model import Answers, FieldSpec, FormModel, wire_problem
+from .form_model import CHECKBOX_LIMIT, Answers, FieldSpec, FormModel, wire_problem
+from .redact import is_secret_name
+from .limits import Limits
 
 __all__ = ["ElicitationPanel", "FieldWidget", "summary_html", "url_html"]
 
 _RED = "var(--jp-error-color1, #d32f2f)"
 _MUTED = "var(--jp-ui-font-color2, #616161)"
 _REQUIRED = f'<span style="color:{_RED}" title="required">*</span>'
-_CHECKBOX_LIMIT = 12  # more choices than this: a SelectMultiple list instead of checkboxes
+_CHECKBOX_LIMIT = CHECKBOX_LIMIT  # more choices than this: a SelectMultiple list instead of checkboxes
 _ACTION_WORDS = {"accept": "accepted", "decline": "declined", "cancel": "cancelled"}
 
 
@@ -135,6 +139,8 @@ class FieldWidget:
                     value = None
             return w.DatePicker(value=value, layout=w.Layout(width="auto"))
         placeholder = {"email": "name@example.com", "uri": "https://…", "date-time": "2026-07-28T09:30:00Z"}.get(spec.format or "", "")
+        if is_secret_name(spec.name):  # typed, not shown (nor left on screen for a shoulder or a screenshot)
+            return w.Password(value="" if initial is None else str(initial), layout=layout)
         return w.Text(value="" if initial is None else str(initial), placeholder=placeholder, layout=layout)
 
     def value(self) -> Any:
@@ -189,7 +195,7 @@ class _QuestionBox:
         self.question = question
         self.server = server
         self.form: FormModel | None = question.form
-        message = getattr(question.params, "message", "") or ""
+        message = _bounded(getattr(question.params, "message", "") or "", question.form)
         verb = "asks you to open a page" if question.is_url else "asks"
         self.header = w.HTML(
             f'<div style="margin-bottom:4px"><b>{html.escape(server)}</b> {verb}:</div>'
@@ -207,12 +213,16 @@ class _QuestionBox:
             initial = self.form.initial(answers)
             self.fields = [FieldWidget(spec, initial.get(spec.name), on_edit) for spec in self.form.fields]
             children.extend(f.box for f in self.fields)
+        elif self.form is not None and not self.form.checkable:  # too deep: no editor, nothing walks the schema
+            children.append(w.HTML(_small(f"Not shown as a form: {self.form.reason}. Decline or cancel it.")))
         elif self.form is not None:
             note = (
                 f"This form uses a schema outside MCP's form subset: {self.form.reason}. "
                 "Write the answer as JSON; it is checked against the server's schema before it is sent."
             )
-            schema = json.dumps(self.form.schema, indent=2, ensure_ascii=False)
+            if self.form.limited:
+                note = f"Not shown as a form: {self.form.reason}. Write the answer as JSON; it is checked against the server's schema before it is sent."
+            schema = _schema_preview(self.form)
             self.json_editor = w.Textarea(
                 value=json.dumps(self.form.initial(answers), indent=2, ensure_ascii=False),
                 layout=w.Layout(width="520px", height="140px"),
@@ -371,6 +381,21 @@ class ElicitationPanel:
         return True
 
 
+def _bounded(text: str, form: FormModel | None) -> str:
+    """A server's message cut at ``max_result_chars`` (the form's limits; the defaults for URL mode)."""
+    most = (form.limits if form is not None else Limits()).max_result_chars
+    return text if len(text) <= most else f"{text[:most]}\n… {len(text) - most:,} more characters not shown"
+
+
+def _schema_preview(form: FormModel) -> str:
+    """The requested schema as indented JSON, cut at ``max_result_chars`` (a huge one is only described)."""
+    if form.limited == "size":
+        return "(too large to show here)"
+    text = json.dumps(form.schema, indent=2, ensure_ascii=False, default=str)
+    most = form.limits.max_result_chars
+    return text if len(text) <= most else f"{text[:most]}\n… {len(text) - most:,} more characters not shown"
+
+
 def _close_tree(widget: w.Widget) -> None:
     """Close a widget and everything inside it (their state, values included, leaves the page)."""
     for child in getattr(widget, "children", ()) or ():
@@ -380,7 +405,7 @@ def _close_tree(widget: w.Widget) -> None:
 
 def summary_html(server: str, results: dict[str, Any], questions: list[Question] | None = None) -> str:
     """What was done, without the values (outputs are saved with the notebook)."""
-    messages = {q.key: getattr(q.params, "message", "") for q in questions or []}
+    messages = {q.key: _bounded(getattr(q.params, "message", "") or "", q.form) for q in questions or []}
     parts = []
     for key, result in results.items():
         action = _ACTION_WORDS.get(result.action, result.action)
@@ -395,42 +420,35 @@ def summary_html(server: str, results: dict[str, Any], questions: list[Question]
 
 
 def url_html(url: str) -> str:
-    """The whole URL, its domain highlighted, a warning for punycode; a plain link the user clicks."""
-    from urllib.parse import urlparse
+    """The URL as the server sent it, the host the browser will open, warnings; a link the user clicks.
 
-    try:
-        parsed = urlparse(url)
-        host = parsed.hostname or ""
-        scheme = parsed.scheme
-    except ValueError:
-        host, scheme = "", ""
-    start = url.lower().find(host) if host else -1
-    if start >= 0:
-        shown = (
-            html.escape(url[:start])
-            + f'<b class="mcp-domain" style="background:#fff3cd;color:#000;padding:0 2px">{html.escape(url[start:start + len(host)])}</b>'
-            + html.escape(url[start + len(host):])
+    The host and the link come from ``urls.read_url`` (the browser's WHATWG reading), never
+    from the raw text: a server cannot make the highlighted host differ from the one opened.
+    """
+    from .urls import read_url, visible
+
+    read = read_url(url)
+    sent = f'<div class="mcp-url" style="font-family:var(--jp-code-font-family,monospace);word-break:break-all">{html.escape(visible(url))}</div>'
+    if read is None:  # no link at all for text the browser cannot read as a URL
+        return sent + f'<div class="mcp-url-warning" style="color:{_RED}">⚠ This is not an address a browser can open, so no link is offered.</div>'
+    if read.hostname:
+        port = html.escape(f":{read.port}") if read.port else ""
+        reads = f" (reads as {html.escape(read.display_host)}{port})" if read.display_host != read.hostname else ""
+        opens = (
+            f'<div class="mcp-opens">Opens: <b class="mcp-domain" style="background:#fff3cd;color:#000;padding:0 2px">'
+            f"{html.escape(read.hostname)}</b>{port}{reads}</div>"
         )
     else:
-        shown = html.escape(url)
-    warn = ""
-    if any(label.startswith("xn--") for label in host.lower().split(".")):
-        try:
-            readable = host.encode("ascii").decode("idna")
-        except (UnicodeError, ValueError):
-            readable = ""
-        also = f" It reads as {html.escape(readable)!s}." if readable and readable != host else ""
-        warn = (
-            f'<div class="mcp-punycode" style="color:{_RED}">⚠ This domain is written in punycode (xn--) and may imitate '
-            f"another site.{also} Check it carefully before opening.</div>"
-        )
-    if scheme not in ("https", "http"):  # no link at all: a javascript: or file: URL must not be one click away
-        warn += f'<div style="color:{_RED}">⚠ Unusual scheme {html.escape(scheme or "(none)")}: this is not a web page, so no link is offered.</div>'
-        link = ""
-    else:
+        opens = ""
+    warn = "".join(
+        f'<div class="mcp-url-warning{" mcp-punycode" if w.kind == "punycode" else ""}" style="color:{_RED}">⚠ {html.escape(w.text)}</div>'
+        for w in read.warnings
+    )
+    link = ""
+    if read.linkable:  # a javascript: or file: URL must not be one click away
         link = (
-            f'<a href="{html.escape(url, quote=True)}" target="_blank" rel="noopener noreferrer">Open in a new tab ↗</a> '
+            f'<a href="{html.escape(read.href, quote=True)}" target="_blank" rel="noopener noreferrer">Open in a new tab ↗</a> '
             + _small("(the kernel never opens it; press Done when you have finished there)")
         )
-    return f'<div class="mcp-url" style="font-family:var(--jp-code-font-family,monospace);word-break:break-all">{shown}</div>{warn}{link}'
+    return f"{sent}{opens}{warn}{link}"
 

@@ -159,7 +159,7 @@ class Frontend:
         self.status = "connected"
         if isinstance(data.get("path"), str):
             self.path = data["path"]
-        records, warnings = parse_flows(data.get("flows"))
+        records, warnings = parse_flows(data.get("flows"), max_bytes=self.store.max_record_bytes)
         self.warnings.extend(warnings)
         _added, stale = self.store.merge(records, "notebook")
         if data.get("reason") == "reconnect":
@@ -200,7 +200,7 @@ class Frontend:
 
     def read_file(self, path: str) -> list[str]:
         """Take the records saved in the notebook at ``path``; returns the ids added."""
-        records, warnings = read_notebook(path)
+        records, warnings = read_notebook(path, max_bytes=self.store.max_record_bytes)
         self.warnings.extend(f"{os.path.basename(path)}: {w}" for w in warnings)
         added, _stale = self.store.merge(records, "file")
         self.files_read.append(path)

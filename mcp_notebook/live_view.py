@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import ipywidgets as w
 
 from .display import STYLE, FlowReport, badge, esc
+from .limits import Limits
 
 if TYPE_CHECKING:
     from .answering import Question
@@ -147,15 +148,22 @@ class LiveView:
             self.progress_bar.value = 1.0
             self.progress_bar.bar_style = "info"
         shown = f"{progress:g}/{total:g}" if total else f"{progress:g}"
-        self.progress_text.value = f"<small>{esc(shown)} {esc(message or '')}</small>"
+        message = message or ""
+        if len(message) > 500:  # a progress line, not a result: the server's text is cut
+            message = message[:500] + "…"
+        self.progress_text.value = f"<small>{esc(shown)} {esc(message)}</small>"
 
     def _add_log(self, line: str) -> None:
         if self._closed:
             return
-        self._log_lines.append(line)
+        most = (self.flow.limits if self.flow is not None else Limits()).max_result_chars
+        self._log_lines.append(line if len(line) <= most else line[:most] + f" [… {len(line) - most:,} more characters not shown]")
         self.log_box.layout.display = None
         self.log_box.set_title(0, f"server log ({len(self._log_lines)})")
-        self.log_html.value = "<pre>" + html.escape("\n".join(self._log_lines[-200:])) + "</pre>"
+        text = "\n".join(self._log_lines[-200:])
+        if len(text) > most:  # the newest lines, within max_result_chars
+            text = "[… earlier lines not shown]\n" + text[-most:]
+        self.log_html.value = "<pre>" + html.escape(text) + "</pre>"
 
     def _show_form(self, server: str, questions: list[Question], answers: Answers, deliver: Callable[[dict[str, Any]], None]) -> None:
         from .forms import ElicitationPanel

@@ -107,6 +107,11 @@ def build_parsers() -> dict[str, Parser]:
     p = ps["resume"] = Parser("resume", "Continue a saved flow: show its questions in this cell and go on with its saved state. Takes the answer flags of %mcp call.")
     p.add_argument("id", nargs="?", help="the flow's id (see %%mcp flows); optional when only one is waiting")
     p.add_argument("--from", dest="from_path", metavar="PATH", help="read the flows saved in the notebook file PATH first")
+    p.add_argument(
+        "--trust", action="store_true",
+        help="resume even a flow you did not save (a received notebook) or whose connection now points elsewhere; "
+        "read what it will run first: %%mcp flows shows it whole",
+    )  # fmt: skip
     _flow_args(p)
     p = ps["forget"] = Parser("forget", "Forget a saved flow: %mcp forget ID | --all")
     p.add_argument("id", nargs="?")
@@ -123,6 +128,8 @@ def build_parsers() -> dict[str, Parser]:
     p.add_argument("--host", default="127.0.0.1", help="interface to listen on (default: loopback only)")
     p.add_argument("--port", type=int, default=0, help="port (default: a free one)")
     p.add_argument("--keys-env", metavar="VAR", help="seal request state with the key in $VAR, so it survives restarts")
+    p.add_argument("--no-auth", action="store_true", help="no bearer token (loopback hosts only: any local process can then call it)")
+    p.add_argument("--allow-host", action="append", default=[], metavar="NAME", help="another Host name clients use to reach it (e.g. a DNS name)")
     p = ps["stop"] = Parser("stop", "Stop serving NAME over HTTP (the in-process connection stays).")
     p.add_argument("name")
     p = ps["roots"] = Parser(

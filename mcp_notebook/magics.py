@@ -20,6 +20,7 @@ from traitlets import Dict, Enum, Int, TraitError, Unicode, observe, validate
 from traitlets import Any as TAny
 
 from .args import build_arguments, describe_parameters, parse_body, parse_json_object, parse_pairs
+from .limits import Limits
 from .magic_grammar import SUMMARY, Help, build_parsers, fresh_namespace
 
 __all__ = ["MCPMagics"]
@@ -40,6 +41,36 @@ class MCPMagics(Magics):
     ).tag(config=True)
     default_model = Unicode(None, allow_none=True, help="The model that answers when no hint or priority picks another (%mcp model use NAME).").tag(config=True)
     review = Enum(["ask", "always", "never"], "ask", help="Review of sampling in interactive runs: ask (edit the request and the reply), always (show both, don't wait), never. Headless runs never review.").tag(config=True)
+    max_record_bytes = Int(
+        1_000_000, min=1024,
+        help="Largest saved flow record, in bytes. A waiting flow whose record (mostly the server's request state) is larger "
+        "is not saved in the notebook, and a notebook's records over it are ignored: notebooks stay small and a received "
+        "notebook cannot make the kernel hold huge values.",
+    ).tag(config=True)  # fmt: skip
+    max_result_chars = Int(
+        100_000, min=100,
+        help="Characters of a result shown in the cell (text, structured content, resource text, logs, trace messages); the "
+        "rest is cut with a note. A server decides how big its results are: without a bound a 50 MB text becomes a 100 MB "
+        "output that slows the browser and bloats the notebook. The whole value stays on the flow (flow.result(), -o VAR).",
+    ).tag(config=True)  # fmt: skip
+    max_inline_bytes = Int(
+        5_000_000, min=0,
+        help="Decoded bytes of images, audio and downloadable files one result embeds in the cell (as base64 data URLs); "
+        "larger ones become a note. Embedded media are saved in the notebook, so a server must not be able to grow it "
+        "without bound. The data stays on the flow (flow.result(), -o VAR).",
+    ).tag(config=True)  # fmt: skip
+    max_schema_depth = Int(
+        32, min=4,
+        help="Deepest nesting of a server's elicitation schema the client walks or checks. MCP forms are flat (a few "
+        "levels); a deeper schema is shown as a JSON editor that cannot send, so a hostile schema cannot exhaust the "
+        "kernel's recursion limit (RecursionError) in the form or in jsonschema.",
+    ).tag(config=True)  # fmt: skip
+    max_form_fields = Int(
+        200, min=1,
+        help="Most fields one elicitation form renders as widgets (each tick box of a multi-select counts as one). "
+        "Widgets are built on the kernel thread, about 2 ms a field: a larger form is offered as a JSON editor instead "
+        "of freezing the kernel for seconds.",
+    ).tag(config=True)  # fmt: skip
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
@@ -50,7 +81,7 @@ class MCPMagics(Magics):
         self._sync_settings()
         self.hub.roots.session_path = (shell.user_ns.get("__session__") if shell is not None else None) or None
 
-    @observe("max_rounds", "flow_timeout", "log_level")
+    @observe("max_rounds", "flow_timeout", "log_level", "max_record_bytes", "max_result_chars", "max_inline_bytes", "max_schema_depth", "max_form_fields")
     def _settings_changed(self, change: Any) -> None:
         self._sync_settings()
 
@@ -60,6 +91,11 @@ class MCPMagics(Magics):
             hub.max_rounds = self.max_rounds
             hub.flow_timeout = float(self.flow_timeout) if self.flow_timeout is not None else None
             hub.log_level = self.log_level
+            hub.store.max_record_bytes = self.max_record_bytes
+            hub.limits = Limits(
+                max_result_chars=self.max_result_chars, max_inline_bytes=self.max_inline_bytes,
+                max_schema_depth=self.max_schema_depth, max_form_fields=self.max_form_fields,
+            )  # fmt: skip
 
     # sampling settings go to the process-wide router (get_hub(): config values arrive before self.hub exists)
     @validate("models")
@@ -314,7 +350,10 @@ class MCPMagics(Magics):
                       f"starting a new call. To continue the saved one instead: %mcp resume {saved['id']}")
         resumed: dict[str, Any] = {}
         if resume is not None:
-            resumed = dict(flow_id=resume["id"], start_round=resume["round"], resume_state=resume.get("request_state"), resume_requests=resume["pending"])
+            resumed = dict(
+                flow_id=resume["id"], start_round=resume["round"], resume_state=resume.get("request_state"),
+                resume_requests=resume["pending"], withheld=resume.get("withheld"),
+            )  # fmt: skip
             cell_id = cell_id or resume.get("cell_id")
             if cell_id != resume.get("cell_id") and not ns.no_save:
                 self.hub.store.save({**resume, "cell_id": cell_id})  # the marker follows the form
@@ -390,16 +429,31 @@ class MCPMagics(Magics):
             if notice:
                 print(notice)
         kinds = {"tools/call": "tool", "prompts/get": "prompt", "resources/read": "resource"}
+        store = self.hub.store
         rows = [
-            [r["id"], r.get("cell_id") or "", r["server"]["name"], f"{kinds[r['method']]} {r['name']}", r["round"], age(r.get("updated"))]
+            [r["id"], r.get("cell_id") or "", r["server"]["name"], f"{kinds[r['method']]} {r['name']}", r["round"], age(r.get("updated")),
+             "yes" if store.is_trusted(r["id"]) else "NO: review below"]
             for r in records
-        ]
-        return Table(
-            ["id", "cell", "server", "call", "round", "age"],
+        ]  # fmt: skip
+        table = Table(
+            ["id", "cell", "server", "call", "round", "age", "saved by you"],
             rows,
             title=f"flows waiting for input ({frontend.describe()}); continue one with %mcp resume ID",
             empty="No flows are waiting for input.",
         )
+        foreign = [r for r in records if not store.is_trusted(r["id"])]
+        if not foreign:
+            return table
+        from IPython.display import display
+
+        from .consent import RecordReview
+
+        display(table)
+        print(f"{len(foreign)} saved flow{'s' if len(foreign) > 1 else ''} did not come from you (this notebook was saved by someone else, "
+              "or changed outside mcp-notebook). Resuming one asks first; here is all each would do:")
+        for record in foreign:
+            display(RecordReview(record, self.hub.resume_concerns(record)))
+        return None
 
     def _do_resume(self, words: list[str], cell: str | None) -> Any:
         ns, _ = self._parsers["resume"].parse(words)
@@ -437,11 +491,28 @@ class MCPMagics(Magics):
                 live.result(timeout=10)
             except Exception:  # noqa: BLE001 - cancelled, as asked
                 pass
+        concerns = self.hub.resume_concerns(record)
+        if concerns and not getattr(ns, "trust", False):  # a Continue button passes the call's flags
+            if interactive if interactive is not None else self._is_interactive():
+                return self._confirm_resume(record, concerns, ns, cell_id)
+            raise UsageError(_consent_needed(record, concerns))
         conn = self.hub.reconnect(record)
         notice = get_frontend().notice(self._is_interactive() if interactive is None else interactive)
         if notice:  # resuming changes what is saved; without the extension the file keeps the old record
             print(notice)
         return self._run_flow(record["method"], conn, record["name"], dict(record.get("arguments") or {}), ns, resume=record, interactive=interactive, cell_id=cell_id)
+
+    def _confirm_resume(self, record: dict[str, Any], concerns: list[str], ns: argparse.Namespace, cell_id: str | None) -> None:
+        """Show what the record would do and resume only when the user says yes (buttons run after the cell)."""
+        from .consent import ConfirmResume
+
+        cell_id = cell_id or self._cell_id()
+
+        def confirmed() -> None:
+            self.hub.store.trust(record["id"])
+            self._resume(record, argparse.Namespace(**{**vars(ns), "trust": True}), interactive=True, cell_id=cell_id)
+
+        ConfirmResume(record, concerns, confirmed)
 
     def _live_flow(self, flow_id: str) -> Any:
         """A flow of this kernel with that id that has not finished, if any."""
@@ -549,13 +620,23 @@ class MCPMagics(Magics):
         return None
 
     def _do_serve(self, words: list[str], cell: str | None) -> Any:
+        from .prototype import LOOPBACK
+
         ns, _ = self._parsers["serve"].parse(words)
-        if ns.host not in ("127.0.0.1", "localhost", "::1"):
-            print(f"Warning: serving on {ns.host} lets other machines call this notebook's server; "
-                  "there is no authentication. Prefer 127.0.0.1 unless you mean it.")
-        served = self.hub.prototypes.serve(ns.name, ns.host, ns.port, ns.keys_env)
+        if ns.no_auth and ns.host not in LOOPBACK:
+            raise UsageError(f"--no-auth is only allowed on a loopback host (127.0.0.1, localhost, ::1), not {ns.host}: "
+                             "anyone who can reach the port could call this notebook's server")
+        if ns.host not in LOOPBACK:
+            print(f"Warning: serving on {ns.host} lets other machines call this notebook's server with the token below, "
+                  "which plain HTTP sends unencrypted. Prefer 127.0.0.1 unless you mean it.")
+        if ns.no_auth:
+            print(f"Warning: --no-auth: any process on this machine can call {ns.name!r}, and through its tools reach this kernel.")
+        served = self.hub.prototypes.serve(ns.name, ns.host, ns.port, ns.keys_env, no_auth=ns.no_auth, allowed_hosts=ns.allow_host)
         sealed = f", request state sealed with ${ns.keys_env}" if ns.keys_env else ""
-        print(f"Serving {ns.name!r} at {served.url}{sealed}. Stop with %mcp stop {ns.name}.")
+        auth = " (no authentication)" if served.token is None else f" (token: {served.token})"
+        print(f"Serving {ns.name!r} at {served.url}{auth}{sealed}. Stop with %mcp stop {ns.name}.")
+        if served.token is not None:
+            print("Clients send the header 'Authorization: Bearer <token>'; %mcp connect from this notebook adds it for you.")
         return served.url
 
     def _do_stop(self, words: list[str], cell: str | None) -> Any:
@@ -650,6 +731,19 @@ def _root_logging_kept() -> Iterator[None]:
     finally:
         root.setLevel(level)
         root.handlers[:] = handlers
+
+
+def _consent_needed(record: dict[str, Any], concerns: list[str]) -> str:
+    """The headless refusal: why, everything the flow would do, and the two explicit ways on."""
+    from .consent import RecordReview
+
+    flow_id, name = record["id"], record["server"]["name"]
+    return (
+        f"Flow {flow_id} was not resumed: " + "; and ".join(concerns) + ".\n"
+        + RecordReview(record).text() + "\n"
+        + f"If you trust it as shown, run: %mcp resume {flow_id} --trust\n"
+        + f"Or connect the server yourself first (%mcp connect {name} TARGET), then %mcp resume {flow_id} --trust."
+    )
 
 
 def _check_choice(sub: str, value: str | None, choices: list[str]) -> None:

@@ -3,26 +3,31 @@
 A server author writes an ``MCPServer`` in a cell and talks to it from the next one. Re-running the
 cell replaces the connection without a kernel restart and says what changed; a cell that fails
 leaves the previous server in place. ``%mcp serve`` puts the same object on streamable HTTP in a
-background thread so any MCP client (another notebook, MCP Inspector, a script) can use it, and
-keeps serving the newest version after a reload.
+background thread so any MCP client (another notebook, MCP Inspector, a script) holding the bearer
+token it prints can use it, and keeps serving the newest version (same token) after a reload.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
+import secrets
 import socket
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from .errors import FlowError
 
 __all__ = ["Inventory", "Prototypes", "ServedServer", "find_new_server", "inventory_diff"]
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+WILDCARD = {"0.0.0.0", "::", ""}
 
 
 @dataclass
@@ -109,18 +114,90 @@ def server_ids(namespace: dict[str, Any]) -> dict[str, int]:
 
 
 class ServedServer:
-    """A notebook-defined server on streamable HTTP, in a uvicorn thread of its own."""
+    """A notebook-defined server on streamable HTTP, in a uvicorn thread of its own.
 
-    def __init__(self, name: str, obj: Any, host: str, port: int, keys_env: str | None) -> None:
+    Every request must carry ``Authorization: Bearer <token>`` (a fresh random ``token``, like
+    Jupyter's own), unless ``no_auth`` was asked for on a loopback address. The SDK's Host/Origin
+    checks (DNS-rebinding protection) are on for every bind address: see ``allowed_hosts``.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        obj: Any,
+        host: str,
+        port: int,
+        keys_env: str | None,
+        *,
+        no_auth: bool = False,
+        allowed_hosts: Sequence[str] = (),
+    ) -> None:
+        if no_auth and host not in LOOPBACK:
+            raise FlowError(
+                f"--no-auth is only allowed on a loopback address ({', '.join(sorted(LOOPBACK))}), not {host!r}: "
+                "without a token anyone who can reach the port could call the notebook's server"
+            )
         self.name, self.host, self.port, self.keys_env = name, host, port or _free_port(host), keys_env
         self.obj = obj
+        self.token: str | None = None if no_auth else secrets.token_urlsafe(32)  # kept across restarts
+        self.extra_hosts = list(allowed_hosts)
         self._server: Any = None
         self._thread: threading.Thread | None = None
+
+    def __repr__(self) -> str:  # never the token itself
+        auth = "no authentication" if self.token is None else "bearer token in .token"
+        return f"<ServedServer {self.name!r} at {self.url} ({auth})>"
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {"text/plain": repr(self)}
 
     @property
     def url(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}/mcp"
+
+    def allowed_hosts(self) -> list[str]:
+        """``Host`` header values accepted: the bind address at its port, plus loopback names for a
+        loopback or wildcard bind, plus this machine's names and addresses for a wildcard bind, plus
+        ``extra_hosts``. (The SDK turns its checks on only for loopback binds; here they always are.)"""
+        names = [self.host] if self.host else []
+        if self.host in LOOPBACK or self.host in WILDCARD:
+            names += ["127.0.0.1", "localhost", "::1"]
+        if self.host in WILDCARD:
+            names += _machine_names()
+        names += self.extra_hosts
+        out: list[str] = []
+        for name in names:
+            bare = f"[{name}]" if ":" in name and not name.startswith("[") else name
+            for value in (f"{bare}:{self.port}", bare) if self.port == 80 else (f"{bare}:{self.port}",):
+                if value not in out:
+                    out.append(value)
+        return out
+
+    def transport_security(self) -> Any:
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        hosts = self.allowed_hosts()
+        origins = [f"http://{h}" for h in hosts]
+        if self.host in LOOPBACK or self.host in WILDCARD:  # the SDK's own loopback default: any local port
+            origins += ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+        return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
+
+    def serves(self, url: str) -> bool:
+        """Whether ``url`` is this server as the kernel itself reaches it (where its token may go).
+
+        Exact bind host and port only (a wildcard bind also answers on the matching loopback
+        literal): ``localhost`` may resolve to ``::1``, where another process could own the port.
+        """
+        try:
+            parts = urlsplit(url)
+            port = parts.port or 80
+        except ValueError:
+            return False
+        if parts.scheme != "http" or port != self.port or parts.path.rstrip("/") != "/mcp":
+            return False
+        own = {self.host.lower()} | ({"127.0.0.1"} if self.host == "0.0.0.0" else set()) | ({"::1"} if self.host == "::" else set())
+        return (parts.hostname or "") in own
 
     def start(self, obj: Any | None = None) -> None:
         import uvicorn
@@ -129,7 +206,9 @@ class ServedServer:
             self.obj = obj
         if self.keys_env:
             _apply_keys(self.obj, self.keys_env)
-        app = self.obj.streamable_http_app(host=self.host) if _accepts_host(self.obj) else self.obj.streamable_http_app()
+        app = self.obj.streamable_http_app(transport_security=self.transport_security())
+        if self.token is not None:
+            app = BearerTokenGate(app, self.token)
         config = uvicorn.Config(app, host=self.host, port=self.port, log_level="warning", lifespan="on")
         server = uvicorn.Server(config)
         server.install_signal_handlers = lambda: None  # type: ignore[method-assign]  # not the main thread
@@ -153,18 +232,74 @@ class ServedServer:
         self._server = self._thread = None
 
     def restart(self, obj: Any) -> None:
-        """Serve a reloaded version on the same port."""
+        """Serve a reloaded version on the same port, with the same token."""
         self.stop()
         self.start(obj)
 
 
-def _accepts_host(obj: Any) -> bool:
-    import inspect
+class BearerTokenGate:
+    """ASGI middleware: answer 401 unless the request carries ``Authorization: Bearer <token>``.
 
+    Not the SDK's auth: ``MCPServer`` takes ``auth=AuthSettings(issuer_url=..., resource_server_url=...)``
+    and a ``TokenVerifier`` at construction (the user's object, already built), advertises OAuth
+    (protected-resource metadata, ``resource_metadata`` in the challenge) that a static token
+    cannot honour, and guards only the ``/mcp`` route, not ``custom_route``s. One shared secret
+    compared in constant time, in front of the whole app, is what Jupyter does for its own server.
+    """
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app, self._token = app, token.encode()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] not in ("http", "websocket"):  # lifespan
+            await self.app(scope, receive, send)
+            return
+        given = None
+        for key, value in scope.get("headers") or ():
+            if key.lower() == b"authorization":
+                scheme, _, credential = value.decode("latin-1").strip().partition(" ")
+                given = credential.strip().encode("latin-1") if scheme.lower() == "bearer" else b""
+                break
+        if given is not None and hmac.compare_digest(given, self._token):
+            await self.app(scope, receive, send)
+            return
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        challenge = 'Bearer realm="mcp-notebook"' + ('' if given is None else ', error="invalid_token"')
+        body = json.dumps(
+            {"error": "invalid_token", "error_description": "This notebook server needs the header Authorization: Bearer <token> (printed by %mcp serve)."}
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 401,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"www-authenticate", challenge.encode()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+
+def _machine_names() -> list[str]:
+    """This machine's host name, FQDN and the addresses they resolve to (for a wildcard bind)."""
+    names: list[str] = []
     try:
-        return "host" in inspect.signature(obj.streamable_http_app).parameters
-    except (TypeError, ValueError):
-        return False
+        hostname = socket.gethostname()
+        names += [hostname, socket.getfqdn()]
+        names += [str(info[4][0]) for info in socket.getaddrinfo(hostname, None, proto=socket.IPPROTO_TCP)]
+    except OSError:
+        pass
+    try:  # the address of the default route's interface (a UDP "connect" sends nothing)
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+            sock.connect(("192.0.2.1", 9))
+            names.append(sock.getsockname()[0])
+    except OSError:
+        pass
+    return [n.lower() for n in dict.fromkeys(n.split("%")[0] for n in names if n)]
 
 
 def _apply_keys(obj: Any, keys_env: str) -> None:
@@ -207,15 +342,32 @@ class Prototypes:
     served: dict[str, ServedServer] = field(default_factory=dict)
     objects: dict[str, Any] = field(default_factory=dict)
 
-    def serve(self, name: str, host: str = "127.0.0.1", port: int = 0, keys_env: str | None = None) -> ServedServer:
+    def serve(
+        self,
+        name: str,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        keys_env: str | None = None,
+        *,
+        no_auth: bool = False,
+        allowed_hosts: Sequence[str] = (),
+    ) -> ServedServer:
+        """Serve ``name`` over HTTP; the returned object's ``token`` is what clients must send."""
         if name not in self.objects:
             raise FlowError(f"no notebook server named {name!r}: define it first with %%mcp server {name}")
+        served = ServedServer(name, self.objects[name], host, port, keys_env, no_auth=no_auth, allowed_hosts=allowed_hosts)
         if name in self.served:
             self.served[name].stop()
-        served = ServedServer(name, self.objects[name], host, port, keys_env)
         served.start()
         self.served[name] = served
         return served
+
+    def token_for(self, url: str) -> str | None:
+        """The token of the server this kernel serves at ``url`` (None if none, or served without auth)."""
+        for served in self.served.values():
+            if served.serves(url):
+                return served.token
+        return None
 
     def stop(self, name: str) -> None:
         try:

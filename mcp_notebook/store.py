@@ -7,6 +7,10 @@ A record (DESIGN.md, "Saved flows") holds the questions of the waiting round and
      "method": "tools/call", "name": "provision", "arguments": {"name": "orders"},
      "round": 2, "request_state": "<opaque>", "pending": {"region": {...}}, "updated": "…Z"}
 
+Two fields were added by the second wave, both optional for readers: ``sig`` (the record's
+signature, see ``trust.py``: it tells records this user wrote from records of a received
+notebook) and ``withheld`` (names of secret arguments left out, see ``redact.py``).
+
 The notebook keeps them under the metadata key ``mcp_notebook`` -> ``flows`` -> id. The
 ``Store`` is the kernel's table of them. It is fed from three places: flows of this kernel
 (``save``/``delete``, from the runtime loop thread), the JupyterLab extension's ``restore``
@@ -20,10 +24,13 @@ opening. It is skipped, and a warning says in plain words what was ignored.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from typing import Any, Literal, Protocol
+
+from .trust import RecordSigner
 
 __all__ = [
     "METADATA_KEY",
@@ -41,6 +48,7 @@ __all__ = [
 METADATA_KEY = "mcp_notebook"
 RECORD_VERSION = 1
 METHODS = ("tools/call", "prompts/get", "resources/read")
+DEFAULT_MAX_RECORD_BYTES = 1_000_000
 
 Origin = Literal["kernel", "notebook", "file"]
 """Where a record came from: a flow of this kernel, the extension's restore, or a file read."""
@@ -93,11 +101,27 @@ def check_record(key: str, record: Any) -> str | None:
     pending = record.get("pending")
     if not isinstance(pending, dict) or not pending or not all(isinstance(q, dict) for q in pending.values()):
         return f"saved flow {key!r} has no questions to ask"
+    withheld = record.get("withheld", [])
+    if not isinstance(withheld, list) or not all(isinstance(n, str) for n in withheld):
+        return f"saved flow {key!r} has a list of withheld arguments that is not a list of names"
+    if not isinstance(record.get("sig", ""), str):
+        return f"saved flow {key!r} has a signature that is {_kind(record.get('sig'))}, not a string"
     return None
 
 
-def parse_flows(flows: Any, where: str = f'"{METADATA_KEY}.flows"') -> tuple[dict[str, dict[str, Any]], list[str]]:
-    """The resumable records of a ``flows`` mapping, and a warning for each one ignored."""
+def record_size(record: Mapping[str, Any]) -> int:
+    """Bytes the record takes in the notebook's JSON."""
+    return len(json.dumps(record, ensure_ascii=False, default=str).encode())
+
+
+def parse_flows(
+    flows: Any, where: str = f'"{METADATA_KEY}.flows"', max_bytes: int | None = DEFAULT_MAX_RECORD_BYTES
+) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """The resumable records of a ``flows`` mapping, and a warning for each one ignored.
+
+    A record larger than ``max_bytes`` is ignored too: a received notebook must not make the kernel
+    hold (and the page show) arbitrarily large values.
+    """
     if flows is None:
         return {}, []
     if not isinstance(flows, dict):
@@ -106,6 +130,8 @@ def parse_flows(flows: Any, where: str = f'"{METADATA_KEY}.flows"') -> tuple[dic
     warnings: list[str] = []
     for key, record in flows.items():
         problem = check_record(key, record)
+        if problem is None and max_bytes is not None and (size := record_size(record)) > max_bytes:
+            problem = f"saved flow {key!r} takes {size:,} bytes, more than the limit of {max_bytes:,} (%config MCPMagics.max_record_bytes)"
         if problem is None:
             records[key] = record
         else:
@@ -113,16 +139,16 @@ def parse_flows(flows: Any, where: str = f'"{METADATA_KEY}.flows"') -> tuple[dic
     return records, warnings
 
 
-def parse_block(block: Any) -> tuple[dict[str, dict[str, Any]], list[str]]:
+def parse_block(block: Any, max_bytes: int | None = DEFAULT_MAX_RECORD_BYTES) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """Records from the notebook metadata block ``mcp_notebook`` (``None`` when absent)."""
     if block is None:
         return {}, []
     if not isinstance(block, dict):
         return {}, [f'notebook metadata "{METADATA_KEY}" is {_kind(block)}, not an object; ignored']
-    return parse_flows(block.get("flows"))
+    return parse_flows(block.get("flows"), max_bytes=max_bytes)
 
 
-def read_notebook(path: str) -> tuple[dict[str, dict[str, Any]], list[str]]:
+def read_notebook(path: str, max_bytes: int | None = DEFAULT_MAX_RECORD_BYTES) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """Records saved in the ``.ipynb`` at ``path``, read with ``nbformat``.
 
     Raises ``OSError`` when the file cannot be opened; a file that is not a notebook gives a
@@ -141,7 +167,7 @@ def read_notebook(path: str) -> tuple[dict[str, dict[str, Any]], list[str]]:
         return {}, [f"{path} is not a readable notebook ({type(exc).__name__}); no saved flows read from it"]
     if not isinstance(metadata, dict):
         return {}, [f"{path} has no notebook metadata; no saved flows read from it"]
-    return parse_block(metadata.get(METADATA_KEY))
+    return parse_block(metadata.get(METADATA_KEY), max_bytes=max_bytes)
 
 
 def questions(record: Mapping[str, Any]) -> list[str]:
@@ -186,29 +212,50 @@ class Store:
     Flows save and delete from the runtime loop thread; the magics read on the main thread;
     the front end's replies may arrive on a subshell thread. Ids deleted in this kernel are
     remembered, so a restore that was computed before the delete cannot bring them back.
+
+    Every record this kernel saves is signed (``trust.RecordSigner``); a record taken from a
+    notebook or a file is *trusted* only when its signature verifies, or once the user consented
+    to resume it (``trust``). Untrusted records are resumed only after the user says so.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, signer: RecordSigner | None = None, max_record_bytes: int | None = DEFAULT_MAX_RECORD_BYTES) -> None:
         self._records: dict[str, dict[str, Any]] = {}
         self._origin: dict[str, Origin] = {}
+        self._trusted: set[str] = set()
         self._gone: set[str] = set()
         self._lock = threading.Lock()
+        self.signer = signer or RecordSigner()
+        self.max_record_bytes = max_record_bytes
         self.backend: StoreBackend | None = None
 
     # -------------------------------------------------------------- flows of this kernel
-    def save(self, record: dict[str, Any]) -> None:
+    def save(self, record: dict[str, Any]) -> int | None:
+        """Sign and keep ``record``; ``None`` when saved, else its size when it is over the limit.
+
+        An oversized record is not kept (and an older one of the same flow is dropped, since it no
+        longer matches the flow's state); the flow goes on, it just cannot be resumed later.
+        """
+        signed = self.signer.sign(record)
+        limit = self.max_record_bytes
+        size = record_size(signed) if limit is not None else 0
+        if limit is not None and size > limit:
+            self.delete(record["id"])
+            return size
         with self._lock:
-            self._records[record["id"]] = record
+            self._records[record["id"]] = signed
             self._origin[record["id"]] = "kernel"
+            self._trusted.add(record["id"])
             self._gone.discard(record["id"])
         backend = self.backend
         if backend is not None:
-            backend.save(record)
+            backend.save(signed)
+        return None
 
     def delete(self, flow_id: str) -> None:
         with self._lock:
             existed = self._records.pop(flow_id, None) is not None
             self._origin.pop(flow_id, None)
+            self._trusted.discard(flow_id)
             self._gone.add(flow_id)
         backend = self.backend
         if existed and backend is not None:
@@ -222,6 +269,17 @@ class Store:
     def origin(self, flow_id: str) -> Origin | None:
         with self._lock:
             return self._origin.get(flow_id)
+
+    def is_trusted(self, flow_id: str) -> bool:
+        """Whether this user wrote the record (it verified, or this kernel wrote it) or consented to it."""
+        with self._lock:
+            return flow_id in self._trusted
+
+    def trust(self, flow_id: str) -> None:
+        """The user reviewed the record and consented to resume it (for this kernel's life)."""
+        with self._lock:
+            if flow_id in self._records:
+                self._trusted.add(flow_id)
 
     def all(self) -> list[dict[str, Any]]:
         """Every record, oldest first."""
@@ -261,6 +319,10 @@ class Store:
                 if current is None or (current == "file" and origin == "notebook"):
                     self._records[flow_id] = record
                     self._origin[flow_id] = origin
+                    if self.signer.verify(record):
+                        self._trusted.add(flow_id)
+                    else:
+                        self._trusted.discard(flow_id)
                     added.append(flow_id)
         return added, stale
 
@@ -274,6 +336,7 @@ class Store:
             ids = list(self._records)
             self._records.clear()
             self._origin.clear()
+            self._trusted.clear()
             self._gone.update(ids)
         return ids
 

@@ -6,6 +6,7 @@ Runs headless (nbclient), exactly as the test suite does.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -14,12 +15,13 @@ import nbformat
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 PLACEHOLDER = "/path/to/mcp-notebook"  # saved outputs name no machine's folders
+SERVE_TOKEN = re.compile(r"\(token: [A-Za-z0-9_\-]+\)")  # a served server's bearer token is never saved
 
 
 def scrub(value: object, root: str) -> object:
-    """Replace the checkout's absolute path in every saved output string."""
+    """Replace the checkout's absolute path and any ``%mcp serve`` token in every saved output string."""
     if isinstance(value, str):
-        return value.replace(root, PLACEHOLDER)
+        return SERVE_TOKEN.sub("(token: TOKEN)", value.replace(root, PLACEHOLDER))
     if isinstance(value, list):
         return [scrub(v, root) for v in value]
     if isinstance(value, dict):

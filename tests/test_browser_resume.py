@@ -136,6 +136,12 @@ def test_save_close_reopen_resume(lab: str, page: Any, demo_url: str) -> None:  
     put_notebook(lab, "tampered.ipynb", nb)
     cell = open_and_run_all(page, lab, "tampered.ipynb").locator(".jp-Cell").nth(2)
     cell.locator(".mcp-resume-offer").get_by_role("button", name="Continue").click()
+    # edited by hand, the record no longer carries this user's signature: asked first, shown whole
+    ask = cell.locator(".mcp-confirm-resume")
+    expect(ask).to_contain_text("not saved by you")
+    expect(ask).to_contain_text("connects to")
+    expect(ask).to_contain_text(demo_url)
+    ask.get_by_title("Run exactly what is listed above").click()  # the Resume button
     form = cell.locator(".mcp-elicitation").last
     expect(form).to_contain_text("Which region should 'orders' live in?")
     form.get_by_role("button", name="Accept").click()

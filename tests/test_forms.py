@@ -501,8 +501,9 @@ def test_url_mode_done_accepts_and_the_kernel_never_fetches(hub: Hub, generation
 
 def test_url_html_highlights_domain_and_warns_on_punycode() -> None:
     plain = url_html("https://login.example.com/path?q=1")
-    assert 'https://<b class="mcp-domain"' in plain and ">login.example.com</b>/path?q=1" in plain
-    assert "punycode" not in plain
+    assert ">https://login.example.com/path?q=1</div>" in plain  # the whole URL as sent
+    assert "Opens: <b class=\"mcp-domain\"" in plain and ">login.example.com</b>" in plain
+    assert "punycode" not in plain and "mcp-url-warning" not in plain
     spoof = url_html("https://xn--pple-43d.com/login")
     assert "punycode" in spoof and "аpple.com" in spoof  # the Cyrillic 'а' spelled out
     script = url_html("javascript:alert(1)")

@@ -104,18 +104,26 @@ CLIENT = textwrap.dedent(
         return ElicitResult(action="accept", content={"colour": "teal"})
 
     async def main():
-        async with Client(sys.argv[1], elicitation_callback=answer) as client:
-            tools = sorted(t.name for t in (await client.list_tools()).tools)
-            result = await client.call_tool("paint", {"thing": "fence"})
-            print(json.dumps({"tools": tools, "text": result.content[0].text, "version": client.protocol_version}))
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        async with create_mcp_http_client(headers={"Authorization": "Bearer " + sys.argv[2]}) as http:
+            async with Client(streamable_http_client(sys.argv[1], http_client=http), elicitation_callback=answer) as client:
+                tools = sorted(t.name for t in (await client.list_tools()).tools)
+                result = await client.call_tool("paint", {"thing": "fence"})
+                print(json.dumps({"tools": tools, "text": result.content[0].text, "version": client.protocol_version}))
 
     asyncio.run(main())
     """
 )
 
 
-def run_client(url: str) -> dict[str, Any]:
-    out = subprocess.run([sys.executable, "-c", CLIENT, url], capture_output=True, text=True, timeout=60)
+def served_token(ip: Any, name: str) -> str:
+    return ip.magics_manager.registry["MCPMagics"].hub.prototypes.served[name].token
+
+
+def run_client(url: str, token: str) -> dict[str, Any]:
+    out = subprocess.run([sys.executable, "-c", CLIENT, url, token], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -124,16 +132,17 @@ def test_served_server_used_by_another_process_and_reload_keeps_serving(ip: Any,
     ip.run_cell_magic("mcp", "server proto", V2)
     url = ip.run_line_magic("mcp", "serve proto")
     assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
-    seen = run_client(url)
+    token = served_token(ip, "proto")
+    seen = run_client(url, token)
     assert seen == {"tools": ["hello", "paint"], "text": "painted fence teal", "version": "2026-07-28"}
 
     ip.run_cell_magic("mcp", "server proto", V2.replace("painted", "coated"))
     assert "Still serving 'proto'" in capsys.readouterr().out
-    assert run_client(url)["text"] == "coated fence teal"
+    assert run_client(url, token)["text"] == "coated fence teal"  # a reload keeps the token
     assert url in ip.run_line_magic("mcp", "servers")._repr_mimebundle_()["text/plain"]
 
     ip.run_line_magic("mcp", "stop proto")
-    out = subprocess.run([sys.executable, "-c", CLIENT, url], capture_output=True, text=True, timeout=60)
+    out = subprocess.run([sys.executable, "-c", CLIENT, url, token], capture_output=True, text=True, timeout=60)
     assert out.returncode != 0
     # the in-process connection is untouched by stopping the HTTP side
     assert text_of(ip.run_line_magic("mcp", "call proto.hello name=x")) == "hello x"
@@ -152,18 +161,23 @@ def test_shared_keys_let_state_survive_a_reload(ip: Any, monkeypatch: Any) -> No
     async def never(ctx: Any, params: Any) -> Any:  # declares the capability; the test answers by hand
         raise AssertionError("not called on the manual path")
 
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
     async def first_round(url: str) -> Any:
-        async with Client(url, elicitation_callback=never) as client:
-            return await client.session.call_tool("paint", {"thing": "gate"}, allow_input_required=True)
+        async with create_mcp_http_client(headers={"Authorization": f"Bearer {served_token(ip, 'proto')}"}) as http:
+            async with Client(streamable_http_client(url, http_client=http), elicitation_callback=never) as client:
+                return await client.session.call_tool("paint", {"thing": "gate"}, allow_input_required=True)
 
     async def retry(url: str, pending: Any) -> Any:
         (key,) = pending.input_requests
-        async with Client(url, elicitation_callback=never) as client:
-            return await client.session.call_tool(
-                "paint", {"thing": "gate"}, allow_input_required=True,
-                input_responses={key: ElicitResult(action="accept", content={"colour": "gold"})},
-                request_state=pending.request_state,
-            )
+        async with create_mcp_http_client(headers={"Authorization": f"Bearer {served_token(ip, 'proto')}"}) as http:
+            async with Client(streamable_http_client(url, http_client=http), elicitation_callback=never) as client:
+                return await client.session.call_tool(
+                    "paint", {"thing": "gate"}, allow_input_required=True,
+                    input_responses={key: ElicitResult(action="accept", content={"colour": "gold"})},
+                    request_state=pending.request_state,
+                )
 
     for keys, expect_ok in (("", False), (" --keys-env PROTO_KEYS", True)):
         url = ip.run_line_magic("mcp", f"serve proto{keys}")

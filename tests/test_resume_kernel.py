@@ -205,11 +205,11 @@ def saved(server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dic
 
         # secrets: a vault served by this kernel, reached with a header and a bearer token
         run(k, "%%mcp server vault_src\n" + VAULT)
-        url = re.search(r"http://127\.0\.0\.1:\d+/mcp", k.text_of_cell(run(k, "%mcp serve vault_src --keys-env VAULT_KEY"))).group(0)
+        url = re.search(r"http://127\.0\.0\.1:\d+/mcp", k.text_of_cell(run(k, "%mcp serve vault_src --keys-env VAULT_KEY --no-auth"))).group(0)
         run(k, f"%mcp connect vault {url} --header X-Team:{SECRETS['header']} --bearer-env MCPNB_TOKEN")
         before = widgets(k)
         run(k, "%mcp call vault.unlock door=front", "cell-v1", interactive=True)
-        k.set_value(newest(k, "TextModel", before), SECRETS["typed"])
+        k.set_value(newest(k, "PasswordModel", before), SECRETS["typed"])  # a secret-looking field: masked
         k.click(newest(k, "ButtonModel", before, description="Accept"))
         lab.wait(lambda: any(r["name"] == "unlock" and r["round"] == 2 for r in lab.flows.values()), "vault round two saved")
         stopped = run(k, f"%mcp call vault.unlock door=back --answer passphrase={SECRETS['preset']}", "cell-v2", ok=False)
@@ -230,7 +230,7 @@ def test_hello_and_saved_record_shape(saved: dict[str, Any]) -> None:
     lab: FakeLab = saved["lab"]
     assert lab.received[0] == {"op": "hello", "v": 1}
     first = saved["first"]
-    assert set(first) == {"v", "id", "cell_id", "server", "method", "name", "arguments", "round", "request_state", "pending", "updated"}
+    assert set(first) == {"v", "id", "cell_id", "server", "method", "name", "arguments", "round", "request_state", "pending", "updated", "sig"}
     assert first["v"] == 1 and first["cell_id"] == "cell-a" and first["round"] == 1
     assert first["server"] == {"name": "demo", "target": saved["server"]}
     assert first["method"] == "tools/call" and first["name"] == "provision_db"
@@ -404,7 +404,11 @@ def test_tampered_state_is_refused_and_other_flows_are_untouched(shell: Any, ser
 
     listing = resume_text(fault_kernel, f"%mcp flows --from {path}")
     assert bad["id"] in listing and good["id"] in listing
+    # an edited record no longer carries the user's signature: refused before anything is sent
     text = resume_text(fault_kernel, f"%mcp resume {bad['id']} --accept-defaults")
+    assert "UsageError" in text and "not saved by you" in text and f"%mcp resume {bad['id']} --trust" in text
+    # resumed anyway: the server's own seal refuses the state
+    text = resume_text(fault_kernel, f"%mcp resume {bad['id']} --accept-defaults --trust")
     assert "-32602" in text and "refused the saved request state" in text and "Start the call again" in text
     listing = resume_text(fault_kernel, "%mcp flows")
     assert bad["id"] not in listing and good["id"] in listing

@@ -129,7 +129,9 @@ def test_restore_fills_the_store_and_saves_go_through_the_comm() -> None:
     fe.store.save(record("f2"))
     fe.store.delete("f1")
     fe.store.delete("never-saved")  # nothing to tell the notebook
-    assert comm.sent == [{"op": "save", "record": record("f2")}, {"op": "delete", "id": "f1"}]
+    signed = comm.sent[0]["record"]
+    assert signed == {**record("f2"), "sig": signed["sig"]} and fe.store.signer.verify(signed)  # saved signed
+    assert comm.sent == [{"op": "save", "record": signed}, {"op": "delete", "id": "f1"}]
     fe.handle({"op": "ack", "id": "f1", "warnings": ['notebook metadata "mcp_notebook" is a string, not an object; dropped']})
     fe.handle({"op": "error", "for": "save", "message": "record has no string \"id\""})
     assert len(fe.take_warnings()) == 2
@@ -144,7 +146,7 @@ def test_reconnect_restore_puts_back_what_the_kernel_knows() -> None:
     fe.store.delete("old")  # finished here
     comm.sent.clear()
     fe.handle({"op": "restore", "reason": "reconnect", "flows": {"old": record("old")}})
-    assert comm.sent == [{"op": "delete", "id": "old"}, {"op": "save", "record": record("live")}]
+    assert comm.sent == [{"op": "delete", "id": "old"}, {"op": "save", "record": fe.store.signer.sign(record("live"))}]
     assert fe.store.get("old") is None
 
 

@@ -1,0 +1,143 @@
+"""Which saved flows this user wrote, and what resuming one would do.
+
+A notebook can come from anyone, and its ``mcp_notebook`` metadata says which command to run,
+which URL to reach with which token, and which tool to call with which arguments. None of that
+may happen just because a file was opened. Jupyter's answer for outputs is the signed notebook:
+``nbformat.sign.NotebookNotary`` keeps a secret in the user's Jupyter data folder (mode 0600) and
+the server signs what the user saves. We use the same secret, but sign each *record* rather than
+the notebook, for two reasons checked against jupyter_server's ``check_and_sign``:
+
+* a notebook without rich outputs counts as trusted when it is saved, so JupyterLab's autosave
+  signs a received notebook about two minutes after it is opened, records and all;
+* records travel through the JupyterLab extension and back, so only the record's own bytes can
+  prove where it came from.
+
+A record written by mcp-notebook for this user carries ``sig``: an HMAC-SHA256, keyed with the
+notary's secret, of the record's canonical JSON. A received notebook's records do not verify
+(another user's secret, or none), so they are listed whole and resumed only with consent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["RecordSigner", "canonical", "describe_record", "target_of"]
+
+SIG_KEY = "sig"
+SIG_PREFIX = "hmac-sha256:"
+
+
+def canonical(record: Mapping[str, Any]) -> bytes:
+    """The bytes a signature covers: the record without ``sig``, as sorted, compact JSON.
+
+    Whole floats are written as integers because a record that went through the browser comes back
+    with ``1.0`` read as ``1`` (JavaScript has one number type).
+    """
+    body = {k: v for k, v in record.items() if k != SIG_KEY}
+    return json.dumps(_whole_floats(body), sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=str).encode()
+
+
+def _whole_floats(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _whole_floats(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_whole_floats(v) for v in value]
+    return value
+
+
+class RecordSigner:
+    """Signs records this kernel writes and recognises them later, in any kernel of the same user.
+
+    The key is the Jupyter notary's secret, read (or created, 0600) on first use, so a notebook
+    opened on another machine or by another user has records that do not verify. ``secret`` may be
+    given directly (tests, or a deployment that keeps the secret elsewhere).
+    """
+
+    def __init__(self, secret: bytes | None = None) -> None:
+        self._secret = secret
+        self._lock = threading.Lock()
+
+    @property
+    def secret(self) -> bytes:
+        with self._lock:
+            if self._secret is None:
+                self._secret = _notary_secret()
+            return self._secret
+
+    def signature(self, record: Mapping[str, Any]) -> str:
+        return SIG_PREFIX + hmac.new(self.secret, canonical(record), hashlib.sha256).hexdigest()
+
+    def sign(self, record: dict[str, Any]) -> dict[str, Any]:
+        """``record`` with its ``sig`` (a new dict; the argument is not changed)."""
+        return {**{k: v for k, v in record.items() if k != SIG_KEY}, SIG_KEY: self.signature(record)}
+
+    def verify(self, record: Mapping[str, Any]) -> bool:
+        sig = record.get(SIG_KEY)
+        if not isinstance(sig, str) or not sig.startswith(SIG_PREFIX):
+            return False
+        return hmac.compare_digest(sig, self.signature(record))
+
+
+def _notary_secret() -> bytes:
+    """The secret Jupyter signs notebooks with (created with mode 0600 when there is none yet)."""
+    from jupyter_core.paths import jupyter_data_dir
+    from jupyter_core.utils import ensure_dir_exists
+    from nbformat.sign import MemorySignatureStore, NotebookNotary
+
+    data_dir = jupyter_data_dir()
+    ensure_dir_exists(data_dir, mode=0o700)  # the notary writes its secret file but not the folder
+    # An in-memory signature store: only the secret is wanted, not the notary's SQLite database.
+    notary = NotebookNotary(data_dir=data_dir, store_factory=MemorySignatureStore)
+    return bytes(notary.secret)
+
+
+# ---------------------------------------------------------------------- what a resume would do
+def target_of(server: Mapping[str, Any]) -> tuple[str, str | None]:
+    """A saved ``server`` entry's target and cwd, as compared with an open connection's."""
+    target = server.get("target")
+    cwd = server.get("cwd")
+    return (target if isinstance(target, str) else "", cwd if isinstance(cwd, str) else None)
+
+
+def _names(value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+def describe_record(record: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Everything resuming ``record`` would do, as (what, value) lines, in full (never clipped).
+
+    The values are the record's own text: callers escape them for HTML.
+    """
+    server = record.get("server") if isinstance(record.get("server"), dict) else {}
+    assert isinstance(server, dict)
+    target, cwd = target_of(server)
+    lines: list[tuple[str, str]] = [("server name", str(server.get("name", "")))]
+    if server.get("in_process"):
+        lines.append(("server", f"an object of the notebook's kernel: {target}"))
+    elif target.startswith("--"):
+        lines.append(("runs the command", target[2:].strip()))
+        lines.append(("in folder", cwd or "(the kernel's working folder)"))
+        if server.get("env"):
+            lines.append(("with environment variables", _names(server["env"])))
+    else:
+        lines.append(("connects to", target))
+        if server.get("bearer_env"):
+            lines.append(("sends as bearer token", f"the value of ${server['bearer_env']}"))
+        if server.get("headers"):
+            lines.append(("with headers", _names(server["headers"])))
+    kind = {"tools/call": "calls tool", "prompts/get": "gets prompt", "resources/read": "reads resource"}.get(str(record.get("method")), "calls")
+    lines.append((kind, str(record.get("name", ""))))
+    if record.get("method") != "resources/read":
+        lines.append(("with arguments", json.dumps(record.get("arguments") or {}, ensure_ascii=False, sort_keys=True)))
+    if record.get("withheld"):
+        lines.append(("asks you again for", _names(record["withheld"])))
+    return lines
