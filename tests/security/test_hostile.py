@@ -621,6 +621,40 @@ def test_resume_offer_from_hostile_record() -> None:
         offer.box.close()
 
 
+def test_record_review_and_confirm_panel_from_hostile_record() -> None:
+    """A received notebook's record is shown whole before it may run: every string of it as text."""
+    from mcp_notebook.consent import ConfirmResume, RecordReview
+
+    record = {
+        "id": h("planted-id"),
+        "server": {"name": h("planted-server"), "target": f"-- touch {h('planted-command')}", "cwd": h("planted-cwd"), "env": [h("planted-env")]},
+        "method": "tools/call",
+        "name": h("planted-tool"),
+        "arguments": {h("planted-key"): h("planted-value")},
+        "withheld": [h("planted-withheld")],
+    }
+    http_record = {**record, "server": {"name": h("planted-server"), "target": JS_URL, "bearer_env": h("planted-token-var"), "headers": [h("planted-header")]}}
+    for rec in (record, http_record):
+        bundle = RecordReview(rec, [h("planted-concern")])._repr_mimebundle_()
+        assert not find_leaks(bundle["text/html"]), find_leaks(bundle["text/html"])
+        for tag in ("planted-id", "planted-server", "planted-tool", "planted-concern", "planted-withheld"):
+            assert h(tag) in html_text(bundle["text/html"]) and h(tag) in bundle["text/plain"], tag
+    ran: list[str] = []
+    with capture_output():
+        panel = ConfirmResume(record, [h("planted-concern")], lambda: ran.append("ran"))
+    try:
+        leaks = widget_leaks(panel.box)
+        assert not leaks, "\n".join(leaks)
+        text = widget_text(panel.box)
+        for tag in ("planted-command", "planted-cwd", "planted-env", "planted-concern"):
+            assert h(tag) in text, tag
+        for tag in ("planted-key", "planted-value"):  # inside the arguments' JSON (quotes escaped there)
+            assert f"[{tag}] <script>" in text, tag
+        assert ran == []  # shown, not run
+    finally:
+        panel.box.close()
+
+
 def _sampling_params() -> Any:
     from mcp.types import CreateMessageRequestParams, ImageContent, ModelHint, ModelPreferences, SamplingMessage, TextContent
 
