@@ -221,7 +221,8 @@ class Store:
     def __init__(self, signer: RecordSigner | None = None, max_record_bytes: int | None = DEFAULT_MAX_RECORD_BYTES) -> None:
         self._records: dict[str, dict[str, Any]] = {}
         self._origin: dict[str, Origin] = {}
-        self._trusted: set[str] = set()
+        self._trusted: set[str] = set()  # written by this kernel, or consented to
+        self._verified: dict[str, bool] = {}  # signature checks of taken records, made when first asked
         self._gone: set[str] = set()
         self._lock = threading.Lock()
         self.signer = signer or RecordSigner()
@@ -256,6 +257,7 @@ class Store:
             existed = self._records.pop(flow_id, None) is not None
             self._origin.pop(flow_id, None)
             self._trusted.discard(flow_id)
+            self._verified.pop(flow_id, None)
             self._gone.add(flow_id)
         backend = self.backend
         if existed and backend is not None:
@@ -271,9 +273,21 @@ class Store:
             return self._origin.get(flow_id)
 
     def is_trusted(self, flow_id: str) -> bool:
-        """Whether this user wrote the record (it verified, or this kernel wrote it) or consented to it."""
+        """Whether this user wrote the record (it verified, or this kernel wrote it) or consented to it.
+
+        The signature of a record taken from a notebook is checked here, on first asking, not when it
+        is taken: a notebook's restore stays as cheap as parsing it, and most records are never listed.
+        """
         with self._lock:
-            return flow_id in self._trusted
+            if flow_id in self._trusted:
+                return True
+            record = self._records.get(flow_id)
+            if record is None:
+                return False
+            verified = self._verified.get(flow_id)
+            if verified is None:
+                verified = self._verified[flow_id] = self.signer.verify(record)
+            return verified
 
     def trust(self, flow_id: str) -> None:
         """The user reviewed the record and consented to resume it (for this kernel's life)."""
@@ -285,10 +299,6 @@ class Store:
         """Every record, oldest first."""
         with self._lock:
             return sorted(self._records.values(), key=lambda r: str(r.get("updated", "")))
-
-    def ids(self, origin: Origin | None = None) -> list[str]:
-        with self._lock:
-            return [i for i, o in self._origin.items() if origin is None or o == origin]
 
     def for_cell(self, cell_id: str) -> list[dict[str, Any]]:
         """Records started in the cell ``cell_id``, newest first."""
@@ -319,16 +329,10 @@ class Store:
                 if current is None or (current == "file" and origin == "notebook"):
                     self._records[flow_id] = record
                     self._origin[flow_id] = origin
-                    if self.signer.verify(record):
-                        self._trusted.add(flow_id)
-                    else:
-                        self._trusted.discard(flow_id)
+                    self._trusted.discard(flow_id)
+                    self._verified.pop(flow_id, None)
                     added.append(flow_id)
         return added, stale
-
-    def load(self, records: Mapping[str, dict[str, Any]]) -> None:
-        """Take records restored from a notebook (kept for callers of the first version)."""
-        self.merge(records, "notebook")
 
     def forget_all(self) -> list[str]:
         """Drop every record; returns their ids (the caller tells the notebook)."""
@@ -337,6 +341,7 @@ class Store:
             self._records.clear()
             self._origin.clear()
             self._trusted.clear()
+            self._verified.clear()
             self._gone.update(ids)
         return ids
 
