@@ -32,12 +32,19 @@ def load_ipython_extension(ipython: Any) -> None:
 
 
 def unload_ipython_extension(ipython: Any) -> None:
-    """Close every connection and the notebook comm when the extension is unloaded."""
-    from .connections import registry
-    from .frontend import detach
+    """``%unload_ext``: close the notebook comm, stop served prototypes, close every connection, stop the loop.
 
+    Connections end in state ``closed``; a later ``%load_ext`` (or any use) starts a fresh loop.
+    """
+    from .api import get_hub
+    from .frontend import detach
+    from .runtime import get_runtime
+
+    hub = get_hub()
     detach()
-    registry.disconnect_all()
+    hub.prototypes.stop_all()
+    hub.registry.disconnect_all()
+    get_runtime().stop()
 
 
 def _jupyter_labextension_paths() -> list[dict[str, str]]:

@@ -18,7 +18,7 @@ from .errors import FlowError
 from .flows import Flow, FlowObserver, Method
 from .form_model import Answers
 from .limits import Limits
-from .prototype import Prototypes
+from .prototype import Prototypes, ServedServer
 from .roots import Roots
 from .runtime import get_runtime
 from .sampling import ModelRouter
@@ -218,6 +218,8 @@ def parse_target(target: Any, namespace: Mapping[str, Any] | None = None) -> Tar
     """A connection target from what the user wrote (or passed from Python)."""
     if isinstance(target, (list, tuple)):
         return _stdio(list(target))
+    if isinstance(target, ServedServer):  # what %mcp serve returns: its URL
+        return Target(kind="http", url=target.url)
     if not isinstance(target, str):
         return _inproc(target, label=f"<in-process {type(target).__name__}>")
     text = target.strip()

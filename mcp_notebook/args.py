@@ -13,10 +13,9 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-__all__ = ["build_arguments", "parse_body", "parse_json_object", "parse_pairs", "describe_parameters"]
+from .form_model import FALSE_WORDS, TRUE_WORDS, compiled_validator, parse_answer_value
 
-_TRUE = {"true", "yes", "y", "1", "on"}
-_FALSE = {"false", "no", "n", "0", "off"}
+__all__ = ["build_arguments", "parse_body", "parse_json_object", "parse_pairs", "describe_parameters"]
 
 
 def parse_pairs(words: list[str]) -> dict[str, str]:
@@ -77,7 +76,7 @@ def convert(name: str, raw: str, prop: dict[str, Any]) -> Any:
     """One ``key=value`` text converted to the parameter's type."""
     types = _types_of(prop)
     if not types or types == ["null"]:
-        return _json_or_text(raw)
+        return parse_answer_value(raw)
     if "string" in types and ("enum" in prop or len(types) == 1 or not _looks_like_json_of(raw, types)):
         return raw
     for typ in types:
@@ -109,9 +108,9 @@ def _convert_to(typ: str, raw: str) -> Any:
         number = float(text)
         return int(number) if number.is_integer() and "." not in text and "e" not in text.lower() else number
     if typ == "boolean":
-        if text.lower() in _TRUE:
+        if text.lower() in TRUE_WORDS:
             return True
-        if text.lower() in _FALSE:
+        if text.lower() in FALSE_WORDS:
             return False
         raise ValueError(text)
     if typ == "null":
@@ -124,13 +123,6 @@ def _convert_to(typ: str, raw: str) -> Any:
     if typ == "object" and isinstance(value, dict):
         return value
     raise ValueError(text)
-
-
-def _json_or_text(raw: str) -> Any:
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return raw
 
 
 def describe_parameters(schema: dict[str, Any] | None) -> str:
@@ -161,7 +153,7 @@ def build_arguments(
         if key not in props:
             if closed:
                 raise UsageError(f"{tool_name} has no parameter {key!r}. Parameters: {describe_parameters(schema)}")
-            arguments[key] = _json_or_text(raw)
+            arguments[key] = parse_answer_value(raw)
             continue
         arguments[key] = convert(key, raw, props[key] if isinstance(props[key], dict) else {})
     unknown = [k for k in arguments if k not in props]
@@ -174,27 +166,11 @@ def build_arguments(
     return arguments
 
 
-_VALIDATORS: dict[int, tuple[dict[str, Any], Any]] = {}
-
-
-def _validator(schema: dict[str, Any]) -> Any:
-    """One compiled validator per schema object (tool schemas are cached per connection)."""
-    import jsonschema
-
-    entry = _VALIDATORS.get(id(schema))
-    if entry is None or entry[0] is not schema:
-        validator_cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-        if len(_VALIDATORS) > 256:
-            _VALIDATORS.clear()
-        entry = _VALIDATORS[id(schema)] = (schema, validator_cls(schema))
-    return entry[1]
-
-
 def _validate(tool_name: str, schema: dict[str, Any], arguments: dict[str, Any]) -> None:
     import jsonschema
 
     try:
-        validator = _validator(schema)
+        validator = compiled_validator(schema)
         if validator.is_valid(arguments):
             return
         error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))

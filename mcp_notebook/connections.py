@@ -16,6 +16,8 @@ import os
 import shlex
 import threading
 from collections import deque
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -28,14 +30,16 @@ if TYPE_CHECKING:
 
     from .flows import Flow
 
-__all__ = ["Connection", "ConnectionError_", "Registry", "Target", "registry"]
+__all__ = ["Connection", "ConnectionFailed", "Registry", "Target", "registry"]
 
 Protocol = Literal["auto", "legacy", "2026-07-28"]
+# connecting -> open (handshake done) -> closed (close(), disconnect, unload) | dead (the server went away under us)
+State = Literal["connecting", "open", "closed", "dead"]
 LOG_LIMIT = 500
 ROOTS_NOTIFY_TIMEOUT = 5.0  # a notification is one write; a server that blocks it longer is not waited for
 
 
-class ConnectionError_(FlowError):
+class ConnectionFailed(FlowError):
     """Opening a connection failed (command missing, URL refusing, handshake error)."""
 
 
@@ -119,8 +123,10 @@ class Connection:
         self.flows: list[Flow] = []  # active flows, oldest first (back-channel routing)
         self.logs: deque[dict[str, Any]] = deque(maxlen=LOG_LIMIT)
         self.stderr: deque[str] = deque(maxlen=LOG_LIMIT)
-        self.dead: str | None = None  # why the connection is gone, if it died under us
+        self.state: State = "connecting"  # set on the loop thread, read from any
+        self.dead: str | None = None  # why the connection is gone, if it died under us (state "dead")
         self._closing: asyncio.Event | None = None
+        self._forget_at_stop: Any = None
         self._owner: asyncio.Task[None] | None = None
         self._stderr_file: Any = None
         self._tools: dict[str, Any] | None = None
@@ -129,7 +135,9 @@ class Connection:
     async def open(self) -> None:
         """Start the owner task and wait until the handshake is done (or failed)."""
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.state, self.dead = "connecting", None
         self._closing = asyncio.Event()
+        self._forget_at_stop = get_runtime().at_stop(self.close)  # a stopping runtime closes us cleanly first
         self._owner = asyncio.create_task(self._own(ready), name=f"mcp-connection-{self.name}")
         try:
             await ready
@@ -138,7 +146,7 @@ class Connection:
         else:
             return
         text, code, data = describe_exception(error)
-        raise ConnectionError_(self._with_stderr(f"Could not connect {self.name!r} to {self.target.describe()}: {text}"), code=code, data=data)
+        raise ConnectionFailed(self._with_stderr(f"Could not connect {self.name!r} to {self.target.describe()}: {text}"), code=code, data=data)
 
     async def _own(self, ready: asyncio.Future[None]) -> None:
         from mcp import Client
@@ -169,6 +177,10 @@ class Connection:
                 self.dead = describe_exception(exc)[0]
         finally:
             self.client = None
+            self.state = "dead" if self.dead else "closed"
+            if self._forget_at_stop is not None:
+                self._forget_at_stop()
+                self._forget_at_stop = None
             if self._stderr_file is not None:
                 self._stderr_file.close()
                 self._stderr_file = None
@@ -177,18 +189,28 @@ class Connection:
         assert self._closing is not None
         async with client:
             self.client = client
+            self.state = "open"
             ready.set_result(None)
             await self._closing.wait()
+
+    def _server_ended(self) -> None:
+        """The transport's read side ended while we still held it open: the server went away."""
+        if self._closing is not None and not self._closing.is_set():
+            self.dead = "the server process exited" if self.target.kind == "stdio" else "the server closed the connection"
+            self.state = "dead"
+            self._closing.set()  # the owner leaves ``async with Client`` as on a close
 
     async def close(self) -> None:
         """Close the session from any task on the loop; the owner task does the actual exit."""
         if self._closing is not None:
             self._closing.set()
-        if self._owner is not None:
+        if self._owner is not None and not self._owner.done():
             try:
                 await asyncio.wait_for(asyncio.shield(self._owner), timeout=10)
             except (asyncio.TimeoutError, Exception):  # noqa: BLE001 - closing must not fail
                 self._owner.cancel()
+        elif self.state == "connecting":
+            self.state = "closed"
 
     def _server_argument(self) -> tuple[Any, Any]:
         """What ``Client`` receives, plus the httpx2 client to own for HTTP targets."""
@@ -200,7 +222,7 @@ class Connection:
             from mcp.client.stdio import stdio_client
 
             params = StdioServerParameters(command=t.command[0], args=t.command[1:], env=_child_env(t.env), cwd=t.cwd)
-            return stdio_client(params, errlog=self._stderr_pipe()), None
+            return _watch_end(stdio_client(params, errlog=self._stderr_pipe()), self._server_ended), None
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared._httpx_utils import create_mcp_http_client
 
@@ -242,10 +264,30 @@ class Connection:
     def live(self) -> Client:
         """The open client, or a clear error when the connection is gone."""
         client = self.client
-        if client is None:
-            why = f": {self.dead}" if self.dead else ""
-            raise FlowError(self._with_stderr(f"connection {self.name!r} is closed{why}. Reconnect with %mcp connect."))
+        if client is None or self.state != "open":
+            if self.state == "dead":
+                raise FlowError(self._with_stderr(f"connection {self.name!r} is dead ({self.dead}). Reconnect with {self.reconnect_hint} again."))
+            raise FlowError(f"connection {self.name!r} is {self.state}. Reconnect with {self.reconnect_hint}.")
         return client
+
+    @property
+    def reconnect_hint(self) -> str:
+        """The ``%mcp connect`` line that opens this connection again (secret values left as ``…``)."""
+        t = self.target
+        words = ["%mcp", "connect", self.name]
+        if self.protocol != "auto":
+            words += ["--protocol", self.protocol]
+        if t.kind == "stdio":
+            words += ["--cwd", shlex.quote(t.cwd)] if t.cwd else []
+            for var in sorted(t.env):
+                words += ["--env", f"{var}=…"]
+            return " ".join([*words, "--", shlex.join(t.command)])
+        if t.kind == "http":
+            for header in sorted(t.headers):
+                words += ["--header", f"{header}:…"]
+            if t.bearer_env:
+                words += ["--bearer-env", t.bearer_env]
+        return " ".join([*words, shlex.quote(t.describe()) if t.kind == "http" else t.describe()])
 
     @property
     def session(self) -> ClientSession:
@@ -254,12 +296,12 @@ class Connection:
 
     @property
     def is_open(self) -> bool:
-        return self.client is not None
+        return self.state == "open" and self.client is not None
 
     @property
     def protocol_version(self) -> str | None:
         client = self.client
-        return client.session.protocol_version if client is not None else None
+        return client.session.protocol_version if client is not None and self.state == "open" else None
 
     @property
     def server_label(self) -> str:
@@ -364,6 +406,61 @@ class Connection:
         return True
 
 
+@asynccontextmanager
+async def _watch_end(transport: Any, on_end: Callable[[], None]) -> AsyncIterator[tuple[Any, Any]]:
+    """``transport`` whose read stream calls ``on_end()`` at its end of stream.
+
+    The SDK ends a stdio session's read stream when the server process exits, and then only fails
+    requests with "Connection closed"; nothing else tells the owner task, which would hold a dead
+    session forever.
+    """
+    async with transport as (read_stream, write_stream):
+        yield _EndWatch(read_stream, on_end), write_stream
+
+
+class _EndWatch:
+    """A read stream (same shape as the SDK's ``ContextReceiveStream``) that reports its end of stream."""
+
+    def __init__(self, inner: Any, on_end: Callable[[], None]) -> None:
+        self._inner, self._on_end = inner, on_end
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> Any:
+        import anyio
+
+        try:
+            return await self._inner.receive()
+        except anyio.EndOfStream:
+            self._on_end()
+            raise
+
+    def close(self) -> None:
+        self._inner.close()
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def __aiter__(self) -> _EndWatch:
+        return self
+
+    async def __anext__(self) -> Any:
+        import anyio
+
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> _EndWatch:
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        self._inner.close()
+
+
 def _child_env(extra: dict[str, str]) -> dict[str, str] | None:
     """The SDK passes only a safe subset of the parent environment; add the user's variables."""
     return dict(extra) if extra else None
@@ -423,8 +520,12 @@ class Registry:
         get_runtime().run(conn.close())
 
     def disconnect_all(self) -> None:
+        """Close every connection (``%unload_ext``); one that fails to close does not keep the others open."""
         for name in list(self._connections):
-            self.disconnect(name)
+            try:
+                self.disconnect(name)
+            except Exception:  # noqa: BLE001, S112 - closing must go on; close() already bounds and cancels
+                continue
 
     def roots_changed(self) -> list[str]:
         """Tell every open 2025-generation server that the roots changed; returns the names told."""

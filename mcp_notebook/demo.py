@@ -31,8 +31,7 @@ import struct
 import sys
 import warnings
 import zlib
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -70,6 +69,8 @@ from mcp.types import (
 )
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, Field
+
+from .prototype import root_logging_kept
 
 # The demo logs on purpose (to show the foldable server log); the SDK flags every server-side
 # log call as deprecated (SEP-2577), which would print three warnings into the tutorial's cells.
@@ -593,23 +594,6 @@ async def list_my_roots(roots: Annotated[ListRootsResult, Resolve(ask_roots)]) -
     return "\n".join(f"{r.name or '(no name)'}: {r.uri}" for r in roots.roots)
 
 
-@contextmanager
-def _root_logging_untouched() -> Iterator[None]:
-    """Undo `MCPServer()`'s `logging.basicConfig(...)`.
-
-    A library must not configure its host's logging: in a kernel that call would
-    print every INFO record of every library, and the user's own `basicConfig`
-    would then do nothing. The CLI configures logging itself.
-    """
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    try:
-        yield
-    finally:
-        root.handlers[:] = handlers
-        root.setLevel(level)
-
-
 async def request_headers(names: list[str], ctx: Context) -> dict[str, str | None]:
     """Show which of the named HTTP headers reached the server (for checking --header/--bearer-env)."""
     headers = {k.lower(): v for k, v in (ctx.headers or {}).items()}
@@ -634,7 +618,7 @@ def make_demo(keys: list[str] | None = None, ttl: float | None = None) -> MCPSer
     `ttl` is how long a request state stays valid (seconds; the SDK's default is 600).
     """
     security = _security(keys, ttl)
-    with _root_logging_untouched():
+    with root_logging_kept():
         srv: MCPServer[Any] = MCPServer(
             "demo", instructions="A playground for the notebook's MCP client.", request_state_security=security
         )
@@ -660,7 +644,7 @@ def make_demo(keys: list[str] | None = None, ttl: float | None = None) -> MCPSer
 def make_echo(keys: list[str] | None = None, ttl: float | None = None) -> MCPServer[Any]:
     """Build the minimal "echo" server the benchmarks compare against."""
     security = _security(keys, ttl)
-    with _root_logging_untouched():
+    with root_logging_kept():
         srv: MCPServer[Any] = MCPServer("echo", request_state_security=security)
     srv.tool(name="echo", structured_output=False)(echo)
     return srv

@@ -36,7 +36,7 @@ from .limits import Limits
 if TYPE_CHECKING:
     from .flows import Flow
 
-__all__ = ["FlowReport", "ResultView", "Table", "TraceView", "display_flow", "render_content", "safe_mime"]
+__all__ = ["FlowReport", "ResultView", "Table", "TraceView", "content_text", "display_flow", "esc", "render_content", "safe_mime"]
 
 STYLE = (
     "<style>.mcpnb{font-family:var(--jp-ui-font-family,sans-serif);font-size:13px}"
@@ -70,6 +70,32 @@ def badge(state: str) -> str:
 
 def note_html(text: str) -> str:
     return f'<div class="note">{esc(text)}</div>'
+
+
+def content_text(content: Any) -> str:
+    """A content block, or a list of them, as one line of plain text: text as it is, other kinds
+    as short bracketed summaries (blocks joined by spaces).
+
+    Neither escaped nor bounded: for a model's prompt, or for a caller that escapes it (``esc``).
+    A result shown in a cell goes through ``render_content``, which bounds and escapes it.
+    """
+    blocks = content if isinstance(content, list) else [content]
+    return " ".join(part for part in map(_block_text, blocks) if part)
+
+
+def _block_text(block: Any) -> str:
+    kind = getattr(block, "type", None)
+    if kind == "text":
+        return str(block.text)
+    if kind in ("image", "audio"):
+        return f"[{kind} {block.mime_type}, about {len(block.data or '') * 3 // 4} bytes]"
+    if kind == "tool_use":
+        return f"[tool call {block.name} (id {block.id})] {json.dumps(block.input, ensure_ascii=False, sort_keys=True)}"
+    if kind == "tool_result":
+        return f"[tool result for {block.tool_use_id}{' (error)' if block.is_error else ''}] {content_text(block.content)}"
+    if kind == "resource":
+        return getattr(block.resource, "text", None) or f"[resource {block.resource.uri}]"
+    return f"[{kind}]" if kind is not None else ""
 
 
 def safe_mime(value: Any) -> str | None:
@@ -447,8 +473,9 @@ class FlowReport:
 class Table:
     """A small table with a plain-text twin (servers, tools, prompts, flows)."""
 
-    def __init__(self, columns: list[str], rows: list[list[Any]], title: str = "", empty: str = "nothing to show") -> None:
+    def __init__(self, columns: list[str], rows: list[list[Any]], title: str = "", empty: str = "nothing to show", notes: list[str] | None = None) -> None:
         self.columns, self.rows, self.title, self.empty = columns, rows, title, empty
+        self.notes = list(notes or [])  # whole lines under the table (never clipped)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         if not self.rows:
@@ -461,7 +488,8 @@ class Table:
         head = "".join(f"<th>{esc(c)}</th>" for c in self.columns)
         body = "".join("<tr>" + "".join(f"<td>{esc(v)}</td>" for v in row) + "</tr>" for row in self.rows)
         title = f'<div class="hdr">{esc(self.title)}</div>' if self.title else ""
-        return {"text/plain": "\n".join(lines), "text/html": STYLE + f'<div class="mcpnb">{title}<table><tr>{head}</tr>{body}</table></div>'}
+        notes = "".join(note_html(n) for n in self.notes)
+        return {"text/plain": "\n".join(lines + self.notes), "text/html": STYLE + f'<div class="mcpnb">{title}<table><tr>{head}</tr>{body}</table>{notes}</div>'}
 
 
 def _clip(text: str, width: int) -> str:
@@ -474,4 +502,4 @@ def display_flow(flow: Flow) -> None:
 
     if getattr(flow, "shown", False):
         return  # already in its cell (live view or settled report); don't show it twice
-    display(FlowReport(flow, trace=getattr(flow, "show_trace", False)))
+    display(FlowReport(flow))

@@ -35,13 +35,16 @@ from urllib.parse import urlparse
 
 from .limits import Limits, schema_size
 
-__all__ = ["Answers", "FieldSpec", "FormModel", "MissingAnswer", "parse_answer_value", "wire_problem"]
+__all__ = ["FALSE_WORDS", "TRUE_WORDS", "Answers", "FieldSpec", "FormModel", "MissingAnswer", "compiled_validator", "parse_answer_value", "wire_problem"]
 
 Kind = Literal["text", "integer", "number", "boolean", "choice", "multi"]
 CHECKBOX_LIMIT = 12  # a multi-select with more choices than this is one list widget, not one tick box each
 VALUES_PER_FIELD = 100  # a form's schema may hold this many JSON values per allowed field (choices, titles...)
 FORMATS = {"email", "uri", "date", "date-time"}
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+TRUE_WORDS = frozenset({"true", "yes", "y", "1", "on"})
+FALSE_WORDS = frozenset({"false", "no", "n", "0", "off"})
+"""What a person may type for a boolean (lower-cased), in a form field or a ``key=value`` word."""
 
 
 class MissingAnswer(ValueError):
@@ -64,7 +67,8 @@ class Answers:
 
 
 def parse_answer_value(text: str) -> Any:
-    """``--answer FIELD=VALUE``: VALUE is JSON when it parses, else the plain string."""
+    """VALUE of ``--answer FIELD=VALUE`` (or of a ``key=value`` argument with no type to go by):
+    JSON when it parses, else the plain string."""
     try:
         return json.loads(text)
     except ValueError:
@@ -108,9 +112,9 @@ class FieldSpec:
             if isinstance(value, bool):
                 return value
             lowered = str(value).strip().lower()
-            if lowered in {"true", "yes", "y", "1", "on"}:
+            if lowered in TRUE_WORDS:
                 return True
-            if lowered in {"false", "no", "n", "0", "off"}:
+            if lowered in FALSE_WORDS:
                 return False
             raise ValueError(f"expected true or false, got {value!r}")
         if self.kind == "integer":
@@ -316,7 +320,7 @@ class FormModel:
         if not self.checkable:  # never handed to jsonschema (or any recursive walk): it could exhaust the stack
             return {"": f"{self.reason}; decline it instead"}
         try:
-            validator = _validator_for(self.schema)
+            validator = compiled_validator(_checkable(self.schema), formats=True)
             found = list(validator.iter_errors(content))
         except jsonschema.exceptions.SchemaError as exc:
             return {"": f"the server's schema is not valid JSON Schema: {exc.message}"}
@@ -556,20 +560,20 @@ def _a(expected: Any) -> str:
     return names.get(str(expected), str(expected))
 
 
-_VALIDATORS: dict[str, Any] = {}
+_VALIDATORS: dict[tuple[str, bool], Any] = {}
 
 
-def _validator_for(requested: dict[str, Any]) -> Any:
-    """A compiled validator per distinct schema: servers ask the same questions round after round,
-    and building a jsonschema validator costs more than checking an answer with it."""
+def compiled_validator(schema: dict[str, Any], formats: bool = False) -> Any:
+    """A compiled validator per distinct schema: servers ask the same questions round after round
+    and tools are called again and again, and building a jsonschema validator costs more than
+    checking a value with it. ``formats`` asserts ``format`` (MCP's four without optional extras)."""
     import jsonschema
 
-    key = json.dumps(requested, sort_keys=True, default=str)
+    key = (json.dumps(schema, sort_keys=True, default=str), formats)
     validator = _VALIDATORS.get(key)
     if validator is None:
-        schema = _checkable(requested)
         validator_cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-        validator = validator_cls(schema, format_checker=_format_checker())
+        validator = validator_cls(schema, format_checker=_format_checker() if formats else None)
         if len(_VALIDATORS) >= 256:
             _VALIDATORS.clear()
         _VALIDATORS[key] = validator

@@ -77,7 +77,6 @@ class LiveView:
         )
         self.box.add_class("mcp-flow")
         self.handle = display(self.box, display_id=True)
-        self.shown = True
         self._log_lines: list[str] = []
         self._closed = False
 
@@ -170,7 +169,6 @@ class LiveView:
 
         panel = ElicitationPanel(server, questions, answers, deliver)
         self.form_area.children = [panel.widget]
-        self.panel = panel
 
     def _on_cancel(self, _button: Any) -> None:
         if self.flow is not None:

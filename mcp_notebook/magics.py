@@ -8,10 +8,7 @@ Settings are traitlets on ``MCPMagics`` (``%config MCPMagics.max_rounds = 5``, o
 from __future__ import annotations
 
 import argparse
-import contextlib
-import logging
 import shlex
-from collections.abc import Iterator
 from typing import Any, Callable
 
 from IPython.core.error import UsageError
@@ -205,10 +202,11 @@ class MCPMagics(Magics):
         self._parsers["servers"].parse(words)
         served = self.hub.prototypes.served
         rows = [
-            [c.name, c.server_label, c.target.kind, c.target.describe(), c.protocol_version or "closed", len(c.flows), served[c.name].url if c.name in served else ""]
+            [c.name, c.server_label, c.target.kind, c.target.describe(), c.protocol_version or c.state, len(c.flows), served[c.name].url if c.name in served else ""]
             for c in self.hub.registry
         ]
-        return Table(["name", "server", "kind", "target", "protocol", "active flows", "served at"], rows, empty="No servers connected. Use %mcp connect NAME TARGET.")
+        notes = [f"{c.name} is dead ({c.dead}): reconnect with {c.reconnect_hint} again." for c in self.hub.registry if c.state == "dead"]
+        return Table(["name", "server", "kind", "target", "protocol / state", "active flows", "served at"], rows, empty="No servers connected. Use %mcp connect NAME TARGET.", notes=notes)
 
     def _do_log(self, words: list[str], cell: str | None) -> Any:
         from .display import Table
@@ -592,7 +590,7 @@ class MCPMagics(Magics):
 
     # ------------------------------------------------------------------ servers in the notebook
     def _do_server(self, words: list[str], cell: str | None) -> Any:
-        from .prototype import Inventory, describe_diff, find_new_server, inventory_diff, server_ids
+        from .prototype import Inventory, describe_diff, find_new_server, inventory_diff, root_logging_kept, server_ids
         from .runtime import get_runtime
 
         ns, _ = self._parsers["server"].parse(words)
@@ -600,7 +598,7 @@ class MCPMagics(Magics):
             raise UsageError("%%mcp server is a cell magic: write the server's code in the cell below the magic line")
         protos = self.hub.prototypes
         before = server_ids(self.shell.user_ns)
-        with _root_logging_kept():  # MCPServer() calls logging.basicConfig(level=INFO) on the user's kernel
+        with root_logging_kept():  # MCPServer() calls logging.basicConfig(level=INFO) on the user's kernel
             result = self.shell.run_cell(cell, store_history=False)
         if not result.success:
             kept = f"; {ns.name!r} still runs the previous version" if ns.name in protos.objects else ""
@@ -627,17 +625,19 @@ class MCPMagics(Magics):
             raise UsageError(f"--no-auth is only allowed on a loopback host (127.0.0.1, localhost, ::1), not {ns.host}: "
                              "anyone who can reach the port could call this notebook's server")
         if ns.host not in LOOPBACK:
-            print(f"Warning: serving on {ns.host} lets other machines call this notebook's server with the token below, "
+            print(f"Warning: serving on {ns.host} lets other machines call this notebook's server with its token, "
                   "which plain HTTP sends unencrypted. Prefer 127.0.0.1 unless you mean it.")
         if ns.no_auth:
             print(f"Warning: --no-auth: any process on this machine can call {ns.name!r}, and through its tools reach this kernel.")
         served = self.hub.prototypes.serve(ns.name, ns.host, ns.port, ns.keys_env, no_auth=ns.no_auth, allowed_hosts=ns.allow_host)
         sealed = f", request state sealed with ${ns.keys_env}" if ns.keys_env else ""
-        auth = " (no authentication)" if served.token is None else f" (token: {served.token})"
+        auth = " (no authentication)" if served.token is None else " (bearer token required)"
         print(f"Serving {ns.name!r} at {served.url}{auth}{sealed}. Stop with %mcp stop {ns.name}.")
         if served.token is not None:
-            print("Clients send the header 'Authorization: Bearer <token>'; %mcp connect from this notebook adds it for you.")
-        return served.url
+            # Never printed: outputs are saved with the notebook, and notebooks get shared.
+            print("Clients send 'Authorization: Bearer TOKEN'. The token is .token of what this returns "
+                  f"(served = %mcp serve {ns.name}; served.token); %mcp connect from this notebook adds it by itself.")
+        return served
 
     def _do_stop(self, words: list[str], cell: str | None) -> Any:
         ns, _ = self._parsers["stop"].parse(words)
@@ -718,19 +718,6 @@ class MCPMagics(Magics):
             "never": "requests go to the model and replies to the server without being shown",
         }[self.hub.router.review]
         print(f"Sampling review: {self.hub.router.review} ({meaning}). Headless runs never review.")
-
-
-@contextlib.contextmanager
-def _root_logging_kept() -> Iterator[None]:
-    """Undo changes a cell makes to the root logger (level and handlers), so INFO chatter from
-    every library (one line per HTTP request) does not flood the notebook afterwards."""
-    root = logging.getLogger()
-    level, handlers = root.level, list(root.handlers)
-    try:
-        yield
-    finally:
-        root.setLevel(level)
-        root.handlers[:] = handlers
 
 
 def _consent_needed(record: dict[str, Any], concerns: list[str]) -> str:

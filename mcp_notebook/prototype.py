@@ -12,19 +12,21 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import logging
 import os
 import secrets
 import socket
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 from .errors import FlowError
 
-__all__ = ["Inventory", "Prototypes", "ServedServer", "find_new_server", "inventory_diff"]
+__all__ = ["Inventory", "Prototypes", "ServedServer", "find_new_server", "inventory_diff", "root_logging_kept"]
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 WILDCARD = {"0.0.0.0", "::", ""}
@@ -111,6 +113,24 @@ def find_new_server(before: dict[str, int], namespace: dict[str, Any], var: str 
 
 def server_ids(namespace: dict[str, Any]) -> dict[str, int]:
     return {k: id(v) for k, v in namespace.items()}
+
+
+@contextmanager
+def root_logging_kept() -> Iterator[None]:
+    """Undo changes to the root logger (level and handlers) made inside, e.g. by ``MCPServer()``'s
+    ``logging.basicConfig(level=INFO)``.
+
+    A library must not configure its host's logging: in a kernel that call would print every INFO
+    record of every library (one line per HTTP request), and the user's own ``basicConfig`` would
+    then do nothing. A CLI that wants logging configures it itself.
+    """
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
+    try:
+        yield
+    finally:
+        root.setLevel(level)
+        root.handlers[:] = handlers
 
 
 class ServedServer:

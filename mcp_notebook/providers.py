@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlparse
 
+from .display import content_text
+
 if TYPE_CHECKING:
     from .sampling import ModelConfig
 
@@ -154,27 +156,6 @@ def _limit_result(result: Any, params: Any) -> Any:
                 reason = why
         changed.append(block)
     return result.model_copy(update={"content": changed if isinstance(result.content, list) else changed[0], "stop_reason": reason})
-
-
-def text_of(blocks: Any) -> str:
-    """The text of a block or list of blocks (other kinds as short bracketed summaries)."""
-    items = blocks if isinstance(blocks, list) else [blocks]
-    parts = []
-    for block in items:
-        kind = getattr(block, "type", None)
-        if kind == "text":
-            parts.append(block.text)
-        elif kind in ("image", "audio"):
-            parts.append(f"[{kind} {block.mime_type}]")
-        elif kind == "tool_use":
-            parts.append(f"[tool_use {block.name} {json.dumps(block.input, sort_keys=True)}]")
-        elif kind == "tool_result":
-            parts.append(f"[tool_result {block.tool_use_id}: {text_of(block.content)}]")
-        elif kind == "resource":
-            parts.append(getattr(block.resource, "text", None) or f"[resource {block.resource.uri}]")
-        elif kind is not None:
-            parts.append(f"[{kind}]")
-    return " ".join(p for p in parts if p)
 
 
 def _redact(text: str, key: str | None) -> str:
@@ -311,7 +292,7 @@ def _openai_messages(message: Any) -> list[dict[str, Any]]:
 
 
 def _tool_result_text(result: Any) -> str:
-    text = text_of(result.content)
+    text = content_text(result.content)
     if not text and result.structured_content is not None:
         text = json.dumps(result.structured_content)
     return text
@@ -405,7 +386,7 @@ def _anthropic_block(block: Any) -> dict[str, Any]:
             if inner.type in ("text", "image"):
                 out["content"].append(_anthropic_block(inner))
             else:
-                out["content"].append({"type": "text", "text": text_of(inner)})
+                out["content"].append({"type": "text", "text": content_text(inner)})
         if not out["content"] and block.structured_content is not None:
             out["content"].append({"type": "text", "text": json.dumps(block.structured_content)})
         if block.is_error is not None:
@@ -424,7 +405,7 @@ def anthropic_result(config: ModelConfig, body: dict[str, Any], params: Any) -> 
     stop = body.get("stop_reason")
     content = body.get("content")
     if stop == "refusal":
-        said = text_of([TextContent(type="text", text=b.get("text", "")) for b in content or [] if isinstance(b, dict) and b.get("type") == "text"])
+        said = content_text([TextContent(type="text", text=b.get("text", "")) for b in content or [] if isinstance(b, dict) and b.get("type") == "text"])
         raise SamplingError("the model refused" + (f": {said}" if said else ""))
     if not isinstance(content, list):
         raise _malformed(config, "no content list")
@@ -462,7 +443,7 @@ async def echo_provider(config: ModelConfig, params: Any, ctx: SamplingContext) 
     asked = ""
     for message in reversed(params.messages):
         if message.role == "user":
-            asked = text_of(message.content)
+            asked = content_text(message.content)
             break
     text, reason = limit_text(f"echo: {asked}", params)
     return build_result([TextContent(type="text", text=text)], config.model or "echo", reason, params)

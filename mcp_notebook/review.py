@@ -19,12 +19,12 @@ cell (it stays after the flow has settled) and nobody waits.
 from __future__ import annotations
 
 import asyncio
-import html
 import json
 from typing import TYPE_CHECKING, Any, Callable
 
 import ipywidgets as w
 
+from .display import content_text, esc
 from .sampling import Choice, Reviewed
 
 if TYPE_CHECKING:
@@ -48,26 +48,7 @@ _WIDE = {"width": "95%"}
 _LABEL = {"description_width": "110px"}
 
 
-def esc(value: Any) -> str:
-    return html.escape(str(value))
-
-
 # ---------------------------------------------------------------------- read-only renderings
-def _block_text(block: Any) -> str:
-    kind = getattr(block, "type", None)
-    if kind == "text":
-        return block.text
-    if kind in ("image", "audio"):
-        size = len(block.data or "") * 3 // 4
-        return f"[{kind} {block.mime_type}, about {size} bytes]"
-    if kind == "tool_use":
-        return f"[tool call {block.name} (id {block.id})] {json.dumps(block.input, ensure_ascii=False, sort_keys=True)}"
-    if kind == "tool_result":
-        inner = " ".join(_block_text(b) for b in block.content)
-        return f"[tool result for {block.tool_use_id}{' (error)' if block.is_error else ''}] {inner}"
-    return f"[{kind}]"
-
-
 def _blocks(content: Any) -> list[Any]:
     return content if isinstance(content, list) else [content]
 
@@ -111,7 +92,7 @@ def _facts_html(rows: list[tuple[str, str]]) -> str:
 def request_html(server: str, key: str, params: Any, choice: Choice | None = None) -> str:
     """The whole request, read-only."""
     messages = "".join(
-        f"<div><b>{esc(m.role)}</b><pre>{esc(' '.join(_block_text(b) for b in _blocks(m.content)))}</pre></div>" for m in params.messages
+        f"<div><b>{esc(m.role)}</b><pre>{esc(content_text(m.content))}</pre></div>" for m in params.messages
     )
     system = f"<div><b>system prompt</b><pre>{esc(params.system_prompt)}</pre></div>" if params.system_prompt else ""
     return (
@@ -123,7 +104,7 @@ def request_html(server: str, key: str, params: Any, choice: Choice | None = Non
 def reply_html(result: Any) -> str:
     """The model's reply, read-only."""
     stop = f", stop reason {esc(result.stop_reason)}" if result.stop_reason else ""
-    body = "".join(f"<pre>{esc(_block_text(b))}</pre>" for b in _blocks(result.content))
+    body = "".join(f"<pre>{esc(content_text(b))}</pre>" for b in _blocks(result.content))
     return f'<div class="mcpnb"><div class="hdr">reply from <b>{esc(result.model)}</b>{stop}</div>{body}</div>'
 
 
@@ -132,7 +113,7 @@ def sampling_bundle(server: str, key: str, params: Any, choice: Choice, result: 
     if result is None:
         plain = f"{server} asks for a model reply ({key}); sending to {choice.config.name} — {choice.why}"
         return {"text/plain": plain, "text/html": request_html(server, key, params, choice)}
-    text = " ".join(_block_text(b) for b in _blocks(result.content))
+    text = content_text(result.content)
     return {"text/plain": f"reply from {result.model}: {text}", "text/html": reply_html(result)}
 
 
@@ -245,7 +226,7 @@ class RequestReview(_Panel):
                     self.texts[(i, j)] = area
                     message_widgets.append(area)
                 else:
-                    message_widgets.append(w.HTML(f"<small><b>{esc(label)}</b> {esc(_block_text(block))}</small>"))
+                    message_widgets.append(w.HTML(f"<small><b>{esc(label)}</b> {esc(content_text(block))}</small>"))
         self.max_tokens = w.BoundedIntText(value=params.max_tokens, min=1, max=10_000_000, description="maxTokens", style=_LABEL)
         send = w.Button(description="Send", button_style="primary", icon="paper-plane", tooltip="Send this request to the model")
         deny = w.Button(description="Deny", icon="times", tooltip="Answer the server that you declined")
@@ -299,7 +280,7 @@ class ReplyReview(_Panel):
                 self.tools[k] = area
                 children.append(area)
             else:
-                children.append(w.HTML(f"<small>{esc(_block_text(block))}</small>"))
+                children.append(w.HTML(f"<small>{esc(content_text(block))}</small>"))
         self.error = w.HTML("")
         ret = w.Button(description="Return", button_style="primary", icon="reply", tooltip="Return this reply to the server")
         deny = w.Button(description="Deny", icon="times", tooltip="Answer the server that you declined")

@@ -5,6 +5,11 @@ kernel's running loop, so it can neither ``asyncio.run()`` nor block that loop w
 waiting for a click. A private loop in a daemon thread behaves the same in ipykernel 6/7,
 terminal IPython, nbclient and plain scripts. Every crossing from the caller's thread is a single
 ``run_coroutine_threadsafe`` hop (see DESIGN.md, "The runtime").
+
+Lifecycle: ``stop()`` (``%unload_ext``) and interpreter exit run the same ``weakref.finalize``
+callback: it closes what asked to be closed (open connections, so their owner tasks leave
+``async with Client`` cleanly), cancels what is left, stops the loop and joins its thread with a
+timeout. A later use starts a fresh loop.
 """
 
 from __future__ import annotations
@@ -12,12 +17,17 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
-from collections.abc import Coroutine
+import weakref
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 
 __all__ = ["Runtime", "get_runtime"]
+
+STOP_TIMEOUT = 10.0  # seconds for each stage of a stop: closing connections, cancelling the rest, joining the thread
+
+Closer = Callable[[], Coroutine[Any, Any, Any]]
 
 
 class Runtime:
@@ -27,6 +37,8 @@ class Runtime:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        self._closers: list[Closer] = []  # run on the loop before it stops (see at_stop)
+        self._finalizer: weakref.finalize | None = None
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
@@ -40,19 +52,43 @@ class Runtime:
         with self._lock:
             if self._loop is not None and self._loop.is_running():
                 return self._loop
+            if self._finalizer is not None:  # a loop that stopped by itself: release it first
+                self._finalizer()
             loop = asyncio.new_event_loop()
             ready = threading.Event()
 
             def run() -> None:
                 asyncio.set_event_loop(loop)
                 loop.call_soon(ready.set)
-                loop.run_forever()
+                try:
+                    loop.run_forever()
+                finally:
+                    loop.close()
 
             thread = threading.Thread(target=run, name="mcp-notebook-loop", daemon=True)
             thread.start()
             ready.wait()
+            self._closers = []
+            # Not a bound method: the finalizer must not keep the runtime alive. It runs once, from
+            # stop() or at interpreter exit, whichever comes first.
+            self._finalizer = weakref.finalize(self, _shutdown, loop, thread, self._closers, STOP_TIMEOUT)
             self._loop, self._thread = loop, thread
             return loop
+
+    def at_stop(self, closer: Closer) -> Callable[[], None]:
+        """Have ``closer()`` awaited on the loop when it stops; returns a function that cancels this.
+
+        Call it from the loop thread (a connection registers while it opens), so it lands on the
+        loop that is running.
+        """
+        closers = self._closers
+        closers.append(closer)
+
+        def forget() -> None:
+            if closer in closers:
+                closers.remove(closer)
+
+        return forget
 
     def in_loop_thread(self) -> bool:
         """True when called from the background loop's own thread."""
@@ -78,15 +114,50 @@ class Runtime:
         """Hand work to the loop from any thread (widget callbacks may run on subshell threads)."""
         self.loop.call_soon_threadsafe(fn, *args)
 
+    @property
+    def running(self) -> bool:
+        """Whether a loop is running now (without starting one)."""
+        loop = self._loop
+        return loop is not None and loop.is_running()
+
     def stop(self) -> None:
-        """Stop the loop (tests and interpreter shutdown); a later use starts a fresh one."""
+        """Close connections, stop the loop and join its thread (``%unload_ext``); a later use starts a fresh one."""
         with self._lock:
-            loop, thread = self._loop, self._thread
-            self._loop = self._thread = None
-        if loop is not None and loop.is_running():
-            loop.call_soon_threadsafe(loop.stop)
-            if thread is not None:
-                thread.join(timeout=5)
+            finalizer = self._finalizer
+            self._loop = self._thread = self._finalizer = None
+            self._closers = []
+        if finalizer is not None:
+            finalizer()
+
+
+def _shutdown(loop: asyncio.AbstractEventLoop, thread: threading.Thread, closers: list[Closer], timeout: float) -> None:
+    """The runtime's finalizer: run the closers, cancel the remaining tasks, stop the loop, join the thread."""
+    if thread is threading.current_thread():  # stopped from its own loop: nothing can be waited for here
+        loop.call_soon(loop.stop)
+        return
+    if not loop.is_running():
+        return
+
+    async def drain() -> None:
+        pending = [asyncio.ensure_future(closer()) for closer in list(closers)]
+        closers.clear()
+        if pending:
+            await asyncio.wait(pending, timeout=timeout)
+        rest = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+        for task in rest:
+            task.cancel()
+        if rest:
+            await asyncio.wait(rest, timeout=timeout)
+
+    try:
+        asyncio.run_coroutine_threadsafe(drain(), loop).result(3 * timeout)
+    except BaseException:  # noqa: BLE001 - a stop must always go on to stop the loop
+        pass
+    try:
+        loop.call_soon_threadsafe(loop.stop)
+    except RuntimeError:  # the loop closed meanwhile
+        return
+    thread.join(timeout)
 
 
 _runtime = Runtime()

@@ -99,3 +99,87 @@ def test_flow_timeout_setting(ip: Any) -> None:
     finally:
         ip.run_line_magic("config", "MCPMagics.flow_timeout = None")
     assert ip.run_line_magic("mcp", "call slow.slow_count n=2 delay=0.01").result().content[0].text == "Counted to 2."
+
+
+DYING_SERVER = '''
+import os
+from mcp.server.mcpserver import MCPServer
+
+srv = MCPServer("dying")
+
+@srv.tool()
+def pid() -> int:
+    """This server process's id."""
+    return os.getpid()
+
+@srv.tool()
+def die() -> str:
+    """Exit the server process at once, without answering."""
+    os._exit(3)
+
+if __name__ == "__main__":
+    srv.run(transport="stdio")
+'''
+
+
+def wait_for_state(conn: Any, state: str, timeout: float = 15.0) -> None:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while conn.state != state:
+        assert time.monotonic() < deadline, f"{conn.name} stayed {conn.state!r}, expected {state!r}"
+        time.sleep(0.02)
+
+
+def test_stdio_server_that_exits_is_dead(ip: Any, tmp_path: Path) -> None:
+    import shlex
+
+    script = tmp_path / "dying_server.py"
+    script.write_text(DYING_SERVER)
+    command = shlex.join([sys.executable, str(script)])
+    ip.run_line_magic("mcp", f"connect dying --cwd {REPO_ROOT} -- {command}")
+    conn = registry.get("dying")
+    assert conn.state == "open" and conn.is_open
+    assert structured(ip.run_line_magic("mcp", "call dying.pid --no-save"))["result"] > 0
+
+    with pytest.raises(FlowError):
+        ip.run_line_magic("mcp", "call dying.die --no-save")  # the process exits before it answers
+    wait_for_state(conn, "dead")
+    assert not conn.is_open and conn.dead == "the server process exited"
+
+    hint = f"%mcp connect dying --cwd {shlex.quote(str(REPO_ROOT))} -- {command}"
+    table = ip.run_line_magic("mcp", "servers")._repr_mimebundle_()
+    row = next(line for line in table["text/plain"].splitlines() if line.startswith("dying "))
+    assert " dead " in row
+    assert f"dying is dead (the server process exited): reconnect with {hint} again." in table["text/plain"]
+    assert "dead" in table["text/html"] and "the server process exited" in table["text/html"]
+
+    with pytest.raises(FlowError) as info:
+        ip.run_line_magic("mcp", "call dying.pid --no-save")
+    assert "connection 'dying' is dead (the server process exited)" in str(info.value)
+    assert f"Reconnect with {hint} again" in str(info.value)
+
+    ip.run_line_magic("mcp", f"connect dying -- {command}")  # the hint's advice works
+    again = registry.get("dying")
+    assert again.state == "open" and structured(ip.run_line_magic("mcp", "call dying.pid --no-save"))["result"] > 0
+    ip.run_line_magic("mcp", "disconnect dying")
+    assert again.state == "closed"
+
+
+def test_unload_and_load_close_connections(ip: Any) -> None:
+    ip.run_line_magic("mcp", "connect ul_inproc mcp_notebook.demo:echo_server")
+    ip.run_line_magic("mcp", f"connect ul_stdio --cwd {REPO_ROOT} -- {sys.executable} -m mcp_notebook.demo echo")
+    conns = [registry.get("ul_inproc"), registry.get("ul_stdio")]
+    assert [c.state for c in conns] == ["open", "open"]
+    ip.run_line_magic("unload_ext", "mcp_notebook")
+    try:
+        assert [c.state for c in conns] == ["closed", "closed"] and not any(c.is_open for c in conns)
+        assert "ul_inproc" not in registry and "ul_stdio" not in registry
+        with pytest.raises(FlowError, match=r"connection 'ul_stdio' is closed\. Reconnect with %mcp connect ul_stdio --cwd"):
+            conns[1].live
+    finally:
+        ip.run_line_magic("load_ext", "mcp_notebook")
+        ip.run_line_magic("config", "MCPMagics.interactive = False")
+    ip.run_line_magic("mcp", "connect ul_inproc mcp_notebook.demo:echo_server")
+    assert registry.get("ul_inproc").state == "open"
+    assert ip.run_line_magic("mcp", "call ul_inproc.echo text=again --no-save").result().content[0].text == "again"

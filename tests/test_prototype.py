@@ -130,7 +130,7 @@ def run_client(url: str, token: str) -> dict[str, Any]:
 
 def test_served_server_used_by_another_process_and_reload_keeps_serving(ip: Any, capsys: Any) -> None:
     ip.run_cell_magic("mcp", "server proto", V2)
-    url = ip.run_line_magic("mcp", "serve proto")
+    url = ip.run_line_magic("mcp", "serve proto").url
     assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
     token = served_token(ip, "proto")
     seen = run_client(url, token)
@@ -180,7 +180,7 @@ def test_shared_keys_let_state_survive_a_reload(ip: Any, monkeypatch: Any) -> No
                 )
 
     for keys, expect_ok in (("", False), (" --keys-env PROTO_KEYS", True)):
-        url = ip.run_line_magic("mcp", f"serve proto{keys}")
+        url = ip.run_line_magic("mcp", f"serve proto{keys}").url
         pending = asyncio.run(first_round(url))
         assert isinstance(pending, InputRequiredResult)
         ip.run_cell_magic("mcp", "server proto", V2)  # new object, new ephemeral key unless shared
@@ -195,7 +195,7 @@ def test_shared_keys_let_state_survive_a_reload(ip: Any, monkeypatch: Any) -> No
 
 def test_non_loopback_host_warns(ip: Any, capsys: Any) -> None:
     ip.run_cell_magic("mcp", "server proto", V1)
-    url = ip.run_line_magic("mcp", "serve proto --host 0.0.0.0")
+    url = ip.run_line_magic("mcp", "serve proto --host 0.0.0.0").url
     assert "Warning: serving on 0.0.0.0" in capsys.readouterr().out
     assert url.startswith("http://0.0.0.0:")
     ip.run_line_magic("mcp", "stop proto")

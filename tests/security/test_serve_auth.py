@@ -86,11 +86,14 @@ async def sdk_call(url: str, token: str | None) -> tuple[Any, list[int]]:
 
 
 def test_token_is_required_and_checked(ip: Any, capsys: Any) -> None:
-    url = ip.run_line_magic("mcp", "serve guarded")
-    token = token_of(ip)
-    assert token and len(token) >= 43
+    served = ip.run_line_magic("mcp", "serve guarded")
+    url, token = served.url, served.token
+    assert token and len(token) >= 43 and token == token_of(ip)
     out = capsys.readouterr().out
-    assert f"Serving 'guarded' at {url} (token: {token})" in out and "%mcp stop guarded" in out
+    assert f"Serving 'guarded' at {url} (bearer token required)" in out and "%mcp stop guarded" in out
+    assert token not in out and "served.token" in out  # outputs are saved with the notebook: never printed
+    bundle = ip.display_formatter.format(served)[0]  # what the cell shows as its result
+    assert url in bundle["text/plain"] and token not in json.dumps(bundle)
 
     # the plain SDK client without the token is refused with 401
     result, statuses = asyncio.run(sdk_call(url, None))
@@ -117,7 +120,7 @@ def test_token_is_required_and_checked(ip: Any, capsys: Any) -> None:
 
 
 def test_reload_keeps_the_token_and_reprs_hide_it(ip: Any, capsys: Any) -> None:
-    url = ip.run_line_magic("mcp", "serve guarded")
+    url = ip.run_line_magic("mcp", "serve guarded").url
     served = hub(ip).prototypes.served["guarded"]
     token = served.token
     ip.run_cell_magic("mcp", "server guarded", SERVER.replace("a + b", "a + b + 1"))
@@ -131,7 +134,7 @@ def test_reload_keeps_the_token_and_reprs_hide_it(ip: Any, capsys: Any) -> None:
 
 
 def test_no_auth_on_loopback_warns_and_needs_no_token(ip: Any, capsys: Any) -> None:
-    url = ip.run_line_magic("mcp", "serve guarded --no-auth")
+    url = ip.run_line_magic("mcp", "serve guarded --no-auth").url
     out = capsys.readouterr().out
     assert "Warning: --no-auth: any process on this machine can call 'guarded'" in out
     assert "(no authentication)" in out and "token:" not in out
@@ -152,9 +155,9 @@ def test_no_auth_is_refused_off_loopback(ip: Any) -> None:
 
 
 def test_wildcard_bind_keeps_host_checks(ip: Any, capsys: Any) -> None:
-    url = ip.run_line_magic("mcp", "serve guarded --host 0.0.0.0")
+    url = ip.run_line_magic("mcp", "serve guarded --host 0.0.0.0").url
     out = capsys.readouterr().out
-    assert "Warning: serving on 0.0.0.0" in out and "token below" in out and "no authentication" not in out
+    assert "Warning: serving on 0.0.0.0" in out and "with its token" in out and "no authentication" not in out
     token = token_of(ip)
     port = hub(ip).prototypes.served["guarded"].port
     loopback = f"http://127.0.0.1:{port}/mcp"
@@ -171,13 +174,13 @@ def test_wildcard_bind_keeps_host_checks(ip: Any, capsys: Any) -> None:
 
 
 def test_loopback_bind_rejects_foreign_host(ip: Any) -> None:
-    url = ip.run_line_magic("mcp", "serve guarded")
+    url = ip.run_line_magic("mcp", "serve guarded").url
     assert raw_post(url, token=token_of(ip), host="evil.example").status_code == 421
     assert raw_post(url, token=token_of(ip), host="evil.example:80").status_code == 421
 
 
 def test_own_client_connects_without_the_user_giving_the_token(ip: Any, capsys: Any) -> None:
-    url = ip.run_line_magic("mcp", "serve guarded")
+    url = ip.run_line_magic("mcp", "serve guarded").url
     token = token_of(ip)
     assert token
     capsys.readouterr()
@@ -210,7 +213,7 @@ def test_own_client_connects_without_the_user_giving_the_token(ip: Any, capsys: 
 
 
 def test_own_token_goes_only_to_the_served_address(ip: Any) -> None:
-    url = ip.run_line_magic("mcp", "serve guarded")
+    url = ip.run_line_magic("mcp", "serve guarded").url
     protos = hub(ip).prototypes
     port = protos.served["guarded"].port
     assert protos.token_for(url) == token_of(ip)
