@@ -9,6 +9,7 @@ tool's parameters, before anything is sent.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -79,7 +80,9 @@ def convert(name: str, raw: str, prop: dict[str, Any]) -> Any:
         return parse_answer_value(raw)
     if "string" in types and ("enum" in prop or len(types) == 1 or not _looks_like_json_of(raw, types)):
         return raw
-    for typ in types:
+    # The value reads as JSON of another member of the union: that member first, whatever the
+    # order the schema lists them in ("5" for string|integer is 5, "null" for string|null is None).
+    for typ in sorted(types, key=lambda t: t == "string"):
         try:
             return _convert_to(typ, raw)
         except ValueError:
@@ -106,6 +109,8 @@ def _convert_to(typ: str, raw: str) -> Any:
         return int(text)
     if typ == "number":
         number = float(text)
+        if not math.isfinite(number):  # JSON has no NaN or Infinity: the SDK would send null
+            raise ValueError(text)
         return int(number) if number.is_integer() and "." not in text and "e" not in text.lower() else number
     if typ == "boolean":
         if text.lower() in TRUE_WORDS:
@@ -174,8 +179,8 @@ def _validate(tool_name: str, schema: dict[str, Any], arguments: dict[str, Any])
         if validator.is_valid(arguments):
             return
         error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
-    except jsonschema.exceptions.SchemaError:
-        return  # the server's schema is its own business; let the server judge
+    except Exception:  # noqa: BLE001 - SchemaError, re.error, TypeError, unresolvable $ref, ...
+        return  # a broken schema is the server's own business; let the server judge the arguments
     if error is not None:
         where = ".".join(str(p) for p in error.absolute_path) or "arguments"
         raise UsageError(f"{tool_name}: {where}: {error.message}. Parameters: {describe_parameters(schema)}")
