@@ -45,12 +45,10 @@ class Capture:
 
 def real_records() -> list[dict[str, Any]]:
     """Records of waiting rounds: provision_db rounds one and two, a prompt and a resource."""
-    from mcp_notebook.api import get_hub
-
     ip = start_ipython()
     ip.run_line_magic("load_ext", "mcp_notebook")
     ip.run_line_magic("config", "MCPMagics.interactive = False")
-    hub = get_hub()
+    hub = ip.magics_manager.registry["MCPMagics"].session
     capture = Capture()
     hub.store.backend = capture
     with contextlib.redirect_stdout(io.StringIO()):

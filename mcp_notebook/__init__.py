@@ -24,11 +24,10 @@ def load_ipython_extension(ipython: Any) -> None:
     The greeting asks the JupyterLab extension for the flows saved in the notebook; its answer
     arrives after this cell, so ``%mcp flows`` / ``%mcp resume`` in a later cell see them.
     """
-    from .frontend import attach
     from .magics import MCPMagics
 
     ipython.register_magics(MCPMagics)
-    attach(ipython)
+    ipython.magics_manager.registry["MCPMagics"].session.attach_frontend()
 
 
 def unload_ipython_extension(ipython: Any) -> None:
@@ -36,15 +35,9 @@ def unload_ipython_extension(ipython: Any) -> None:
 
     Connections end in state ``closed``; a later ``%load_ext`` (or any use) starts a fresh loop.
     """
-    from .api import get_hub
-    from .frontend import detach
-    from .runtime import get_runtime
-
-    hub = get_hub()
-    detach()
-    hub.prototypes.stop_all()
-    hub.registry.disconnect_all()
-    get_runtime().stop()
+    magics = ipython.magics_manager.registry.get("MCPMagics")
+    if magics is not None:
+        magics.session.close()
 
 
 def _jupyter_labextension_paths() -> list[dict[str, str]]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import FlowError, describe_exception
-from .runtime import get_runtime
+from .runtime import Runtime
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from .flows import Flow
 
-__all__ = ["Connection", "ConnectionFailed", "Registry", "Target", "registry"]
+__all__ = ["Connection", "ConnectionFailed", "Registry", "Target"]
 
 Protocol = Literal["auto", "legacy", "2026-07-28"]
 # connecting -> open (handshake done) -> closed (close(), disconnect, unload) | dead (the server went away under us)
@@ -113,8 +113,10 @@ class Connection:
         protocol: Protocol = "auto",
         log_level: str | None = "info",
         read_timeout: float | None = None,
+        runtime: Runtime | None = None,
     ) -> None:
         self.name = name
+        self.runtime = runtime if runtime is not None else Runtime()  # the loop this connection lives on
         self.target = target
         self.protocol = protocol
         self.log_level = log_level
@@ -137,7 +139,7 @@ class Connection:
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.state, self.dead = "connecting", None
         self._closing = asyncio.Event()
-        self._forget_at_stop = get_runtime().at_stop(self.close)  # a stopping runtime closes us cleanly first
+        self._forget_at_stop = self.runtime.at_stop(self.close)  # a stopping runtime closes us cleanly first
         self._owner = asyncio.create_task(self._own(ready), name=f"mcp-connection-{self.name}")
         try:
             await ready
@@ -474,9 +476,10 @@ def _sampling_capabilities() -> Any:
 
 
 class Registry:
-    """The named connections of this kernel."""
+    """The named connections of one session, all on that session's runtime."""
 
-    def __init__(self) -> None:
+    def __init__(self, runtime: Runtime | None = None) -> None:
+        self.runtime = runtime if runtime is not None else Runtime()
         self._connections: dict[str, Connection] = {}
 
     def __contains__(self, name: str) -> bool:
@@ -505,8 +508,8 @@ class Registry:
 
     def connect(self, name: str, target: Target, **options: Any) -> Connection:
         """Open (or re-open) connection ``name``; the old one is closed only after the new one works."""
-        conn = Connection(name, target, **options)
-        runtime = get_runtime()
+        conn = Connection(name, target, runtime=self.runtime, **options)
+        runtime = self.runtime
         runtime.run(conn.open())
         old = self._connections.get(name)
         self._connections[name] = conn
@@ -517,7 +520,7 @@ class Registry:
     def disconnect(self, name: str) -> None:
         conn = self.get(name)
         del self._connections[name]
-        get_runtime().run(conn.close())
+        self.runtime.run(conn.close())
 
     def disconnect_all(self) -> None:
         """Close every connection (``%unload_ext``); one that fails to close does not keep the others open."""
@@ -538,9 +541,6 @@ class Registry:
             return [c.name for c, ok in zip(conns, told) if ok is True]
 
         try:
-            return get_runtime().run(tell_all(), timeout=ROOTS_NOTIFY_TIMEOUT)
+            return self.runtime.run(tell_all(), timeout=ROOTS_NOTIFY_TIMEOUT)
         except TimeoutError:
             return []
-
-
-registry = Registry()

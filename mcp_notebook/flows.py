@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from .errors import FlowError, describe_exception
 from .limits import Limits
 from .redact import masked, secret_arguments
-from .runtime import get_runtime
 
 if TYPE_CHECKING:
     from .answering import Answerer
@@ -148,7 +147,7 @@ class Flow:
     def start(self) -> Flow:
         """Schedule the flow on the runtime loop; returns at once."""
         self._future = concurrent.futures.Future()
-        get_runtime().call_soon(self._spawn)
+        self.conn.runtime.call_soon(self._spawn)
         return self
 
     def _spawn(self) -> None:
@@ -227,7 +226,7 @@ class Flow:
         self._forget = self._forget and forget
         task = self._task
         if task is not None and not task.done():
-            get_runtime().call_soon(task.cancel)
+            self.conn.runtime.call_soon(task.cancel)
 
     def __repr__(self) -> str:
         return f"<Flow {self.id} {self.label} {self.state.value} round {self.round}>"

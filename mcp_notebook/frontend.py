@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from .store import Store, parse_flows, read_notebook
 
-__all__ = ["COMM_TARGET", "Frontend", "attach", "detach", "get_frontend"]
+__all__ = ["COMM_TARGET", "Frontend"]
 
 COMM_TARGET = "mcp_notebook"
 PROTOCOL_VERSION = 1
@@ -231,40 +231,3 @@ class Frontend:
             names = ", ".join(dict.fromkeys(os.path.basename(p) for p in self.files_read))
             return f"read from {names}; changes stay in this kernel"
         return "kept in this kernel"
-
-
-_frontend: Frontend | None = None
-
-
-def get_frontend() -> Frontend:
-    """The process's front-end client (one without a comm until the extension is loaded)."""
-    global _frontend
-    if _frontend is None:
-        from .api import get_hub
-
-        _frontend = Frontend(get_hub().store)
-    return _frontend
-
-
-def attach(shell: Any) -> Frontend:
-    """``%load_ext``: back the hub's store by the notebook and say hello."""
-    global _frontend
-    from .api import get_hub
-
-    detach()
-    store = get_hub().store
-    frontend = Frontend(store, shell)
-    store.backend = frontend
-    _frontend = frontend
-    frontend.open()
-    return frontend
-
-
-def detach() -> None:
-    """``%unload_ext``: close the comm; records stay in the kernel's store."""
-    global _frontend
-    frontend, _frontend = _frontend, None
-    if frontend is not None:
-        if frontend.store.backend is frontend:
-            frontend.store.backend = None
-        frontend.close()

@@ -6,7 +6,7 @@ thousand fields freezes the kernel thread for seconds while its widgets are buil
 nested hundreds of levels deep makes recursive code (and ``jsonschema``) raise RecursionError.
 
 ``Limits`` is immutable: the magics' settings (``%config MCPMagics.max_result_chars`` ...) build
-a new one on the ``Hub``, each flow keeps the one it started with, and the display and the form
+a new one as each flow starts (``SessionSettings.limits``), each flow keeps the one it started with, and the display and the form
 model read it from there. Nothing here is process-wide state.
 """
 

@@ -1,7 +1,7 @@
 """``%mcp`` / ``%%mcp``: the notebook's MCP client commands.
 
-This module only parses text and delegates to ``api.Hub``; no protocol logic lives here.
-Settings are traitlets on ``MCPMagics`` (``%config MCPMagics.max_rounds = 5``, or
+This module only parses text, calls the ``Session`` it owns (``session.py``) and displays what
+comes back; no protocol logic lives here. Settings are traitlets of ``SessionSettings``, inherited by ``MCPMagics`` (``%config MCPMagics.max_rounds = 5``, or
 ``c.MCPMagics.max_rounds`` in ``ipython_config.py``).
 """
 
@@ -13,120 +13,26 @@ from typing import Any, Callable
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
-from traitlets import Dict, Enum, Int, TraitError, Unicode, observe, validate
-from traitlets import Any as TAny
 
 from .args import build_arguments, describe_parameters, parse_body, parse_json_object, parse_pairs
-from .limits import Limits
-from .magic_grammar import SUMMARY, Help, build_parsers, fresh_namespace
+from .magic_grammar import SUMMARY, Help, build_parsers
+from .session import CallOptions, Session, SessionSettings
 
 __all__ = ["MCPMagics"]
 
 
 @magics_class
-class MCPMagics(Magics):
-    """Call MCP tools, prompts and resources from cells; answer server questions inline."""
+class MCPMagics(Magics, SessionSettings):
+    """Call MCP tools, prompts and resources from cells; answer server questions inline.
 
-    max_rounds = Int(10, help="Most input-required rounds one flow may take before it stops.").tag(config=True)
-    flow_timeout = TAny(None, allow_none=True, help="Default wall-clock limit of a flow in seconds (None: no limit).").tag(config=True)
-    interactive = TAny(None, allow_none=True, help="True/False forces interactive or headless; None decides per cell (a front end that allows stdin is interactive).").tag(config=True)
-    log_level = Enum(["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"], "info", allow_none=True, help="Server log messages at or above this level are shown with the flow.").tag(config=True)
-    models = Dict(
-        {},
-        help="Models for sampling by name, e.g. {'gpt': {'provider': 'openai', 'model': 'gpt-4o-mini', 'api_key_env': 'OPENAI_API_KEY', 'cost': 0.3}}; "
-        "the settings of %mcp model add (provider, model, base_url, api_key_env, cost, speed, intelligence, timeout, function).",
-    ).tag(config=True)
-    default_model = Unicode(None, allow_none=True, help="The model that answers when no hint or priority picks another (%mcp model use NAME).").tag(config=True)
-    review = Enum(["ask", "always", "never"], "ask", help="Review of sampling in interactive runs: ask (edit the request and the reply), always (show both, don't wait), never. Headless runs never review.").tag(config=True)
-    max_record_bytes = Int(
-        1_000_000, min=1024,
-        help="Largest saved flow record, in bytes. A waiting flow whose record (mostly the server's request state) is larger "
-        "is not saved in the notebook, and a notebook's records over it are ignored: notebooks stay small and a received "
-        "notebook cannot make the kernel hold huge values.",
-    ).tag(config=True)  # fmt: skip
-    max_result_chars = Int(
-        100_000, min=100,
-        help="Characters of a result shown in the cell (text, structured content, resource text, logs, trace messages); the "
-        "rest is cut with a note. A server decides how big its results are: without a bound a 50 MB text becomes a 100 MB "
-        "output that slows the browser and bloats the notebook. The whole value stays on the flow (flow.result(), -o VAR).",
-    ).tag(config=True)  # fmt: skip
-    max_inline_bytes = Int(
-        5_000_000, min=0,
-        help="Decoded bytes of images, audio and downloadable files one result embeds in the cell (as base64 data URLs); "
-        "larger ones become a note. Embedded media are saved in the notebook, so a server must not be able to grow it "
-        "without bound. The data stays on the flow (flow.result(), -o VAR).",
-    ).tag(config=True)  # fmt: skip
-    max_schema_depth = Int(
-        32, min=4,
-        help="Deepest nesting of a server's elicitation schema the client walks or checks. MCP forms are flat (a few "
-        "levels); a deeper schema is shown as a JSON editor that cannot send, so a hostile schema cannot exhaust the "
-        "kernel's recursion limit (RecursionError) in the form or in jsonschema.",
-    ).tag(config=True)  # fmt: skip
-    max_form_fields = Int(
-        200, min=1,
-        help="Most fields one elicitation form renders as widgets (each tick box of a multi-select counts as one). "
-        "Widgets are built on the kernel thread, about 2 ms a field: a larger form is offered as a JSON editor instead "
-        "of freezing the kernel for seconds.",
-    ).tag(config=True)  # fmt: skip
+    The settings are the traitlets of ``SessionSettings`` (inherited); ``self.session`` reads them.
+    """
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+        # first: configuration applied by Magics.__init__ reaches the session's model router
+        self.session = Session(self, shell=shell, tell=print)
         super().__init__(shell=shell, **kwargs)
         self._parsers = build_parsers()
-        from .api import get_hub
-
-        self.hub = get_hub()
-        self._sync_settings()
-        self.hub.roots.session_path = (shell.user_ns.get("__session__") if shell is not None else None) or None
-
-    @observe("max_rounds", "flow_timeout", "log_level", "max_record_bytes", "max_result_chars", "max_inline_bytes", "max_schema_depth", "max_form_fields")
-    def _settings_changed(self, change: Any) -> None:
-        self._sync_settings()
-
-    def _sync_settings(self) -> None:
-        hub = getattr(self, "hub", None)
-        if hub is not None:
-            hub.max_rounds = self.max_rounds
-            hub.flow_timeout = float(self.flow_timeout) if self.flow_timeout is not None else None
-            hub.log_level = self.log_level
-            hub.store.max_record_bytes = self.max_record_bytes
-            hub.limits = Limits(
-                max_result_chars=self.max_result_chars, max_inline_bytes=self.max_inline_bytes,
-                max_schema_depth=self.max_schema_depth, max_form_fields=self.max_form_fields,
-            )  # fmt: skip
-
-    # sampling settings go to the process-wide router (get_hub(): config values arrive before self.hub exists)
-    @validate("models")
-    def _check_models(self, proposal: Any) -> Any:
-        from .sampling import ModelRouter
-
-        try:
-            ModelRouter.build(proposal["value"], self.shell.user_ns if self.shell is not None else None)
-        except ValueError as exc:
-            raise TraitError(str(exc)) from None
-        return proposal["value"]
-
-    @validate("default_model")
-    def _check_default_model(self, proposal: Any) -> Any:
-        from .api import get_hub
-
-        name = proposal["value"]
-        if name is not None and name not in get_hub().router.models and name not in self.models:
-            raise TraitError(f"no model named {name!r} (configured: {', '.join(get_hub().router.models)})")
-        return name
-
-    @observe("models", "default_model", "review")
-    def _sampling_settings_changed(self, change: Any) -> None:
-        from .api import get_hub
-        from .sampling import ModelRouter
-
-        router = get_hub().router
-        if change["name"] == "review":
-            router.set_review(change["new"])
-            return
-        if change["name"] == "models":
-            router.configure(ModelRouter.build(self.models, self.shell.user_ns if self.shell is not None else None))
-        if self.default_model is not None and self.default_model in router.models:
-            router.use(self.default_model)
 
     # ------------------------------------------------------------------ entry point
     @no_var_expand
@@ -182,7 +88,7 @@ class MCPMagics(Magics):
                 raise UsageError(f"--header wants K:V, got {item!r}")
             headers[key.strip()] = value.strip()
         env = parse_pairs(ns.env) if ns.env else {}
-        conn = self.hub.connect(
+        conn = self.session.connect(
             ns.name,
             command or ns.target,
             headers=headers or None,
@@ -200,49 +106,48 @@ class MCPMagics(Magics):
         from .display import Table
 
         self._parsers["servers"].parse(words)
-        served = self.hub.prototypes.served
+        served = self.session.prototypes.served
         rows = [
             [c.name, c.server_label, c.target.kind, c.target.describe(), c.protocol_version or c.state, len(c.flows), served[c.name].url if c.name in served else ""]
-            for c in self.hub.registry
+            for c in self.session.registry
         ]
-        notes = [f"{c.name} is dead ({c.dead}): reconnect with {c.reconnect_hint} again." for c in self.hub.registry if c.state == "dead"]
+        notes = [f"{c.name} is dead ({c.dead}): reconnect with {c.reconnect_hint} again." for c in self.session.registry if c.state == "dead"]
         return Table(["name", "server", "kind", "target", "protocol / state", "active flows", "served at"], rows, empty="No servers connected. Use %mcp connect NAME TARGET.", notes=notes)
 
     def _do_log(self, words: list[str], cell: str | None) -> Any:
         from .display import Table
 
         ns, _ = self._parsers["log"].parse(words)
-        conn = self.hub.registry.get(ns.name)
+        conn = self.session.registry.get(ns.name)
         rows = [[e["level"], e.get("logger") or "", e["data"]] for e in list(conn.logs)[-ns.lines:]]
         rows += [["stderr", "", line] for line in list(conn.stderr)[-ns.lines:]]
         return Table(["level", "logger", "message"], rows, title=f"log of {conn.name}", empty=f"{conn.name} has logged nothing yet.")
 
     def _do_disconnect(self, words: list[str], cell: str | None) -> Any:
         ns, _ = self._parsers["disconnect"].parse(words)
-        self.hub.registry.disconnect(ns.name)
+        self.session.registry.disconnect(ns.name)
         print(f"Disconnected {ns.name!r}.")
 
     def _listing(self, kind: str, words: list[str]) -> Any:
         from .display import Table
-        from .runtime import get_runtime
-
         ns, _ = self._parsers[kind].parse(words)
-        conns = [self.hub.registry.get(ns.server)] if ns.server or len(self.hub.registry) == 1 else list(self.hub.registry)
+        run = self.session.runtime.run
+        conns = [self.session.registry.get(ns.server)] if ns.server or len(self.session.registry) == 1 else list(self.session.registry)
         if not conns:
             raise UsageError("No MCP server is connected. Use %mcp connect NAME TARGET first.")
         rows: list[list[Any]] = []
         for conn in conns:
             if kind == "tools":
-                tools = get_runtime().run(conn.tools(refresh=True))
+                tools = run(conn.tools(refresh=True))
                 rows += [[conn.name, t.name, t.title or "", (t.description or "").strip().split("\n")[0], describe_parameters(t.input_schema)] for t in tools.values()]
             elif kind == "prompts":
-                for p in get_runtime().run(conn.list_all("prompts")):
+                for p in run(conn.list_all("prompts")):
                     params = ", ".join(f"{a.name}{' (required)' if a.required else ''}" for a in (p.arguments or [])) or "(no arguments)"
                     rows.append([conn.name, p.name, p.title or "", (p.description or "").split("\n")[0], params])
             else:
-                for r in get_runtime().run(conn.list_all("resources")):
+                for r in run(conn.list_all("resources")):
                     rows.append([conn.name, str(r.uri), r.name, r.mime_type or "", (r.description or "").split("\n")[0]])
-                for r in get_runtime().run(conn.list_all("resource_templates")):
+                for r in run(conn.list_all("resource_templates")):
                     rows.append([conn.name, r.uri_template, r.name, r.mime_type or "", (r.description or "").split("\n")[0] + " (template)"])
         columns = {
             "tools": ["server", "tool", "title", "description", "parameters"],
@@ -263,17 +168,17 @@ class MCPMagics(Magics):
     # ------------------------------------------------------------------ flows
     def _do_call(self, words: list[str], cell: str | None) -> Any:
         ns, extra = self._parsers["call"].parse(words, intermixed_pairs=True)
-        conn, tool = self.hub.resolve(ns.tool)
+        conn, tool = self.session.resolve(ns.tool)
         json_args = parse_json_object(ns.json) if ns.json else {}
         if cell is not None:
             json_args = {**parse_body(cell), **json_args}
-        schema = self.hub.tool_schema_sync(conn, tool)
+        schema = self.session.tool_schema_sync(conn, tool)
         arguments = build_arguments(f"{conn.name}.{tool}", schema, parse_pairs(extra), json_args)
         return self._run_flow("tools/call", conn, tool, arguments, ns)
 
     def _do_prompt(self, words: list[str], cell: str | None) -> Any:
         ns, extra = self._parsers["prompt"].parse(words, intermixed_pairs=True)
-        conn, name = self.hub.resolve(ns.prompt)
+        conn, name = self.session.resolve(ns.prompt)
         arguments: dict[str, Any] = parse_json_object(ns.json) if ns.json else {}
         if cell is not None:
             arguments = {**parse_body(cell), **arguments}
@@ -283,7 +188,7 @@ class MCPMagics(Magics):
     def _do_read(self, words: list[str], cell: str | None) -> Any:
         ns, _ = self._parsers["read"].parse(words)
         server, uri = (ns.first, ns.uri) if ns.uri else (None, ns.first)
-        conn = self.hub.registry.get(server)
+        conn = self.session.registry.get(server)
         return self._run_flow("resources/read", conn, uri, None, ns)
 
     def _answers(self, ns: argparse.Namespace) -> Any:
@@ -312,76 +217,32 @@ class MCPMagics(Magics):
             return None
         return _parent(kernel).get("metadata", {}).get("cellId")
 
-    def _run_flow(
-        self,
-        method: Any,
-        conn: Any,
-        name: str,
-        arguments: Any,
-        ns: argparse.Namespace,
-        *,
-        resume: dict[str, Any] | None = None,
-        interactive: bool | None = None,
-        cell_id: str | None = None,
-    ) -> Any:
-        """Start a flow (or continue the saved ``resume`` record) in this cell.
+    def _options(self, ns: argparse.Namespace) -> CallOptions:
+        return CallOptions(
+            answers=self._answers(ns), timeout=ns.timeout, save=not ns.no_save, trace=ns.trace,
+            output=ns.output, trust=getattr(ns, "trust", False),
+        )  # fmt: skip
 
-        ``interactive`` and ``cell_id`` are given by buttons (Continue, Start over) that run
-        after their cell ended; a magic reads them from the running cell.
-        """
+    def _run_flow(self, method: Any, conn: Any, name: str, arguments: Any, ns: argparse.Namespace) -> Any:
+        """Start a flow in this cell: interactive returns it at once; headless waits and shows the report."""
+        interactive = self._is_interactive() and not ns.wait
+        flow = self.session.call(method, conn, name, arguments, self._options(ns), interactive=interactive, cell_id=self._cell_id())
+        return flow if interactive else self._report(flow, ns)
+
+    def _report(self, flow: Any, ns: argparse.Namespace) -> Any:
+        """A headless flow: wait, show its report, raise its error or bind ``-o VAR``."""
         from IPython.display import display
 
         from .display import FlowReport
-        from .frontend import get_frontend
 
-        answers = self._answers(ns)
-        if interactive is None:
-            interactive = self._is_interactive() and not ns.wait
-            cell_id = self._cell_id()
-        frontend = get_frontend()
-        if resume is None and cell_id and not ns.no_save:
-            saved = self._saved_for_cell(cell_id, method, conn.name, name)
-            if saved is not None:
-                if interactive:
-                    return self._offer(saved, method, conn, name, arguments, ns, cell_id)
-                print(f"This cell has a saved flow {saved['id']} waiting for input (round {saved['round']}); "
-                      f"starting a new call. To continue the saved one instead: %mcp resume {saved['id']}")
-        resumed: dict[str, Any] = {}
-        if resume is not None:
-            resumed = dict(
-                flow_id=resume["id"], start_round=resume["round"], resume_state=resume.get("request_state"),
-                resume_requests=resume["pending"], withheld=resume.get("withheld"),
-            )  # fmt: skip
-            cell_id = cell_id or resume.get("cell_id")
-            if cell_id != resume.get("cell_id") and not ns.no_save:
-                self.hub.store.save({**resume, "cell_id": cell_id})  # the marker follows the form
-        if interactive and not ns.no_save:
-            notice = frontend.notice(interactive=True)
-            if notice:
-                print(notice)
-        options = dict(answers=answers, timeout=ns.timeout, save=not ns.no_save, cell_id=cell_id, **resumed)
-        if interactive:
-            from .live_view import LiveView
-
-            view = LiveView(f"{conn.name}.{name}", trace=ns.trace)
-            view.start_over = lambda: self._run_flow(method, conn, name, arguments, fresh_namespace(ns), interactive=True, cell_id=cell_id)
-            flow = self.hub.start(method, conn, name, arguments, ui=view, view=view, **options)
-            view.attach(flow)
-            flow.shown = True  # type: ignore[attr-defined]
-            if ns.output:
-                self._bind_when_done(flow, ns.output, view)
-            return flow
-        flow = self.hub.start(method, conn, name, arguments, **options)
-        flow.shown = True  # type: ignore[attr-defined]
+        if flow is None:
+            return None
         try:
             flow.result()
         except Exception:  # noqa: BLE001 - the report shows the error; re-raised below, outside except
             pass
         display(FlowReport(flow, trace=ns.trace)._repr_mimebundle_(), raw=True)
-        if self.hub.store.get(flow.id) is not None:  # kept to be resumed: say where it lives
-            notice = frontend.notice(interactive=False)
-            if notice:
-                print(notice)
+        self.session.kept_notice(flow)
         if flow.error is not None:
             error = flow.error
             error.__context__ = None
@@ -390,44 +251,15 @@ class MCPMagics(Magics):
             self.shell.user_ns[ns.output] = flow.value
         return flow
 
-    def _bind_when_done(self, flow: Any, var: str, view: Any) -> None:
-        """``-o VAR`` for an interactive flow: bind on the kernel thread once the flow ends."""
-
-        def bind(_future: Any) -> None:
-            if flow.error is None and flow.value is not None:
-                view.main.call(self.shell.user_ns.__setitem__, var, flow.value)
-
-        flow._future.add_done_callback(bind)
-
     # ------------------------------------------------------------------ saved flows
-    def _load_saved(self, from_path: str | None) -> Any:
-        """Make sure the saved records are in the store (a file given, or ``__session__``); show warnings."""
-        from .frontend import get_frontend
-
-        frontend = get_frontend()
-        if from_path:
-            try:
-                frontend.read_file(from_path)
-            except OSError as exc:
-                raise UsageError(f"cannot read {from_path}: {exc.strerror or exc}") from None
-        frontend.ensure_loaded()
-        for warning in frontend.take_warnings():
-            print(f"Warning: {warning}")
-        return frontend
-
     def _do_flows(self, words: list[str], cell: str | None) -> Any:
         from .display import Table
         from .store import age
 
         ns, _ = self._parsers["flows"].parse(words)
-        frontend = self._load_saved(ns.from_path)
-        records = self.hub.store.all()
-        if records:
-            notice = frontend.notice(self._is_interactive())
-            if notice:
-                print(notice)
+        records = self.session.flows(ns.from_path, interactive=self._is_interactive())
         kinds = {"tools/call": "tool", "prompts/get": "prompt", "resources/read": "resource"}
-        store = self.hub.store
+        store = self.session.store
         rows = [
             [r["id"], r.get("cell_id") or "", r["server"]["name"], f"{kinds[r['method']]} {r['name']}", r["round"], age(r.get("updated")),
              "yes" if store.is_trusted(r["id"]) else "NO: review below"]
@@ -436,7 +268,7 @@ class MCPMagics(Magics):
         table = Table(
             ["id", "cell", "server", "call", "round", "age", "saved by you"],
             rows,
-            title=f"flows waiting for input ({frontend.describe()}); continue one with %mcp resume ID",
+            title=f"flows waiting for input ({self.session.frontend.describe()}); continue one with %mcp resume ID",
             empty="No flows are waiting for input.",
         )
         foreign = [r for r in records if not store.is_trusted(r["id"])]
@@ -450,133 +282,31 @@ class MCPMagics(Magics):
         print(f"{len(foreign)} saved flow{'s' if len(foreign) > 1 else ''} did not come from you (this notebook was saved by someone else, "
               "or changed outside mcp-notebook). Resuming one asks first; here is all each would do:")
         for record in foreign:
-            display(RecordReview(record, self.hub.resume_concerns(record)))
+            display(RecordReview(record, self.session.resume_concerns(record)))
         return None
 
     def _do_resume(self, words: list[str], cell: str | None) -> Any:
         ns, _ = self._parsers["resume"].parse(words)
-        self._load_saved(ns.from_path)
-        return self._resume(self._pick_saved(ns.id), ns)
-
-    def _pick_saved(self, flow_id: str | None) -> dict[str, Any]:
-        store = self.hub.store
-        if flow_id:
-            record = store.get(flow_id)
-            if record is None:
-                known = ", ".join(r["id"] for r in store.all()) or "none"
-                raise UsageError(f"no saved flow {flow_id!r} (waiting: {known}). See %mcp flows.")
-            return record
-        cell_id = self._cell_id()
-        candidates = (store.for_cell(cell_id) if cell_id else []) or store.all()
-        if not candidates:
-            raise UsageError("No flow is waiting for input. (%mcp flows lists them; --from PATH reads another notebook.)")
-        if len(candidates) > 1:
-            ids = ", ".join(r["id"] for r in candidates)
-            raise UsageError(f"several saved flows are waiting ({ids}); say which: %mcp resume ID")
-        return candidates[0]
-
-    def _resume(self, record: dict[str, Any], ns: argparse.Namespace, *, interactive: bool | None = None, cell_id: str | None = None) -> Any:
-        """Continue ``record``: reconnect, re-render its questions here, go on with its saved state."""
-        from .flows import FlowState
-        from .frontend import get_frontend
-
-        live = self._live_flow(record["id"])
-        if live is not None:
-            if live.state is not FlowState.WAITING:
-                raise UsageError(f"flow {record['id']} is running in this kernel right now; wait for it, or cancel it first")
-            live.cancel(forget=False)  # it continues here; its form elsewhere goes away
-            try:
-                live.result(timeout=10)
-            except Exception:  # noqa: BLE001 - cancelled, as asked
-                pass
-        concerns = self.hub.resume_concerns(record)
-        if concerns and not getattr(ns, "trust", False):  # a Continue button passes the call's flags
-            if interactive if interactive is not None else self._is_interactive():
-                return self._confirm_resume(record, concerns, ns, cell_id)
-            raise UsageError(_consent_needed(record, concerns))
-        conn = self.hub.reconnect(record)
-        notice = get_frontend().notice(self._is_interactive() if interactive is None else interactive)
-        if notice:  # resuming changes what is saved; without the extension the file keeps the old record
-            print(notice)
-        return self._run_flow(record["method"], conn, record["name"], dict(record.get("arguments") or {}), ns, resume=record, interactive=interactive, cell_id=cell_id)
-
-    def _confirm_resume(self, record: dict[str, Any], concerns: list[str], ns: argparse.Namespace, cell_id: str | None) -> None:
-        """Show what the record would do and resume only when the user says yes (buttons run after the cell)."""
-        from .consent import ConfirmResume
-
-        cell_id = cell_id or self._cell_id()
-
-        def confirmed() -> None:
-            self.hub.store.trust(record["id"])
-            self._resume(record, argparse.Namespace(**{**vars(ns), "trust": True}), interactive=True, cell_id=cell_id)
-
-        ConfirmResume(record, concerns, confirmed)
-
-    def _live_flow(self, flow_id: str) -> Any:
-        """A flow of this kernel with that id that has not finished, if any."""
-        for conn in self.hub.registry:
-            for flow in list(conn.flows):
-                if flow.id == flow_id and not flow.finished:
-                    return flow
-        return None
-
-    def _saved_for_cell(self, cell_id: str, method: str, server: str, name: str) -> dict[str, Any] | None:
-        """A saved flow that this cell started with the same call, still waiting for input."""
-        from .flows import FlowState
-        from .frontend import get_frontend
-
-        get_frontend().ensure_loaded()
-        for record in self.hub.store.for_cell(cell_id):
-            if record["method"] == method and record["name"] == name and record["server"]["name"] == server:
-                live = self._live_flow(record["id"])
-                if live is None or live.state is FlowState.WAITING:
-                    return record
-        return None
-
-    def _offer(self, record: dict[str, Any], method: Any, conn: Any, name: str, arguments: Any, ns: argparse.Namespace, cell_id: str) -> None:
-        """Re-running the cell of a waiting flow: offer Continue / Start over (buttons run after the cell)."""
-        from .live_view import ResumeOffer
-        from .store import age, questions
-
-        def resume() -> None:
-            current = self.hub.store.get(record["id"]) or record
-            self._resume(current, ns, interactive=True, cell_id=cell_id)
-
-        def start_over() -> None:
-            live = self._live_flow(record["id"])
-            if live is not None:
-                live.cancel()
-            self.hub.store.delete(record["id"])
-            self._run_flow(method, conn, name, arguments, ns, interactive=True, cell_id=cell_id)
-
-        ResumeOffer(record, questions(record), age(record.get("updated")), resume, start_over)
-        return None
+        self.session.load_saved(ns.from_path)
+        record = self.session.pick_saved(ns.id, self._cell_id())
+        interactive = self._is_interactive()
+        flow = self.session.resume(record, self._options(ns), interactive=interactive, cell_id=self._cell_id(), wait=ns.wait)
+        return flow if interactive and not ns.wait else self._report(flow, ns)
 
     def _do_forget(self, words: list[str], cell: str | None) -> Any:
-        from .frontend import get_frontend
-
         ns, _ = self._parsers["forget"].parse(words)
-        self._load_saved(None)
         if ns.all:
-            for flow_id in self.hub.store.forget_all():
-                live = self._live_flow(flow_id)
-                if live is not None:
-                    live.cancel()
-            get_frontend().delete_all()
+            self.session.forget(everything=True)
             print("Forgot every saved flow.")
             return None
-        if not ns.id:
-            raise UsageError("give a flow ID (see %mcp flows) or --all")
-        if self.hub.store.get(ns.id) is None:
-            raise UsageError(f"no saved flow {ns.id!r} (see %mcp flows)")
-        self.hub.store.delete(ns.id)
+        self.session.forget(ns.id)
         print(f"Forgot flow {ns.id}.")
 
     def _do_trace(self, words: list[str], cell: str | None) -> Any:
         from .display import TraceView
 
         ns, _ = self._parsers["trace"].parse(words)
-        flow = self.hub.last_flow
+        flow = self.session.last_flow
         if flow is None:
             raise UsageError("no flow has run yet in this kernel")
         if ns.save:
@@ -591,12 +321,11 @@ class MCPMagics(Magics):
     # ------------------------------------------------------------------ servers in the notebook
     def _do_server(self, words: list[str], cell: str | None) -> Any:
         from .prototype import Inventory, describe_diff, find_new_server, inventory_diff, root_logging_kept, server_ids
-        from .runtime import get_runtime
 
         ns, _ = self._parsers["server"].parse(words)
         if cell is None:
             raise UsageError("%%mcp server is a cell magic: write the server's code in the cell below the magic line")
-        protos = self.hub.prototypes
+        protos = self.session.prototypes
         before = server_ids(self.shell.user_ns)
         with root_logging_kept():  # MCPServer() calls logging.basicConfig(level=INFO) on the user's kernel
             result = self.shell.run_cell(cell, store_history=False)
@@ -606,8 +335,8 @@ class MCPMagics(Magics):
             return None
         var, obj = find_new_server(before, self.shell.user_ns, ns.var)
         first = ns.name not in protos.objects
-        conn = self.hub.connect(ns.name, obj, namespace={var: obj})
-        inventory = get_runtime().run(Inventory.of(conn))
+        conn = self.session.connect(ns.name, obj, namespace={var: obj})
+        inventory = self.session.runtime.run(Inventory.of(conn))
         diff = inventory_diff(protos.inventories.get(ns.name), inventory)
         protos.inventories[ns.name], protos.objects[ns.name] = inventory, obj
         print(describe_diff(ns.name, diff, first))
@@ -629,7 +358,7 @@ class MCPMagics(Magics):
                   "which plain HTTP sends unencrypted. Prefer 127.0.0.1 unless you mean it.")
         if ns.no_auth:
             print(f"Warning: --no-auth: any process on this machine can call {ns.name!r}, and through its tools reach this kernel.")
-        served = self.hub.prototypes.serve(ns.name, ns.host, ns.port, ns.keys_env, no_auth=ns.no_auth, allowed_hosts=ns.allow_host)
+        served = self.session.prototypes.serve(ns.name, ns.host, ns.port, ns.keys_env, no_auth=ns.no_auth, allowed_hosts=ns.allow_host)
         sealed = f", request state sealed with ${ns.keys_env}" if ns.keys_env else ""
         auth = " (no authentication)" if served.token is None else " (bearer token required)"
         print(f"Serving {ns.name!r} at {served.url}{auth}{sealed}. Stop with %mcp stop {ns.name}.")
@@ -641,7 +370,7 @@ class MCPMagics(Magics):
 
     def _do_stop(self, words: list[str], cell: str | None) -> Any:
         ns, _ = self._parsers["stop"].parse(words)
-        self.hub.prototypes.stop(ns.name)
+        self.session.prototypes.stop(ns.name)
         print(f"Stopped serving {ns.name!r}.")
 
     # ------------------------------------------------------------------ answering settings
@@ -650,7 +379,7 @@ class MCPMagics(Magics):
 
         ns, _ = self._parsers["roots"].parse(words)
         _check_choice("roots", ns.action, ["list", "add", "remove", "reset"])
-        roots = self.hub.roots
+        roots = self.session.roots
         if ns.action in ("add", "remove"):
             if not ns.path:
                 raise UsageError(f"%mcp roots {ns.action} needs a PATH")
@@ -661,7 +390,7 @@ class MCPMagics(Magics):
         elif ns.action == "reset":
             roots.reset()
         if ns.action != "list":
-            told = self.hub.registry.roots_changed()
+            told = self.session.registry.roots_changed()
             if told:
                 print(f"Told {', '.join(told)} that the roots changed (2025-generation servers cache them).")
         rows = [[e.name or "", e.uri] for e in roots.effective()]
@@ -674,7 +403,7 @@ class MCPMagics(Magics):
 
         ns, _ = self._parsers["model"].parse(words)
         _check_choice("model", ns.action, ["add", "use", "remove", "list"])
-        router = self.hub.router
+        router = self.session.router
         try:
             if ns.action == "add":
                 if not ns.name or not ns.provider:
@@ -716,21 +445,8 @@ class MCPMagics(Magics):
             "ask": "you see each sampling request and may edit it, then Send or Deny; then the reply, then Return or Deny",
             "always": "each request and reply is shown in the cell; nothing waits for you",
             "never": "requests go to the model and replies to the server without being shown",
-        }[self.hub.router.review]
-        print(f"Sampling review: {self.hub.router.review} ({meaning}). Headless runs never review.")
-
-
-def _consent_needed(record: dict[str, Any], concerns: list[str]) -> str:
-    """The headless refusal: why, everything the flow would do, and the two explicit ways on."""
-    from .consent import RecordReview
-
-    flow_id, name = record["id"], record["server"]["name"]
-    return (
-        f"Flow {flow_id} was not resumed: " + "; and ".join(concerns) + ".\n"
-        + RecordReview(record).text() + "\n"
-        + f"If you trust it as shown, run: %mcp resume {flow_id} --trust\n"
-        + f"Or connect the server yourself first (%mcp connect {name} TARGET), then %mcp resume {flow_id} --trust."
-    )
+        }[self.session.router.review]
+        print(f"Sampling review: {self.session.router.review} ({meaning}). Headless runs never review.")
 
 
 def _check_choice(sub: str, value: str | None, choices: list[str]) -> None:

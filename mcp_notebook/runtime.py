@@ -10,6 +10,9 @@ Lifecycle: ``stop()`` (``%unload_ext``) and interpreter exit run the same ``weak
 callback: it closes what asked to be closed (open connections, so their owner tasks leave
 ``async with Client`` cleanly), cancels what is left, stops the loop and joins its thread with a
 timeout. A later use starts a fresh loop.
+
+Each ``Session`` owns one ``Runtime``; its connections and flows reach it through the session's
+registry and their connection (``conn.runtime``), never through a process-wide one.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-__all__ = ["Runtime", "get_runtime"]
+__all__ = ["Runtime"]
 
 STOP_TIMEOUT = 10.0  # seconds for each stage of a stop: closing connections, cancelling the rest, joining the thread
 
@@ -31,7 +34,7 @@ Closer = Callable[[], Coroutine[Any, Any, Any]]
 
 
 class Runtime:
-    """A daemon thread running one asyncio loop, started lazily and shared by all connections."""
+    """A daemon thread running one asyncio loop, started lazily and shared by a session's connections."""
 
     def __init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -158,11 +161,3 @@ def _shutdown(loop: asyncio.AbstractEventLoop, thread: threading.Thread, closers
     except RuntimeError:  # the loop closed meanwhile
         return
     thread.join(timeout)
-
-
-_runtime = Runtime()
-
-
-def get_runtime() -> Runtime:
-    """The process-wide runtime."""
-    return _runtime

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timezone
 from typing import Any, Literal, Protocol
 
@@ -218,7 +218,11 @@ class Store:
     to resume it (``trust``). Untrusted records are resumed only after the user says so.
     """
 
-    def __init__(self, signer: RecordSigner | None = None, max_record_bytes: int | None = DEFAULT_MAX_RECORD_BYTES) -> None:
+    def __init__(
+        self,
+        signer: RecordSigner | None = None,
+        max_record_bytes: int | None | Callable[[], int | None] = DEFAULT_MAX_RECORD_BYTES,
+    ) -> None:
         self._records: dict[str, dict[str, Any]] = {}
         self._origin: dict[str, Origin] = {}
         self._trusted: set[str] = set()  # written by this kernel, or consented to
@@ -226,8 +230,15 @@ class Store:
         self._gone: set[str] = set()
         self._lock = threading.Lock()
         self.signer = signer or RecordSigner()
-        self.max_record_bytes = max_record_bytes
+        # a number, or a function reading it where the setting lives (a session's traitlets)
+        self._max_record_bytes = max_record_bytes
         self.backend: StoreBackend | None = None
+
+    @property
+    def max_record_bytes(self) -> int | None:
+        """Largest record kept, in bytes (``None``: no limit)."""
+        limit = self._max_record_bytes
+        return limit() if callable(limit) else limit
 
     # -------------------------------------------------------------- flows of this kernel
     def save(self, record: dict[str, Any]) -> int | None:

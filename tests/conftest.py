@@ -128,3 +128,8 @@ def get_shell() -> object:
     shell.run_line_magic("load_ext", "mcp_notebook")
     shell.run_line_magic("config", "MCPMagics.interactive = False")
     return shell
+
+
+def session_of(shell: object) -> object:
+    """The ``Session`` that the shell's ``%mcp`` magics own (what ``mcp_notebook.connect`` uses there too)."""
+    return shell.magics_manager.registry["MCPMagics"].session  # type: ignore[attr-defined]

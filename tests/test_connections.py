@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from mcp_notebook.connections import registry
 from mcp_notebook.errors import FlowError
 
 from .conftest import REPO_ROOT
@@ -22,7 +21,13 @@ def ip() -> Iterator[Any]:
 
     shell: Any = get_shell()
     yield shell
-    registry.disconnect_all()
+    registry(shell).disconnect_all()
+
+
+def registry(shell: Any = None) -> Any:
+    from .conftest import get_shell, session_of
+
+    return session_of(shell or get_shell()).registry
 
 
 def structured(flow: Any) -> Any:
@@ -58,26 +63,26 @@ def test_stdio_cwd_and_env(ip: Any, tmp_path: Path) -> None:
     info = structured(ip.run_line_magic("mcp", "call envd.process_info var=NB_FLAVOUR"))
     assert info["value"] == "mint"
     assert Path(info["cwd"]).resolve() == tmp_path.resolve()
-    saved = json.dumps(registry.get("envd").target.saved())
+    saved = json.dumps(registry().get("envd").target.saved())
     assert "mint" not in saved and "NB_FLAVOUR" in saved
 
 
 def test_protocol_pinned_and_legacy(ip: Any) -> None:
     ip.run_line_magic("mcp", "connect pinned --protocol 2026-07-28 mcp_notebook.demo:demo")
-    assert registry.get("pinned").protocol_version == "2026-07-28"
+    assert registry().get("pinned").protocol_version == "2026-07-28"
     flow = ip.run_line_magic("mcp", "call pinned.provision_db name=p --accept-defaults")
     assert flow.result().content[0].text == "Provisioned 'p' in eu-west-1 (size small)."
     ip.run_line_magic("mcp", "connect old --protocol legacy mcp_notebook.demo:demo")
-    assert registry.get("old").is_legacy
+    assert registry().get("old").is_legacy
 
 
 def test_reconnect_replaces_and_disconnect_closes(ip: Any) -> None:
     ip.run_line_magic("mcp", "connect again mcp_notebook.demo:echo_server")
-    first = registry.get("again")
+    first = registry().get("again")
     ip.run_line_magic("mcp", "connect again mcp_notebook.demo:demo")
-    assert registry.get("again") is not first and not first.is_open
+    assert registry().get("again") is not first and not first.is_open
     ip.run_line_magic("mcp", "disconnect again")
-    assert "again" not in registry
+    assert "again" not in registry()
     with pytest.raises(FlowError, match="No connection named 'again'"):
         ip.run_line_magic("mcp", "call again.echo text=x")
 
@@ -86,7 +91,7 @@ def test_failed_reconnect_keeps_the_old_connection(ip: Any) -> None:
     ip.run_line_magic("mcp", "connect keep mcp_notebook.demo:echo_server")
     with pytest.raises(FlowError):
         ip.run_line_magic("mcp", "connect keep -- no-such-binary-anywhere")
-    assert registry.get("keep").is_open
+    assert registry().get("keep").is_open
     assert ip.run_line_magic("mcp", "call keep.echo text=still").result().content[0].text == "still"
 
 
@@ -138,7 +143,7 @@ def test_stdio_server_that_exits_is_dead(ip: Any, tmp_path: Path) -> None:
     script.write_text(DYING_SERVER)
     command = shlex.join([sys.executable, str(script)])
     ip.run_line_magic("mcp", f"connect dying --cwd {REPO_ROOT} -- {command}")
-    conn = registry.get("dying")
+    conn = registry().get("dying")
     assert conn.state == "open" and conn.is_open
     assert structured(ip.run_line_magic("mcp", "call dying.pid --no-save"))["result"] > 0
 
@@ -160,7 +165,7 @@ def test_stdio_server_that_exits_is_dead(ip: Any, tmp_path: Path) -> None:
     assert f"Reconnect with {hint} again" in str(info.value)
 
     ip.run_line_magic("mcp", f"connect dying -- {command}")  # the hint's advice works
-    again = registry.get("dying")
+    again = registry().get("dying")
     assert again.state == "open" and structured(ip.run_line_magic("mcp", "call dying.pid --no-save"))["result"] > 0
     ip.run_line_magic("mcp", "disconnect dying")
     assert again.state == "closed"
@@ -169,17 +174,17 @@ def test_stdio_server_that_exits_is_dead(ip: Any, tmp_path: Path) -> None:
 def test_unload_and_load_close_connections(ip: Any) -> None:
     ip.run_line_magic("mcp", "connect ul_inproc mcp_notebook.demo:echo_server")
     ip.run_line_magic("mcp", f"connect ul_stdio --cwd {REPO_ROOT} -- {sys.executable} -m mcp_notebook.demo echo")
-    conns = [registry.get("ul_inproc"), registry.get("ul_stdio")]
+    conns = [registry().get("ul_inproc"), registry().get("ul_stdio")]
     assert [c.state for c in conns] == ["open", "open"]
     ip.run_line_magic("unload_ext", "mcp_notebook")
     try:
         assert [c.state for c in conns] == ["closed", "closed"] and not any(c.is_open for c in conns)
-        assert "ul_inproc" not in registry and "ul_stdio" not in registry
+        assert "ul_inproc" not in registry() and "ul_stdio" not in registry()
         with pytest.raises(FlowError, match=r"connection 'ul_stdio' is closed\. Reconnect with %mcp connect ul_stdio --cwd"):
             conns[1].live
     finally:
         ip.run_line_magic("load_ext", "mcp_notebook")
         ip.run_line_magic("config", "MCPMagics.interactive = False")
     ip.run_line_magic("mcp", "connect ul_inproc mcp_notebook.demo:echo_server")
-    assert registry.get("ul_inproc").state == "open"
+    assert registry().get("ul_inproc").state == "open"
     assert ip.run_line_magic("mcp", "call ul_inproc.echo text=again --no-save").result().content[0].text == "again"

@@ -47,9 +47,9 @@ def servers(ip: Any, start_http_server: Any) -> Iterator[dict[str, str]]:
             ip.run_line_magic("mcp", f"connect demo_{transport}_{generation} --protocol {generation}{cwd} {demo_target}")
             ip.run_line_magic("mcp", f"connect prov_{transport}_{generation} --protocol {generation}{cwd} {prov_target}")
     yield {"demo_url": demo_url, "prov_url": prov_url}
-    from mcp_notebook.connections import registry
+    from .conftest import session_of
 
-    registry.disconnect_all()  # before the HTTP servers stop
+    session_of(ip).registry.disconnect_all()  # before the HTTP servers stop
 
 
 def call(ip: Any, line: str) -> Any:
@@ -154,7 +154,7 @@ def test_bad_input_is_a_clear_error(ip: Any, servers: Any, line: str, message: s
     with pytest.raises((UsageError, FlowError)) as info:
         call(ip, line)
     assert message in str(info.value)
-    assert "broken" not in [c.name for c in ip.magics_manager.registry["MCPMagics"].hub.registry]
+    assert "broken" not in [c.name for c in ip.magics_manager.registry["MCPMagics"].session.registry]
 
 
 def test_refused_http_connection(ip: Any) -> None:

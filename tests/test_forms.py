@@ -35,8 +35,7 @@ from mcp.types import (
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_notebook.answering import Question
-from mcp_notebook.api import Hub
-from mcp_notebook.connections import Registry
+from mcp_notebook.session import Session
 from mcp_notebook.errors import FlowError
 from mcp_notebook.form_model import Answers, FormModel, wire_problem
 from mcp_notebook.forms import ElicitationPanel, FieldWidget, url_html
@@ -107,15 +106,15 @@ class PersonAtTheForm:
 
 
 @pytest.fixture(scope="module")
-def hub() -> Iterator[Hub]:
-    h = Hub(registry=Registry())
+def hub() -> Iterator[Session]:
+    h = Session()
     for generation in GENERATIONS:
         h.connect(f"forms_{generation}", ECHO_FORMS, protocol=generation)
     yield h
-    h.registry.disconnect_all()
+    h.close()
 
 
-def run(hub: Hub, generation: str, tool: str, arguments: dict[str, Any], *, fill: Callable[[ElicitationPanel], None] | None = None,
+def run(hub: Session, generation: str, tool: str, arguments: dict[str, Any], *, fill: Callable[[ElicitationPanel], None] | None = None,
         answers: Answers | None = None) -> tuple[dict[str, Any], PersonAtTheForm | None]:
     """Call ``tool`` and return what the server received (per question key) and the UI."""
     ui = PersonAtTheForm(fill) if fill is not None else None
@@ -126,7 +125,7 @@ def run(hub: Hub, generation: str, tool: str, arguments: dict[str, Any], *, fill
     return json.loads(result.content[0].text), ui
 
 
-def received(hub: Hub, generation: str, schema: dict[str, Any], fill: Callable[[ElicitationPanel], None] | None, **kw: Any) -> dict[str, Any]:
+def received(hub: Session, generation: str, schema: dict[str, Any], fill: Callable[[ElicitationPanel], None] | None, **kw: Any) -> dict[str, Any]:
     """The one answer the server got for a one-question form (``fill=None``: headless)."""
     got, _ = run(hub, generation, "ask", {"schema": schema, "message": "Please fill in"}, fill=fill, **kw)
     return got["q"]
@@ -196,7 +195,7 @@ KINDS: dict[str, tuple[dict[str, Any], Callable[[FieldWidget], None], Any]] = {
 
 @pytest.mark.parametrize("generation", GENERATIONS)
 @pytest.mark.parametrize("kind", list(KINDS))
-def test_field_kind_sends_typed_value(hub: Hub, kind: str, generation: str) -> None:
+def test_field_kind_sends_typed_value(hub: Session, kind: str, generation: str) -> None:
     prop, act, expected = KINDS[kind]
 
     def fill(panel: ElicitationPanel) -> None:
@@ -257,7 +256,7 @@ def test_labels_help_required_and_defaults() -> None:
     assert [v for v, box in panel.field("tags").choices if box.value] == ["b"]
 
 
-def test_presets_prefill_the_form(hub: Hub) -> None:
+def test_presets_prefill_the_form(hub: Session) -> None:
     seen: dict[str, Any] = {}
 
     def fill(panel: ElicitationPanel) -> None:
@@ -295,7 +294,7 @@ CONSTRAINTS: dict[str, tuple[dict[str, Any], Callable[[FieldWidget], None], str,
 
 
 @pytest.mark.parametrize("constraint", list(CONSTRAINTS))
-def test_constraint_blocks_until_fixed(hub: Hub, constraint: str) -> None:
+def test_constraint_blocks_until_fixed(hub: Session, constraint: str) -> None:
     prop, bad, message, good, expected = CONSTRAINTS[constraint]
     shown: list[str] = []
 
@@ -316,7 +315,7 @@ def test_constraint_blocks_until_fixed(hub: Hub, constraint: str) -> None:
 
 
 @pytest.mark.parametrize("kind", ["string", "email", "integer", "number", "enum", "oneOf", "date"])
-def test_required_field_blocks_until_filled(hub: Hub, kind: str) -> None:
+def test_required_field_blocks_until_filled(hub: Session, kind: str) -> None:
     prop, act, expected = KINDS[kind]
     schema = {**obj(x=prop), "required": ["x"]}
     shown: list[dict[str, str]] = []
@@ -332,12 +331,12 @@ def test_required_field_blocks_until_filled(hub: Hub, kind: str) -> None:
     assert answer["content"] == {"x": expected}
 
 
-def test_required_multi_select_sends_empty_list_when_allowed(hub: Hub) -> None:
+def test_required_multi_select_sends_empty_list_when_allowed(hub: Session) -> None:
     schema = {**obj(x={"type": "array", "items": {"enum": ["a", "b"]}}), "required": ["x"]}
     assert received(hub, "auto", schema, lambda p: press(p, "Accept"))["content"] == {"x": []}
 
 
-def test_several_errors_shown_at_once_and_cleared(hub: Hub) -> None:
+def test_several_errors_shown_at_once_and_cleared(hub: Session) -> None:
     schema = {**obj(a={"type": "string", "format": "email"}, b={"type": "integer", "maximum": 3}, c={"type": "string"}), "required": ["c"]}
     snapshots: list[dict[str, str]] = []
 
@@ -356,7 +355,7 @@ def test_several_errors_shown_at_once_and_cleared(hub: Hub) -> None:
     assert answer["content"] == {"a": "a@b.co", "b": 3, "c": "ok"}
 
 
-def test_empty_optional_fields_are_not_sent(hub: Hub) -> None:
+def test_empty_optional_fields_are_not_sent(hub: Session) -> None:
     schema = obj(s={"type": "string"}, n={"type": "number"}, c={"type": "string", "enum": ["x"]}, m={"type": "array", "items": {"enum": ["x"]}},
                  d={"type": "string", "format": "date"}, flag={"type": "boolean"})  # fmt: skip
     answer = received(hub, "auto", schema, lambda p: press(p, "Accept"))
@@ -366,7 +365,7 @@ def test_empty_optional_fields_are_not_sent(hub: Hub) -> None:
 # ---------------------------------------------------------------------- decline / cancel
 @pytest.mark.parametrize("generation", GENERATIONS)
 @pytest.mark.parametrize("button", ["Decline", "Cancel"])
-def test_decline_and_cancel_reach_the_server(hub: Hub, generation: str, button: str) -> None:
+def test_decline_and_cancel_reach_the_server(hub: Session, generation: str, button: str) -> None:
     schema = {**obj(x={"type": "string", "minLength": 5}), "required": ["x"]}
 
     def fill(panel: ElicitationPanel) -> None:
@@ -378,7 +377,7 @@ def test_decline_and_cancel_reach_the_server(hub: Hub, generation: str, button: 
 
 
 # ---------------------------------------------------------------------- several elicitations, one panel
-def test_several_elicitations_one_panel_each_with_its_choice(hub: Hub) -> None:
+def test_several_elicitations_one_panel_each_with_its_choice(hub: Session) -> None:
     schemas = [obj(a={"type": "string"}), {**obj(b={"type": "integer"}), "required": ["b"]}, obj(c={"type": "boolean"})]
 
     def fill(panel: ElicitationPanel) -> None:
@@ -398,7 +397,7 @@ def test_several_elicitations_one_panel_each_with_its_choice(hub: Hub) -> None:
     assert ui is not None and len(ui.panels) == 1
 
 
-def test_one_invalid_question_holds_back_the_whole_round(hub: Hub) -> None:
+def test_one_invalid_question_holds_back_the_whole_round(hub: Session) -> None:
     schemas = [obj(a={"type": "string"}), {**obj(b={"type": "integer"}), "required": ["b"]}]
     sent_first: list[bool] = []
 
@@ -414,7 +413,7 @@ def test_one_invalid_question_holds_back_the_whole_round(hub: Hub) -> None:
     assert got == {"q0": {"action": "accept", "content": {"a": "alpha"}}, "q1": {"action": "accept", "content": {"b": 2}}}
 
 
-def test_back_channel_questions_each_get_the_same_form(hub: Hub) -> None:
+def test_back_channel_questions_each_get_the_same_form(hub: Session) -> None:
     """A 2025 server asks one question at a time over the back-channel: one panel each."""
     schemas = [obj(a={"type": "string"}), obj(b={"type": "integer"})]
 
@@ -429,7 +428,7 @@ def test_back_channel_questions_each_get_the_same_form(hub: Hub) -> None:
 
 
 # ---------------------------------------------------------------------- after sending
-def test_summary_names_action_and_fields_never_values(hub: Hub) -> None:
+def test_summary_names_action_and_fields_never_values(hub: Session) -> None:
     schema = obj(secret={"type": "string"}, pin={"type": "integer"})
     panels: list[ElicitationPanel] = []
 
@@ -484,7 +483,7 @@ def counting_site() -> Iterator[str]:
 
 
 @pytest.mark.parametrize("generation", GENERATIONS)
-def test_url_mode_done_accepts_and_the_kernel_never_fetches(hub: Hub, generation: str, counting_site: str) -> None:
+def test_url_mode_done_accepts_and_the_kernel_never_fetches(hub: Session, generation: str, counting_site: str) -> None:
     seen: list[str] = []
 
     def fill(panel: ElicitationPanel) -> None:
@@ -544,7 +543,7 @@ FALLBACKS = {
 
 
 @pytest.mark.parametrize("case", list(FALLBACKS))
-def test_schema_outside_the_subset_gets_a_json_editor(hub: Hub, case: str) -> None:
+def test_schema_outside_the_subset_gets_a_json_editor(hub: Session, case: str) -> None:
     schema, reason, bad, message, good = FALLBACKS[case]
     shown: list[str] = []
 
@@ -568,7 +567,7 @@ def test_schema_outside_the_subset_gets_a_json_editor(hub: Hub, case: str) -> No
     assert answer == {"action": "accept", "content": good}
 
 
-def test_nested_object_cannot_be_sent_but_can_be_declined(hub: Hub) -> None:
+def test_nested_object_cannot_be_sent_but_can_be_declined(hub: Session) -> None:
     schema = obj(address={"type": "object", "properties": {"city": {"type": "string"}}})
     shown: list[str] = []
 
@@ -627,7 +626,7 @@ def _fill_like_a_person(panel: ElicitationPanel, values: dict[str, Any]) -> None
 
 @pytest.mark.parametrize("generation", GENERATIONS)
 @pytest.mark.parametrize("mode", ["every-value", "defaults"])
-def test_headless_and_person_send_identical_content(hub: Hub, generation: str, mode: str) -> None:
+def test_headless_and_person_send_identical_content(hub: Session, generation: str, mode: str) -> None:
     schema = _everything_schema()
     values = EVERYTHING_VALUES if mode == "every-value" else {"name": "Grace"}
 
@@ -647,7 +646,7 @@ def test_headless_and_person_send_identical_content(hub: Hub, generation: str, m
 
 def test_demo_ask_everything_person_and_headless_agree() -> None:
     """The demo's real `Resolve` tool (pydantic on the server side) gets the same from both."""
-    h = Hub(registry=Registry())
+    h = Session()
     h.connect("demo_forms", "mcp_notebook.demo:demo")
     try:
         conn = h.registry.get("demo_forms")
@@ -657,10 +656,10 @@ def test_demo_ask_everything_person_and_headless_agree() -> None:
         assert person.content[0].text == headless.content[0].text
         assert json.loads(person.content[0].text)["toppings"] == ["ham", "olives"]
     finally:
-        h.registry.disconnect_all()
+        h.close()
 
 
-def test_headless_refuses_what_the_form_refuses(hub: Hub) -> None:
+def test_headless_refuses_what_the_form_refuses(hub: Session) -> None:
     schema = obj(age={"type": "integer", "maximum": 150})
     with pytest.raises(FlowError) as info:
         run(hub, "auto", "ask", {"schema": schema}, answers=Answers(fields={"age": 200}))

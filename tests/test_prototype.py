@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from mcp_notebook.connections import registry
 from mcp_notebook.errors import FlowError
 
 V1 = '''
@@ -60,9 +59,9 @@ def ip() -> Iterator[Any]:
 
     shell: Any = get_shell()
     yield shell
-    hub = shell.magics_manager.registry["MCPMagics"].hub
-    hub.prototypes.stop_all()
-    registry.disconnect_all()
+    session = shell.magics_manager.registry["MCPMagics"].session
+    session.prototypes.stop_all()
+    session.registry.disconnect_all()
 
 
 def text_of(flow: Any) -> str:
@@ -119,7 +118,7 @@ CLIENT = textwrap.dedent(
 
 
 def served_token(ip: Any, name: str) -> str:
-    return ip.magics_manager.registry["MCPMagics"].hub.prototypes.served[name].token
+    return ip.magics_manager.registry["MCPMagics"].session.prototypes.served[name].token
 
 
 def run_client(url: str, token: str) -> dict[str, Any]:

@@ -216,7 +216,7 @@ def saved(server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dic
         assert "'go'" in k.text_of_cell(stopped) and "still saved" in k.text_of_cell(stopped)
         lab.wait(lambda: sum(r["name"] == "unlock" for r in lab.flows.values()) == 2, "headless vault flow kept")
 
-        status = k.text_of_cell(run(k, "from mcp_notebook.frontend import get_frontend as _g; print(_g().status, _g().replies > 5)"))
+        status = k.text_of_cell(run(k, "_g = get_ipython().magics_manager.registry['MCPMagics'].session.frontend; print(_g.status, _g.replies > 5)"))
         assert "connected True" in status
         path = root / "nb.ipynb"
         lab.write(path, CELLS)
@@ -374,7 +374,7 @@ def stop_at_round_two(shell: Any, conn: str, name: str) -> dict[str, Any]:
 
     with pytest.raises(FlowError, match="still saved"):
         shell.run_line_magic("mcp", f"call {conn}.provision_db name={name} --answer region=us-west-2")
-    hub = shell.magics_manager.registry["MCPMagics"].hub
+    hub = shell.magics_manager.registry["MCPMagics"].session
     (record,) = [r for r in hub.store.all() if r["arguments"] == {"name": name}]
     assert record["round"] == 2
     return record

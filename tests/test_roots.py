@@ -126,9 +126,9 @@ def ip() -> Iterator[Any]:
     ):
         shell.run_line_magic("mcp", line)
     yield shell
-    from mcp_notebook.api import get_hub
+    from .conftest import session_of
 
-    hub = get_hub()
+    hub: Any = session_of(shell)
     for name in ("r26", "r25", "cache25", "cache26"):
         if name in hub.registry:
             hub.registry.disconnect(name)
@@ -137,11 +137,12 @@ def ip() -> Iterator[Any]:
 
 @pytest.fixture(autouse=True)
 def default_roots(ip: Any) -> Iterator[None]:
-    from mcp_notebook.api import get_hub
+    from .conftest import session_of
 
-    get_hub().roots.reset()
+    roots = session_of(ip).roots  # type: ignore[attr-defined]
+    roots.reset()
     yield
-    get_hub().roots.reset()
+    roots.reset()
 
 
 def mcp(ip: Any, line: str) -> Any:

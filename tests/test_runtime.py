@@ -12,9 +12,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from mcp_notebook.api import get_hub
-from mcp_notebook.connections import registry
-from mcp_notebook.runtime import Runtime, get_runtime
+from mcp_notebook.runtime import Runtime
+
+from .conftest import session_of
 
 LOOP_THREAD = "mcp-notebook-loop"
 
@@ -104,27 +104,31 @@ def test_unload_stops_everything_and_load_starts_fresh(ip: Any) -> None:
     ip.run_line_magic("mcp", "connect life_inproc mcp_notebook.demo:echo_server")
     ip.run_cell_magic("mcp", "server lifeproto", PROTO)
     served = ip.run_line_magic("mcp", "serve lifeproto")
+    session: Any = session_of(ip)
+    registry, runtime = session.registry, session.runtime
     conns = [registry.get("life_inproc"), registry.get("lifeproto")]
     assert all(c.state == "open" for c in conns)
-    old_loop, finalizer = get_runtime().loop, get_runtime()._finalizer
+    old_loop, finalizer = runtime.loop, runtime._finalizer
     assert loop_threads() and finalizer is not None and finalizer.alive
 
     ip.run_line_magic("unload_ext", "mcp_notebook")
     try:
         assert [c.state for c in conns] == ["closed", "closed"]
         assert "life_inproc" not in registry and "lifeproto" not in registry
-        assert "lifeproto" not in get_hub().prototypes.served
+        assert "lifeproto" not in session.prototypes.served
         parts = urlsplit(served.url)
         with pytest.raises(OSError):
             socket.create_connection((parts.hostname, parts.port), timeout=1).close()
-        assert not get_runtime().running and old_loop.is_closed() and not finalizer.alive  # the finalizer ran
+        assert not runtime.running and old_loop.is_closed() and not finalizer.alive  # the finalizer ran
         assert loop_threads() == []  # no thread left behind
     finally:
         ip.run_line_magic("load_ext", "mcp_notebook")
         ip.run_line_magic("config", "MCPMagics.interactive = False")
 
-    conn = ip.run_line_magic("mcp", "connect life_again mcp_notebook.demo:echo_server") or registry.get("life_again")
-    assert conn.state == "open" and get_runtime().loop is not old_loop and len(loop_threads()) == 1
+    fresh: Any = session_of(ip)
+    assert fresh is not session  # the reloaded magics own a new session
+    conn = ip.run_line_magic("mcp", "connect life_again mcp_notebook.demo:echo_server") or fresh.registry.get("life_again")
+    assert conn.state == "open" and fresh.runtime.loop is not old_loop and len(loop_threads()) == 1
     assert ip.run_line_magic("mcp", "call life_again.echo text=back --no-save").result().content[0].text == "back"
     ip.run_line_magic("mcp", "disconnect life_again")
     assert conn.state == "closed"

@@ -87,9 +87,11 @@ def clean(fake: ModelServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def hub() -> Any:
-    from mcp_notebook.api import get_hub
+    from IPython import get_ipython
 
-    return get_hub()
+    from .conftest import session_of
+
+    return session_of(get_ipython())
 
 
 def mcp(shell: Any, line: str) -> Any:

@@ -427,11 +427,12 @@ class Interactive:
 
 def run_interactive(conn_name: str, tool: str, arguments: dict[str, Any] | None = None) -> Interactive:
     """Call ``tool`` with the real live view (as ``%mcp call`` in JupyterLab builds it), agreeing to everything."""
-    from mcp_notebook.api import get_hub
     from mcp_notebook.form_model import Answers
     from mcp_notebook.live_view import LiveView
 
-    hub = get_hub()
+    from IPython import get_ipython
+
+    hub = get_ipython().magics_manager.registry["MCPMagics"].session
     conn = hub.registry.get(conn_name)
     with capture_output() as cap:
         view = LiveView(f"{conn_name}.{tool}")

@@ -31,8 +31,7 @@ from mcp.types import (
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_notebook.answering import Answerer, Question
-from mcp_notebook.api import Hub
-from mcp_notebook.connections import Registry
+from mcp_notebook.session import Session, SessionSettings
 from mcp_notebook.display import FlowReport, TraceView
 from mcp_notebook.errors import FlowError
 from mcp_notebook.form_model import Answers, FormModel
@@ -98,14 +97,14 @@ BIG = Server("big", on_list_tools=_list_tools, on_call_tool=_call_tool)
 
 
 @pytest.fixture(scope="module")
-def hub() -> Iterator[Hub]:
-    h = Hub(registry=Registry())
+def hub() -> Iterator[Session]:
+    h = Session()
     h.connect("big", BIG)
     yield h
-    h.registry.disconnect_all()
+    h.close()
 
 
-def run(hub: Hub, tool: str, ui: Any = None, **arguments: Any) -> Any:
+def run(hub: Session, tool: str, ui: Any = None, **arguments: Any) -> Any:
     flow = hub.start("tools/call", hub.registry.get("big"), tool, arguments, answers=Answers(), ui=ui, save=False)
     try:
         flow.result(timeout=60)
@@ -115,7 +114,7 @@ def run(hub: Hub, tool: str, ui: Any = None, **arguments: Any) -> Any:
 
 
 # ---------------------------------------------------------------------- results
-def test_5_mb_text_result_is_cut_in_both_bundles_and_kept_whole(hub: Hub) -> None:
+def test_5_mb_text_result_is_cut_in_both_bundles_and_kept_whole(hub: Session) -> None:
     flow = run(hub, "text", n=5 * MB)
     bundle = FlowReport(flow)._repr_mimebundle_()
     limit = Limits().max_result_chars
@@ -129,13 +128,13 @@ def test_5_mb_text_result_is_cut_in_both_bundles_and_kept_whole(hub: Hub) -> Non
     assert len(flow.result().content[0].text) == 5 * MB  # the whole value stays on the flow
 
 
-def test_escaping_cannot_blow_the_bound_up(hub: Hub) -> None:
+def test_escaping_cannot_blow_the_bound_up(hub: Session) -> None:
     flow = run(hub, "text", n=5 * MB, char="<")
     html = FlowReport(flow)._repr_mimebundle_()["text/html"]
     assert len(html) < 4 * Limits().max_result_chars + 5_000  # "&lt;" per character shown, and no more characters
 
 
-def test_countless_blocks_are_bounded_too(hub: Hub) -> None:
+def test_countless_blocks_are_bounded_too(hub: Session) -> None:
     flow = run(hub, "blocks", n=50_000)
     bundle = FlowReport(flow)._repr_mimebundle_()
     assert len(bundle["text/html"]) < 3 * Limits().max_result_chars
@@ -143,23 +142,31 @@ def test_countless_blocks_are_bounded_too(hub: Hub) -> None:
     assert len(flow.result().content) == 50_000
 
 
-def test_structured_content_and_trace_are_cut(hub: Hub) -> None:
+def test_structured_content_and_trace_are_cut(hub: Session) -> None:
     flow = run(hub, "structured", n=100_000)
     bundle = FlowReport(flow, trace=True)._repr_mimebundle_()
     assert len(bundle["text/html"]) < 2 * Limits().max_result_chars + 10_000  # the report and its trace, each bounded
     assert "more characters not shown" in bundle["text/html"]
     assert len(flow.result().structured_content["rows"]) == 100_000
-    small = Hub(registry=hub.registry, limits=Limits(max_result_chars=200))
-    flow = small.start("tools/call", hub.registry.get("big"), "text", {"n": 10, "char": "y" * 1000}, save=False)
-    flow.result(timeout=30)
+    small = Session(SessionSettings(max_result_chars=200))
+    small.connect("big", BIG)
+    try:
+        flow = small.start("tools/call", small.registry.get("big"), "text", {"n": 10, "char": "y" * 1000}, save=False)
+        flow.result(timeout=30)
+    finally:
+        small.close()
     trace = TraceView(flow)._repr_mimebundle_()
     assert "more characters not shown" in trace["text/plain"] and len(trace["text/plain"]) < 1_000
 
 
-def test_large_image_is_a_note_not_a_data_url(hub: Hub) -> None:
-    small = Hub(registry=hub.registry, limits=Limits(max_inline_bytes=1_000))
-    flow = small.start("tools/call", hub.registry.get("big"), "image", {"n": 50_000}, save=False)
-    flow.result(timeout=30)
+def test_large_image_is_a_note_not_a_data_url(hub: Session) -> None:
+    small = Session(SessionSettings(max_inline_bytes=1_000))
+    small.connect("big", BIG)
+    try:
+        flow = small.start("tools/call", small.registry.get("big"), "image", {"n": 50_000}, save=False)
+        flow.result(timeout=30)
+    finally:
+        small.close()
     bundle = FlowReport(flow)._repr_mimebundle_()
     assert "data:image" not in bundle["text/html"] and "<img" not in bundle["text/html"]
     assert "about 50,000 bytes: over max_inline_bytes, not embedded" in bundle["text/plain"]
@@ -197,7 +204,7 @@ def test_depth_900_schema_is_refused_at_once_without_recursion() -> None:
     assert panel.submit("decline") and panel.results is not None and panel.results["q"].action == "decline"
 
 
-def test_deep_schema_end_to_end_headless_and_interactive(hub: Hub) -> None:
+def test_deep_schema_end_to_end_headless_and_interactive(hub: Session) -> None:
     # 100 levels is as deep as the SDK's own serialization lets a server send; far over the limit of 32
     flow = run(hub, "ask", depth=100)
     assert flow.error is not None
@@ -224,7 +231,7 @@ def test_deep_schema_end_to_end_headless_and_interactive(hub: Hub) -> None:
     assert "decline it instead" in ui.panels[0].boxes[0].form_error.value
 
 
-def test_1000_field_form_is_refused_by_count_and_answered_as_json(hub: Hub) -> None:
+def test_1000_field_form_is_refused_by_count_and_answered_as_json(hub: Session) -> None:
     schema = wide_schema(1000)
     started = time.perf_counter()
     question = _question(schema)
@@ -291,20 +298,18 @@ def test_answerer_uses_the_flows_limits() -> None:
 
 # ---------------------------------------------------------------------- %config
 def test_config_settings_reach_new_flows() -> None:
-    from mcp_notebook.api import get_hub
-
     from ..conftest import get_shell
 
     ip: Any = get_shell()
-    hub = get_hub()
-    before = hub.limits
+    hub = ip.magics_manager.registry["MCPMagics"].session
+    before = hub.settings.limits
     ip.run_line_magic("mcp", "connect limits_big tests.security.test_limits:BIG")
     try:
         ip.run_line_magic("config", "MCPMagics.max_result_chars = 1000")
         ip.run_line_magic("config", "MCPMagics.max_form_fields = 5")
         ip.run_line_magic("config", "MCPMagics.max_schema_depth = 8")
         ip.run_line_magic("config", "MCPMagics.max_inline_bytes = 10")
-        assert hub.limits == Limits(max_result_chars=1000, max_inline_bytes=10, max_schema_depth=8, max_form_fields=5)
+        assert hub.settings.limits == Limits(max_result_chars=1000, max_inline_bytes=10, max_schema_depth=8, max_form_fields=5)
         flow = ip.run_line_magic("mcp", "call limits_big.text n=50000")
         assert flow.limits.max_result_chars == 1000
         bundle = FlowReport(flow)._repr_mimebundle_()
@@ -323,4 +328,4 @@ def test_config_settings_reach_new_flows() -> None:
         for name, value in vars(before).items():
             ip.run_line_magic("config", f"MCPMagics.{name} = {value}")
         ip.run_line_magic("mcp", "disconnect limits_big")
-    assert hub.limits == before
+    assert hub.settings.limits == before

@@ -32,8 +32,7 @@ from mcp.types import (
     Tool,
 )
 
-from mcp_notebook.api import Hub
-from mcp_notebook.connections import Registry
+from mcp_notebook.session import Session
 from mcp_notebook.display import FlowReport, ResultView, Table, TraceView, badge, render_content
 from mcp_notebook.form_model import Answers
 
@@ -107,14 +106,14 @@ CONTENT = Server("content", on_list_tools=_list_tools, on_call_tool=_call_tool)
 
 
 @pytest.fixture(scope="module")
-def hub() -> Iterator[Hub]:
-    h = Hub(registry=Registry())
+def hub() -> Iterator[Session]:
+    h = Session()
     h.connect("content", CONTENT)
     yield h
-    h.registry.disconnect_all()
+    h.close()
 
 
-def shown(hub: Hub, *blocks: dict[str, Any], structured: Any = None) -> tuple[Any, dict[str, str]]:
+def shown(hub: Session, *blocks: dict[str, Any], structured: Any = None) -> tuple[Any, dict[str, str]]:
     """Call the server for ``blocks``; the flow and what its cell shows (``FlowReport`` with the trace)."""
     args: dict[str, Any] = {"blocks": list(blocks)}
     if structured is not None:
@@ -134,7 +133,7 @@ def shown(hub: Hub, *blocks: dict[str, Any], structured: Any = None) -> tuple[An
     ],
     ids=["image", "audio", "blob"],
 )
-def test_finding_payload_is_a_note_never_an_attribute(hub: Hub, block: dict[str, Any], note: str) -> None:
+def test_finding_payload_is_a_note_never_an_attribute(hub: Session, block: dict[str, Any], note: str) -> None:
     flow, bundle = shown(hub, block, {"kind": "text", "text": "after the bad block"})
     sent = flow.result().content[0]
     assert (getattr(sent, "data", None) or sent.resource.blob) == PAYLOAD  # the SDK result keeps what the server sent
@@ -146,7 +145,7 @@ def test_finding_payload_is_a_note_never_an_attribute(hub: Hub, block: dict[str,
     assert "after the bad block" in bundle["text/plain"] and "<pre>after the bad block</pre>" in bundle["text/html"]
 
 
-def test_valid_image_src_is_the_strict_reencoding(hub: Hub) -> None:
+def test_valid_image_src_is_the_strict_reencoding(hub: Session) -> None:
     wrapped = "\n".join(PNG_B64[i : i + 16] for i in range(0, len(PNG_B64), 16))  # line breaks between base64 characters
     _, bundle = shown(hub, {"kind": "image", "data": wrapped, "mime": "IMAGE/PNG"})
     tags = assert_inert(bundle["text/html"])
@@ -155,13 +154,13 @@ def test_valid_image_src_is_the_strict_reencoding(hub: Hub) -> None:
     assert bundle["text/plain"].splitlines()[0] == f"[image image/png, {len(PNG)} bytes]"
 
 
-def test_valid_audio_plays_inline(hub: Hub) -> None:
+def test_valid_audio_plays_inline(hub: Session) -> None:
     _, bundle = shown(hub, {"kind": "audio", "data": WAV_B64, "mime": "audio/wav"})
     (audio,) = assert_inert(bundle["text/html"]).named("audio")
     assert audio["src"] == "data:audio/wav;base64," + WAV_B64 and "controls" in audio
 
 
-def test_svg_image_is_a_download_not_an_img(hub: Hub) -> None:
+def test_svg_image_is_a_download_not_an_img(hub: Session) -> None:
     _, bundle = shown(hub, {"kind": "image", "data": SVG_B64, "mime": "image/svg+xml"})
     tags = assert_inert(bundle["text/html"])
     assert tags.named("img") == []
@@ -171,7 +170,7 @@ def test_svg_image_is_a_download_not_an_img(hub: Hub) -> None:
 
 
 @pytest.mark.parametrize("mime", ['image/png" onload="x', "image/png onload=x", "text/html", "image/", "<b>/png", ""])
-def test_bad_mime_type_is_a_note(hub: Hub, mime: str) -> None:
+def test_bad_mime_type_is_a_note(hub: Session, mime: str) -> None:
     _, bundle = shown(hub, {"kind": "image", "data": PNG_B64, "mime": mime}, {"kind": "text", "text": "still here"})
     tags = assert_inert(bundle["text/html"])
     assert tags.named("img") == []
@@ -184,7 +183,7 @@ def test_bad_mime_type_is_a_note(hub: Hub, mime: str) -> None:
     assert "still here" in bundle["text/plain"]
 
 
-def test_one_bad_and_one_good_block_render_the_good_one(hub: Hub) -> None:
+def test_one_bad_and_one_good_block_render_the_good_one(hub: Session) -> None:
     flow, bundle = shown(
         hub,
         {"kind": "image", "data": PAYLOAD, "mime": "image/png"},
@@ -199,7 +198,7 @@ def test_one_bad_and_one_good_block_render_the_good_one(hub: Hub) -> None:
     assert flow.result().structured_content == {"answer": SCRIPT}
 
 
-def test_blob_download_name_is_sanitized(hub: Hub) -> None:
+def test_blob_download_name_is_sanitized(hub: Session) -> None:
     uri = "demo://files/%22%3E%3Cimg%20src=x%20onerror=alert(1)%3E report.pdf"
     _, bundle = shown(hub, {"kind": "blob", "data": PNG_B64, "mime": "application/pdf", "uri": uri})
     (link,) = assert_inert(bundle["text/html"]).named("a")
@@ -208,7 +207,7 @@ def test_blob_download_name_is_sanitized(hub: Hub) -> None:
     assert name and set(name) <= set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
 
 
-def test_every_other_server_string_is_escaped(hub: Hub) -> None:
+def test_every_other_server_string_is_escaped(hub: Session) -> None:
     """Text, links (title, URI, description), structured keys, the trace: all text, never markup."""
     flow, bundle = shown(
         hub,

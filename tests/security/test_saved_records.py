@@ -138,7 +138,7 @@ def ip() -> Iterator[Any]:
 
 @pytest.fixture(scope="module")
 def hub(ip: Any) -> Any:
-    return ip.magics_manager.registry["MCPMagics"].hub
+    return ip.magics_manager.registry["MCPMagics"].session
 
 
 def test_secret_arguments_are_never_saved_or_traced_and_a_resume_asks_again(ip: Any, hub: Any, tmp_path: Path) -> None:

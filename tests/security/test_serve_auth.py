@@ -12,7 +12,6 @@ import httpx2
 import pytest
 from IPython.core.error import UsageError
 
-from mcp_notebook.connections import registry
 from mcp_notebook.errors import FlowError
 
 SERVER = '''
@@ -43,11 +42,11 @@ def ip() -> Iterator[Any]:
     shell.run_cell_magic("mcp", "server guarded", SERVER)
     yield shell
     hub(shell).prototypes.stop_all()
-    registry.disconnect_all()
+    hub(shell).registry.disconnect_all()
 
 
 def hub(shell: Any) -> Any:
-    return shell.magics_manager.registry["MCPMagics"].hub
+    return shell.magics_manager.registry["MCPMagics"].session
 
 
 def token_of(shell: Any, name: str = "guarded") -> str | None:
@@ -189,7 +188,7 @@ def test_own_client_connects_without_the_user_giving_the_token(ip: Any, capsys: 
     flow = ip.run_line_magic("mcp", "call remote.add a=1 b=2")
     assert flow.result().content[0].text == "3"
 
-    conn = registry.get("remote")
+    conn = hub(ip).registry.get("remote")
     # never in the places that are shown or saved
     listing = ip.run_line_magic("mcp", "servers")._repr_mimebundle_()
     assert token not in json.dumps(listing)
@@ -207,7 +206,7 @@ def test_own_client_connects_without_the_user_giving_the_token(ip: Any, capsys: 
     assert text(mcp_notebook.call("remote2.add", {"a": 5, "b": 5})) == "10"
     ip.run_cell_magic("mcp", "server guarded", SERVER)
     capsys.readouterr()
-    reconnected = registry.connect("remote2", api_conn.target)
+    reconnected = hub(ip).registry.connect("remote2", api_conn.target)
     assert text(mcp_notebook.call("remote2.add", {"a": 1, "b": 1})) == "2"
     assert reconnected.target.saved() == {"target": url}
 

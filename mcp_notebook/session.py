@@ -1,0 +1,603 @@
+"""``Session``: everything one MCP client knows, and the whole life of its flows.
+
+A session owns the connections (``Registry``, on its own ``Runtime`` loop thread), the saved
+records (``Store``, mirrored by its ``Frontend`` comm client), the model router, the roots and
+the servers defined in the notebook. It starts flows, offers and resumes saved ones, and forgets
+them. ``MCPMagics`` creates and owns one (the ``%mcp`` commands parse text and call it); the plain
+Python API (``api.py``) uses the magics' session inside IPython, else a default one.
+
+Settings live in one place only: the traitlets of ``SessionSettings`` (``MCPMagics`` inherits
+them, so ``%config MCPMagics.max_rounds = 5`` is the setting itself). The session keeps a
+reference and reads them when it needs them: a new flow reads ``max_rounds``, ``flow_timeout``
+and the size limits as it starts; the store reads ``max_record_bytes`` at each save. The model
+router is the one thing kept in step: ``%config MCPMagics.models`` / ``default_model`` /
+``review`` are applied to it as they change, because ``%mcp model add`` adds models that live
+only in the router.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Mapping
+
+from traitlets import Dict, Enum, Int, TraitError, Unicode, validate
+from traitlets import Any as TAny
+from traitlets.config import Configurable
+
+from .answering import Answerer, FormUI
+from .connections import Connection, Registry, Target
+from .errors import FlowError
+from .flows import Flow, FlowObserver, FlowState, Method
+from .form_model import Answers
+from .frontend import Frontend
+from .limits import Limits
+from .prototype import Prototypes
+from .roots import Roots
+from .runtime import Runtime
+from .sampling import ModelRouter
+from .store import Store
+from .trust import target_of
+
+__all__ = ["CallOptions", "Session", "SessionSettings"]
+
+
+class SessionSettings(Configurable):
+    """The settings of a session, as traitlets (``MCPMagics`` inherits them: ``%config MCPMagics.NAME``)."""
+
+    max_rounds = Int(10, help="Most input-required rounds one flow may take before it stops.").tag(config=True)
+    flow_timeout = TAny(None, allow_none=True, help="Default wall-clock limit of a flow in seconds (None: no limit).").tag(config=True)
+    interactive = TAny(None, allow_none=True, help="True/False forces interactive or headless; None decides per cell (a front end that allows stdin is interactive).").tag(config=True)
+    log_level = Enum(["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"], "info", allow_none=True, help="Server log messages at or above this level are shown with the flow.").tag(config=True)
+    models = Dict(
+        {},
+        help="Models for sampling by name, e.g. {'gpt': {'provider': 'openai', 'model': 'gpt-4o-mini', 'api_key_env': 'OPENAI_API_KEY', 'cost': 0.3}}; "
+        "the settings of %mcp model add (provider, model, base_url, api_key_env, cost, speed, intelligence, timeout, function).",
+    ).tag(config=True)
+    default_model = Unicode(None, allow_none=True, help="The model that answers when no hint or priority picks another (%mcp model use NAME).").tag(config=True)
+    review = Enum(["ask", "always", "never"], "ask", help="Review of sampling in interactive runs: ask (edit the request and the reply), always (show both, don't wait), never. Headless runs never review.").tag(config=True)
+    max_record_bytes = Int(
+        1_000_000, min=1024,
+        help="Largest saved flow record, in bytes. A waiting flow whose record (mostly the server's request state) is larger "
+        "is not saved in the notebook, and a notebook's records over it are ignored: notebooks stay small and a received "
+        "notebook cannot make the kernel hold huge values.",
+    ).tag(config=True)  # fmt: skip
+    max_result_chars = Int(
+        100_000, min=100,
+        help="Characters of a result shown in the cell (text, structured content, resource text, logs, trace messages); the "
+        "rest is cut with a note. A server decides how big its results are: without a bound a 50 MB text becomes a 100 MB "
+        "output that slows the browser and bloats the notebook. The whole value stays on the flow (flow.result(), -o VAR).",
+    ).tag(config=True)  # fmt: skip
+    max_inline_bytes = Int(
+        5_000_000, min=0,
+        help="Decoded bytes of images, audio and downloadable files one result embeds in the cell (as base64 data URLs); "
+        "larger ones become a note. Embedded media are saved in the notebook, so a server must not be able to grow it "
+        "without bound. The data stays on the flow (flow.result(), -o VAR).",
+    ).tag(config=True)  # fmt: skip
+    max_schema_depth = Int(
+        32, min=4,
+        help="Deepest nesting of a server's elicitation schema the client walks or checks. MCP forms are flat (a few "
+        "levels); a deeper schema is shown as a JSON editor that cannot send, so a hostile schema cannot exhaust the "
+        "kernel's recursion limit (RecursionError) in the form or in jsonschema.",
+    ).tag(config=True)  # fmt: skip
+    max_form_fields = Int(
+        200, min=1,
+        help="Most fields one elicitation form renders as widgets (each tick box of a multi-select counts as one). "
+        "Widgets are built on the kernel thread, about 2 ms a field: a larger form is offered as a JSON editor instead "
+        "of freezing the kernel for seconds.",
+    ).tag(config=True)  # fmt: skip
+
+    # the router these settings feed (set by the session); models added with %mcp model add live only there
+    router: ModelRouter | None = None
+
+    def _namespace(self) -> dict[str, Any] | None:
+        shell = getattr(self, "shell", None)
+        return shell.user_ns if shell is not None else None
+
+    @validate("models")
+    def _check_models(self, proposal: Any) -> Any:
+        try:
+            ModelRouter.build(proposal["value"], self._namespace())
+        except ValueError as exc:
+            raise TraitError(str(exc)) from None
+        return proposal["value"]
+
+    @validate("default_model")
+    def _check_default_model(self, proposal: Any) -> Any:
+        name = proposal["value"]
+        known = self.router.models if self.router is not None else ModelRouter().models
+        if name is not None and name not in known and name not in self.models:
+            raise TraitError(f"no model named {name!r} (configured: {', '.join(known)})")
+        return name
+
+    @property
+    def limits(self) -> Limits:
+        """The size bounds a new flow renders with (a flow keeps the ``Limits`` it started with)."""
+        return Limits(
+            max_result_chars=self.max_result_chars, max_inline_bytes=self.max_inline_bytes,
+            max_schema_depth=self.max_schema_depth, max_form_fields=self.max_form_fields,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class CallOptions:
+    """How one call (or resume) runs: its preset answers and flags (``%mcp call`` / ``resume`` options)."""
+
+    answers: Answers = field(default_factory=Answers)
+    timeout: float | None = None
+    save: bool = True
+    trace: bool = False
+    output: str | None = None  # bind the result to this variable of the namespace when done (-o VAR)
+    trust: bool = False  # resume a record that needs consent without asking
+
+    def fresh_answers(self) -> Answers:
+        return Answers(fields=dict(self.answers.fields), accept_defaults=self.answers.accept_defaults)
+
+
+class Session:
+    """One MCP client: its connections, saved flows, models, roots and notebook servers; runs flows."""
+
+    def __init__(self, settings: SessionSettings | None = None, *, shell: Any = None, tell: Callable[[str], None] | None = None) -> None:
+        self.settings = settings if settings is not None else SessionSettings()
+        self.shell = shell
+        self.tell: Callable[[str], None] = tell or print  # notes for the person (the magics print them)
+        self.runtime = Runtime()
+        self.registry = Registry(self.runtime)
+        self.store = Store(max_record_bytes=lambda: self.settings.max_record_bytes)
+        self.router = ModelRouter()
+        self.roots = Roots(session_path=(shell.user_ns.get("__session__") if shell is not None else None) or None)
+        self.prototypes = Prototypes()
+        self.frontend = Frontend(self.store)  # no comm until attach_frontend (%load_ext)
+        self.last_flow: Flow | None = None
+        self.settings.router = self.router
+        self._apply_models()
+        self.router.set_review(self.settings.review)
+        self.settings.observe(self._sampling_settings_changed, names=["models", "default_model", "review"])
+
+    @property
+    def namespace(self) -> dict[str, Any]:
+        return self.shell.user_ns if self.shell is not None else {}
+
+    # ------------------------------------------------------------------ settings
+    def _apply_models(self) -> None:
+        if self.settings.models:
+            self.router.configure(ModelRouter.build(self.settings.models, self.namespace))
+        name = self.settings.default_model
+        if name is not None and name in self.router.models:
+            self.router.use(name)
+
+    def _sampling_settings_changed(self, change: Any) -> None:
+        if change["name"] == "review":
+            self.router.set_review(change["new"])
+            return
+        if change["name"] == "models":
+            self.router.configure(ModelRouter.build(self.settings.models, self.namespace))
+        name = self.settings.default_model
+        if name is not None and name in self.router.models:
+            self.router.use(name)
+
+    # ------------------------------------------------------------------ lifecycle
+    def attach_frontend(self) -> Frontend:
+        """Back the store by the notebook (the labextension's comm) and say hello (``%load_ext``)."""
+        self.detach_frontend()
+        frontend = Frontend(self.store, self.shell)
+        self.store.backend = frontend
+        self.frontend = frontend
+        frontend.open()
+        return frontend
+
+    def detach_frontend(self) -> None:
+        """Close the comm; records stay in the store."""
+        frontend = self.frontend
+        if self.store.backend is frontend:
+            self.store.backend = None
+        frontend.close()
+        self.frontend = Frontend(self.store)
+
+    def close(self) -> None:
+        """Close the comm, stop served prototypes, close every connection, stop the loop (``%unload_ext``)."""
+        self.detach_frontend()
+        self.prototypes.stop_all()
+        self.registry.disconnect_all()
+        self.runtime.stop()
+
+    # ------------------------------------------------------------------ connections
+    def connect(
+        self,
+        name: str,
+        target: Any,
+        *,
+        headers: Mapping[str, str] | None = None,
+        bearer_env: str | None = None,
+        protocol: str = "auto",
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        namespace: Mapping[str, Any] | None = None,
+        read_timeout: float | None = None,
+    ) -> Connection:
+        """Open connection ``name`` to a URL, a command (list or ``-- cmd``), ``module:attr`` or a server object."""
+        from .api import parse_target
+
+        if protocol not in ("auto", "legacy", "2026-07-28"):
+            raise FlowError(f"--protocol must be auto, legacy or 2026-07-28, not {protocol!r}")
+        resolved = parse_target(target, namespace=namespace)
+        if resolved.kind == "http":
+            resolved.headers = dict(headers or {})
+            resolved.bearer_env = bearer_env
+            if self.prototypes.token_for(resolved.url) is not None:  # our own %mcp serve: its token, in memory only
+                resolved.served_token = lambda url=resolved.url: self.prototypes.token_for(url)
+        elif headers or bearer_env:
+            raise FlowError("--header and --bearer-env only apply to HTTP URLs")
+        if resolved.kind == "stdio":
+            resolved.cwd, resolved.env = cwd, dict(env or {})
+        elif cwd or env:
+            raise FlowError("--cwd and --env only apply to stdio commands (after --)")
+        return self.registry.connect(
+            name, resolved, protocol=protocol, log_level=self.settings.log_level, read_timeout=read_timeout  # type: ignore[arg-type]
+        )
+
+    def resolve(self, qualified: str) -> tuple[Connection, str]:
+        """``server.tool`` or ``tool`` (when one connection is open) -> (connection, name)."""
+        server, dot, rest = qualified.partition(".")
+        if dot and server in self.registry:
+            return self.registry.get(server), rest
+        if dot and len(self.registry) > 1:
+            return self.registry.get(server), rest  # explains: no connection by that name
+        return self.registry.get(None), qualified
+
+    async def tool_schema(self, conn: Connection, tool: str) -> dict[str, Any]:
+        """The input schema of ``tool``, with a clear error naming the tools when it is unknown."""
+        tools = await conn.tools()
+        if tool not in tools:
+            tools = await conn.tools(refresh=True)
+        if tool not in tools:
+            known = ", ".join(sorted(tools)) or "none"
+            raise FlowError(f"{conn.name} has no tool {tool!r}. Tools: {known}")
+        return tools[tool].input_schema or {}
+
+    def tool_schema_sync(self, conn: Connection, tool: str) -> dict[str, Any]:
+        """From the connection's cache when it has the tool: no crossing to the loop on a hot path."""
+        cached = conn.cached_tools
+        if cached is not None and tool in cached:
+            return cached[tool].input_schema or {}
+        return self.runtime.run(self.tool_schema(conn, tool))
+
+    # ------------------------------------------------------------------ starting flows
+    def start(
+        self,
+        method: Method,
+        conn: Connection,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        answers: Answers | None = None,
+        ui: FormUI | None = None,
+        view: FlowObserver | None = None,
+        timeout: float | None = None,
+        save: bool = True,
+        cell_id: str | None = None,
+        max_rounds: int | None = None,
+        **resume: Any,
+    ) -> Flow:
+        """Create and start a flow; returns at once. Settings are read now: the flow keeps them."""
+        settings = self.settings
+        flow_timeout = float(settings.flow_timeout) if settings.flow_timeout is not None else None
+        answerer = Answerer(answers=answers or Answers(), router=self.router, root_list=self.roots, ui=ui)
+        flow = Flow(
+            conn,
+            method,
+            name,
+            arguments,
+            answerer=answerer,
+            view=view,
+            max_rounds=max_rounds or settings.max_rounds,
+            limits=settings.limits,
+            timeout=timeout if timeout is not None else flow_timeout,
+            store=self.store,
+            save=save,
+            cell_id=cell_id,
+            **resume,
+        )
+        self.last_flow = flow
+        return flow.start()
+
+    def call(
+        self,
+        method: Method,
+        conn: Connection,
+        name: str,
+        arguments: dict[str, Any] | None,
+        options: CallOptions,
+        *,
+        interactive: bool,
+        cell_id: str | None,
+        resume: dict[str, Any] | None = None,
+    ) -> Flow | None:
+        """Start a flow (or continue the saved ``resume`` record) for a cell; returns at once.
+
+        Interactive: the flow shows itself in a ``LiveView`` in the current output area (returns
+        ``None`` when the cell's saved flow is offered instead). Headless: the caller waits on
+        ``flow.result()`` and shows the report.
+        """
+        if resume is None and cell_id and options.save:
+            saved = self._saved_for_cell(cell_id, method, conn.name, name)
+            if saved is not None:
+                if interactive:
+                    self._offer(saved, method, conn, name, arguments, options, cell_id)
+                    return None
+                self.tell(f"This cell has a saved flow {saved['id']} waiting for input (round {saved['round']}); "
+                          f"starting a new call. To continue the saved one instead: %mcp resume {saved['id']}")
+        resumed: dict[str, Any] = {}
+        if resume is not None:
+            resumed = dict(
+                flow_id=resume["id"], start_round=resume["round"], resume_state=resume.get("request_state"),
+                resume_requests=resume["pending"], withheld=resume.get("withheld"),
+            )  # fmt: skip
+            cell_id = cell_id or resume.get("cell_id")
+            if cell_id != resume.get("cell_id") and options.save:
+                self.store.save({**resume, "cell_id": cell_id})  # the marker follows the form
+        if interactive and options.save:
+            self._notice(interactive=True)
+        started = dict(answers=options.fresh_answers(), timeout=options.timeout, save=options.save, cell_id=cell_id, **resumed)
+        if not interactive:
+            flow = self.start(method, conn, name, arguments, **started)
+            flow.shown = True  # type: ignore[attr-defined]
+            return flow
+        from .live_view import LiveView
+
+        view = LiveView(f"{conn.name}.{name}", trace=options.trace)
+        again = replace(options, output=None)  # same answers, no output variable
+        view.start_over = lambda: self.call(method, conn, name, arguments, again, interactive=True, cell_id=cell_id)
+        flow = self.start(method, conn, name, arguments, ui=view, view=view, **started)
+        view.attach(flow)
+        flow.shown = True  # type: ignore[attr-defined]
+        if options.output:
+            self._bind_when_done(flow, options.output, view)
+        return flow
+
+    def _notice(self, interactive: bool) -> None:
+        notice = self.frontend.notice(interactive)
+        if notice:
+            self.tell(notice)
+
+    def kept_notice(self, flow: Flow) -> None:
+        """After a headless flow: when its record was kept to be resumed, say where it lives."""
+        if self.store.get(flow.id) is not None:
+            self._notice(interactive=False)
+
+    def _bind_when_done(self, flow: Flow, var: str, view: Any) -> None:
+        """``-o VAR`` for an interactive flow: bind on the kernel thread once the flow ends."""
+        namespace = self.namespace
+
+        def bind(_future: Any) -> None:
+            if flow.error is None and flow.value is not None:
+                view.main.call(namespace.__setitem__, var, flow.value)
+
+        assert flow._future is not None
+        flow._future.add_done_callback(bind)
+
+    # ------------------------------------------------------------------ saved flows
+    def load_saved(self, from_path: str | None) -> Frontend:
+        """Make sure the saved records are in the store (a file given, or ``__session__``); tell warnings."""
+        from IPython.core.error import UsageError
+
+        frontend = self.frontend
+        if from_path:
+            try:
+                frontend.read_file(from_path)
+            except OSError as exc:
+                raise UsageError(f"cannot read {from_path}: {exc.strerror or exc}") from None
+        frontend.ensure_loaded()
+        for warning in frontend.take_warnings():
+            self.tell(f"Warning: {warning}")
+        return frontend
+
+    def flows(self, from_path: str | None, *, interactive: bool) -> list[dict[str, Any]]:
+        """The saved flows waiting for input (read first: see ``load_saved``)."""
+        self.load_saved(from_path)
+        records = self.store.all()
+        if records:
+            self._notice(interactive)
+        return records
+
+    def pick_saved(self, flow_id: str | None, cell_id: str | None) -> dict[str, Any]:
+        """The record ``flow_id``, else the only one of this cell, else the only one at all."""
+        from IPython.core.error import UsageError
+
+        store = self.store
+        if flow_id:
+            record = store.get(flow_id)
+            if record is None:
+                known = ", ".join(r["id"] for r in store.all()) or "none"
+                raise UsageError(f"no saved flow {flow_id!r} (waiting: {known}). See %mcp flows.")
+            return record
+        candidates = (store.for_cell(cell_id) if cell_id else []) or store.all()
+        if not candidates:
+            raise UsageError("No flow is waiting for input. (%mcp flows lists them; --from PATH reads another notebook.)")
+        if len(candidates) > 1:
+            ids = ", ".join(r["id"] for r in candidates)
+            raise UsageError(f"several saved flows are waiting ({ids}); say which: %mcp resume ID")
+        return candidates[0]
+
+    def resume(self, record: dict[str, Any], options: CallOptions, *, interactive: bool, cell_id: str | None, wait: bool = False) -> Flow | None:
+        """Continue ``record``: reconnect, re-render its questions here, go on with its saved state.
+
+        ``interactive`` says whether a person can answer here (the consent panel needs one);
+        ``wait`` keeps the flow itself headless all the same (``--wait``). Returns ``None`` when
+        the consent panel was shown instead.
+        """
+        from IPython.core.error import UsageError
+
+        live = self.live_flow(record["id"])
+        if live is not None:
+            if live.state is not FlowState.WAITING:
+                raise UsageError(f"flow {record['id']} is running in this kernel right now; wait for it, or cancel it first")
+            live.cancel(forget=False)  # it continues here; its form elsewhere goes away
+            try:
+                live.result(timeout=10)
+            except Exception:  # noqa: BLE001 - cancelled, as asked
+                pass
+        concerns = self.resume_concerns(record)
+        if concerns and not options.trust:  # a Continue button passes the call's flags
+            if interactive:
+                self._confirm_resume(record, concerns, options, cell_id)
+                return None
+            raise UsageError(consent_needed(record, concerns))
+        conn = self.reconnect(record)
+        self._notice(interactive)  # resuming changes what is saved; without the extension the file keeps the old record
+        return self.call(
+            record["method"], conn, record["name"], dict(record.get("arguments") or {}), options,
+            interactive=interactive and not wait, cell_id=cell_id, resume=record,
+        )  # fmt: skip
+
+    def _confirm_resume(self, record: dict[str, Any], concerns: list[str], options: CallOptions, cell_id: str | None) -> None:
+        """Show what the record would do and resume only when the user says yes (buttons run after the cell)."""
+        from .consent import ConfirmResume
+
+        def confirmed() -> None:
+            self.store.trust(record["id"])
+            self.resume(record, replace(options, trust=True), interactive=True, cell_id=cell_id)
+
+        ConfirmResume(record, concerns, confirmed)
+
+    def live_flow(self, flow_id: str) -> Flow | None:
+        """A flow of this session with that id that has not finished, if any."""
+        for conn in self.registry:
+            for flow in list(conn.flows):
+                if flow.id == flow_id and not flow.finished:
+                    return flow
+        return None
+
+    def _saved_for_cell(self, cell_id: str, method: str, server: str, name: str) -> dict[str, Any] | None:
+        """A saved flow that this cell started with the same call, still waiting for input."""
+        self.frontend.ensure_loaded()
+        for record in self.store.for_cell(cell_id):
+            if record["method"] == method and record["name"] == name and record["server"]["name"] == server:
+                live = self.live_flow(record["id"])
+                if live is None or live.state is FlowState.WAITING:
+                    return record
+        return None
+
+    def _offer(self, record: dict[str, Any], method: Any, conn: Connection, name: str, arguments: Any, options: CallOptions, cell_id: str) -> None:
+        """Re-running the cell of a waiting flow: offer Continue / Start over (buttons run after the cell)."""
+        from .live_view import ResumeOffer
+        from .store import age, questions
+
+        def resume() -> None:
+            current = self.store.get(record["id"]) or record
+            self.resume(current, options, interactive=True, cell_id=cell_id)
+
+        def start_over() -> None:
+            live = self.live_flow(record["id"])
+            if live is not None:
+                live.cancel()
+            self.store.delete(record["id"])
+            self.call(method, conn, name, arguments, options, interactive=True, cell_id=cell_id)
+
+        ResumeOffer(record, questions(record), age(record.get("updated")), resume, start_over)
+
+    def forget(self, flow_id: str | None = None, *, everything: bool = False) -> None:
+        """Forget one saved flow, or all of them (a live one is cancelled)."""
+        from IPython.core.error import UsageError
+
+        self.load_saved(None)
+        if everything:
+            for gone in self.store.forget_all():
+                live = self.live_flow(gone)
+                if live is not None:
+                    live.cancel()
+            self.frontend.delete_all()
+            return
+        if not flow_id:
+            raise UsageError("give a flow ID (see %mcp flows) or --all")
+        if self.store.get(flow_id) is None:
+            raise UsageError(f"no saved flow {flow_id!r} (see %mcp flows)")
+        self.store.delete(flow_id)
+
+    def resume_concerns(self, record: Mapping[str, Any]) -> list[str]:
+        """Why resuming ``record`` needs the user's consent first (empty: it may go on by itself).
+
+        A record this user did not write (a received notebook) could run any command, send a token
+        anywhere, or call any tool; and a record whose connection name now points elsewhere would
+        hand its saved state to another server.
+        """
+        concerns: list[str] = []
+        server = record["server"]
+        if not self.store.is_trusted(record["id"]):
+            concerns.append(
+                "it was not saved by you: it carries no valid signature of yours (mcp-notebook signs the flows it "
+                "saves with your Jupyter notebook secret), so it may come from someone else's notebook"
+            )
+        name = server["name"]
+        if name in self.registry:
+            saved, current = target_of(server), target_of(self.registry.get(name).target.saved())
+            if saved != current:
+                where = f"{saved[0]} (folder {saved[1]})" if saved[1] else saved[0]
+                now = f"{current[0]} (folder {current[1]})" if current[1] else current[0]
+                concerns.append(f"connection {name!r} now points to {now}, but the flow was saved against {where}; its saved state would go there")
+        return concerns
+
+    def reconnect(self, record: dict[str, Any]) -> Connection:
+        """The connection a saved flow talks to: open by its name, else reconnected from its saved target.
+
+        Says plainly what the user must supply again when the record cannot (an in-notebook server,
+        header or environment values, which are never saved).
+        """
+        server = record["server"]
+        name, flow_id = server["name"], record["id"]
+        target = server.get("target") if isinstance(server.get("target"), str) else ""
+        registry = self.registry
+        if name in registry:
+            conn = registry.get(name)
+            if conn.is_open:
+                return conn
+            reconnected = registry.connect(name, conn.target, protocol=conn.protocol, log_level=conn.log_level, read_timeout=conn.read_timeout)
+            self.tell(f"Reconnected {name!r} to {reconnected.target.describe()} to resume flow {flow_id}.")
+            return reconnected
+        kind = Target.kind_of_saved(server)
+        again = f"then %mcp resume {flow_id}"
+        if kind == "inproc":
+            raise FlowError(
+                f"Flow {flow_id} talked to {target or name!r}, a server defined inside the notebook's previous "
+                f"kernel, and it is not defined in this one. Define the server again (run its cell, or "
+                f"%mcp connect {name} ...), {again}."
+            )
+        if kind == "http" and server.get("headers"):
+            names = ", ".join(server["headers"])
+            raise FlowError(
+                f"Flow {flow_id} reached {target} with HTTP headers ({names}) whose values are never saved. "
+                f"Connect again with %mcp connect {name} {target} --header NAME:VALUE ..., {again}."
+            )
+        if kind == "stdio" and server.get("env"):
+            names = ", ".join(server["env"])
+            raise FlowError(
+                f"Flow {flow_id} started its server with environment variables ({names}) whose values are never saved. "
+                f"Connect again with %mcp connect {name} --env NAME=VALUE ... -- COMMAND, {again}."
+            )
+        if kind == "http":
+            how: Any = target
+            options: dict[str, Any] = {"bearer_env": server.get("bearer_env")}
+        else:
+            how = target  # "-- COMMAND ARGS", exactly what %mcp connect takes
+            options = {"cwd": server.get("cwd")}
+        error: FlowError | None = None
+        try:
+            conn = self.connect(name, how, **options)
+        except FlowError as exc:
+            error = FlowError(f"{exc}\nFlow {flow_id} stays saved; {again} once the server is reachable.", code=exc.code, data=exc.data)
+        if error is not None:
+            raise error
+        self.tell(f"Reconnected {name!r} to {conn.target.describe()} to resume flow {flow_id}.")
+        return conn
+
+
+def consent_needed(record: dict[str, Any], concerns: list[str]) -> str:
+    """The headless refusal: why, everything the flow would do, and the two explicit ways on."""
+    from .consent import RecordReview
+
+    flow_id, name = record["id"], record["server"]["name"]
+    return (
+        f"Flow {flow_id} was not resumed: " + "; and ".join(concerns) + ".\n"
+        + RecordReview(record).text() + "\n"
+        + f"If you trust it as shown, run: %mcp resume {flow_id} --trust\n"
+        + f"Or connect the server yourself first (%mcp connect {name} TARGET), then %mcp resume {flow_id} --trust."
+    )
