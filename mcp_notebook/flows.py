@@ -30,7 +30,7 @@ from .redact import masked, secret_arguments
 if TYPE_CHECKING:
     from .answering import Answerer
     from .connections import Connection
-    from .store import Store
+    from .store import SavedFlow, Store
 
 __all__ = ["Flow", "FlowObserver", "FlowState", "Method", "Round"]
 
@@ -101,14 +101,9 @@ class Flow:
         store: Store | None = None,
         save: bool = True,
         cell_id: str | None = None,
-        flow_id: str | None = None,
-        resume_state: str | None = None,
-        resume_requests: dict[str, Any] | None = None,
         limits: Limits | None = None,
-        start_round: int = 0,
-        withheld: list[str] | None = None,
     ) -> None:
-        self.id = flow_id or uuid.uuid4().hex[:8]
+        self.id = uuid.uuid4().hex[:8]
         self.conn = conn
         self.method: Method = method
         self.name = name
@@ -121,7 +116,7 @@ class Flow:
         self.save = save
         self.cell_id = cell_id
         self.state = FlowState.RUNNING
-        self.round = start_round
+        self.round = 0
         self.rounds: list[Round] = []
         self.pending: dict[str, Any] = {}  # questions of the waiting round (SDK requests or dicts)
         self.answer_summary: list[str] = []  # what was answered, without values
@@ -132,16 +127,30 @@ class Flow:
         self.error: FlowError | None = None
         self.started = time.perf_counter()
         self.ended: float | None = None
-        self._resume = (resume_state, resume_requests) if resume_state is not None or resume_requests else None
+        self._resume: tuple[str | None, dict[str, Any]] | None = None  # saved state and questions to go on from
         self.limits = limits or Limits()  # how much of its results and questions is rendered
-        self._withheld = frozenset(withheld or ())  # secret arguments a saved record left out
+        self._withheld: frozenset[str] = frozenset()  # secret arguments a saved record left out
         self._secrets: frozenset[str] | None = None
-        self._saved = self._resume is not None  # a record of this flow is in the store
+        self._saved = False  # a record of this flow is in the store
         self._unanswered = False  # a headless run had no preset answer for a question
         self._unreachable = False  # the server could not be reached
         self._forget = True  # remove the record when the flow is cancelled
         self._task: asyncio.Task[Any] | None = None
         self._future: concurrent.futures.Future[Any] | None = None
+
+    @classmethod
+    def from_saved(cls, conn: Connection, saved: SavedFlow, **options: Any) -> Flow:
+        """A flow that goes on from a saved record: its id, round, state and questions (not started).
+
+        ``options`` are the constructor's keywords (answerer, view, store, cell_id, ...); the
+        arguments are the saved ones, and the withheld secret ones are asked again first.
+        """
+        flow = cls(conn, saved.method, saved.name, dict(saved.arguments or {}), **options)  # type: ignore[arg-type]
+        flow.id, flow.round = saved.id, saved.round
+        flow._resume = (saved.request_state, dict(saved.pending))
+        flow._withheld = frozenset(saved.withheld or ())
+        flow._saved = True
+        return flow
 
     # ------------------------------------------------------------------ public API (any thread)
     def start(self) -> Flow:
@@ -448,26 +457,29 @@ class Flow:
         return self._secrets
 
     # ------------------------------------------------------------------ records and trace
-    def record(self, request_state: str | None) -> dict[str, Any]:
+    def saved(self, request_state: str | None) -> SavedFlow:
         """The saved record (DESIGN.md "Saved flows"): questions and state, never answers or secret arguments."""
+        from .store import SavedFlow
+
         secrets = self.secret_arguments
-        record = {
-            "v": 1,
-            "id": self.id,
-            "cell_id": self.cell_id,
-            "server": {"name": self.conn.name, **self.conn.target.saved()},
-            "method": self.method,
-            "name": self.name,
-            "arguments": {k: v for k, v in self.arguments.items() if k not in secrets},
-            "round": self.round,
-            "request_state": request_state,
-            "pending": {key: _dump(req) for key, req in self.pending.items()},
-            "updated": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        }
         withheld = sorted(secrets & (self.arguments.keys() | self._withheld))
-        if withheld:
-            record["withheld"] = withheld
-        return record
+        return SavedFlow(
+            id=self.id,
+            cell_id=self.cell_id,
+            server={"name": self.conn.name, **self.conn.target.saved()},
+            method=self.method,
+            name=self.name,
+            arguments={k: v for k, v in self.arguments.items() if k not in secrets},
+            round=self.round,
+            request_state=request_state,
+            pending={key: _dump(req) for key, req in self.pending.items()},
+            updated=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            withheld=withheld or None,
+        )
+
+    def record(self, request_state: str | None) -> dict[str, Any]:
+        """``saved(request_state)`` in the dict form the notebook keeps."""
+        return self.saved(request_state).to_dict()
 
     def _trace_sent(self, responses: dict[str, Any] | None, state: str | None) -> dict[str, Any]:
         params: dict[str, Any] = {"name" if self.method != "resources/read" else "uri": self.name}

@@ -35,7 +35,7 @@ from .prototype import Prototypes
 from .roots import Roots
 from .runtime import Runtime
 from .sampling import ModelRouter
-from .store import Store
+from .store import SavedFlow, Store
 from .trust import target_of
 
 __all__ = ["CallOptions", "Session", "SessionSettings"]
@@ -276,17 +276,16 @@ class Session:
         save: bool = True,
         cell_id: str | None = None,
         max_rounds: int | None = None,
-        **resume: Any,
+        saved: SavedFlow | None = None,
     ) -> Flow:
-        """Create and start a flow; returns at once. Settings are read now: the flow keeps them."""
+        """Create and start a flow (going on from ``saved`` when given); returns at once.
+
+        Settings are read now: the flow keeps them.
+        """
         settings = self.settings
         flow_timeout = float(settings.flow_timeout) if settings.flow_timeout is not None else None
         answerer = Answerer(answers=answers or Answers(), router=self.router, root_list=self.roots, ui=ui)
-        flow = Flow(
-            conn,
-            method,
-            name,
-            arguments,
+        options: dict[str, Any] = dict(
             answerer=answerer,
             view=view,
             max_rounds=max_rounds or settings.max_rounds,
@@ -295,8 +294,8 @@ class Session:
             store=self.store,
             save=save,
             cell_id=cell_id,
-            **resume,
         )
+        flow = Flow.from_saved(conn, saved, **options) if saved is not None else Flow(conn, method, name, arguments, **options)
         self.last_flow = flow
         return flow.start()
 
@@ -319,25 +318,21 @@ class Session:
         ``flow.result()`` and shows the report.
         """
         if resume is None and cell_id and options.save:
-            saved = self._saved_for_cell(cell_id, method, conn.name, name)
-            if saved is not None:
+            waiting = self._saved_for_cell(cell_id, method, conn.name, name)
+            if waiting is not None:
                 if interactive:
-                    self._offer(saved, method, conn, name, arguments, options, cell_id)
+                    self._offer(waiting, method, conn, name, arguments, options, cell_id)
                     return None
-                self.tell(f"This cell has a saved flow {saved['id']} waiting for input (round {saved['round']}); "
-                          f"starting a new call. To continue the saved one instead: %mcp resume {saved['id']}")
-        resumed: dict[str, Any] = {}
-        if resume is not None:
-            resumed = dict(
-                flow_id=resume["id"], start_round=resume["round"], resume_state=resume.get("request_state"),
-                resume_requests=resume["pending"], withheld=resume.get("withheld"),
-            )  # fmt: skip
-            cell_id = cell_id or resume.get("cell_id")
-            if cell_id != resume.get("cell_id") and options.save:
-                self.store.save({**resume, "cell_id": cell_id})  # the marker follows the form
+                self.tell(f"This cell has a saved flow {waiting['id']} waiting for input (round {waiting['round']}); "
+                          f"starting a new call. To continue the saved one instead: %mcp resume {waiting['id']}")
+        saved = SavedFlow.from_dict(resume) if resume is not None else None
+        if saved is not None:
+            cell_id = cell_id or saved.cell_id
+            if cell_id != saved.cell_id and options.save:
+                self.store.save(replace(saved, cell_id=cell_id).to_dict())  # the marker follows the form
         if interactive and options.save:
             self._notice(interactive=True)
-        started = dict(answers=options.fresh_answers(), timeout=options.timeout, save=options.save, cell_id=cell_id, **resumed)
+        started = dict(answers=options.fresh_answers(), timeout=options.timeout, save=options.save, cell_id=cell_id, saved=saved)
         if not interactive:
             flow = self.start(method, conn, name, arguments, **started)
             flow.shown = True  # type: ignore[attr-defined]

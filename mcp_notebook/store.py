@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Literal, Protocol
 
@@ -35,6 +36,7 @@ from .trust import RecordSigner
 __all__ = [
     "METADATA_KEY",
     "RECORD_VERSION",
+    "SavedFlow",
     "Store",
     "StoreBackend",
     "age",
@@ -52,6 +54,60 @@ DEFAULT_MAX_RECORD_BYTES = 1_000_000
 
 Origin = Literal["kernel", "notebook", "file"]
 """Where a record came from: a flow of this kernel, the extension's restore, or a file read."""
+
+
+@dataclass
+class SavedFlow:
+    """One saved record, typed: the questions of a waiting round and its opaque state.
+
+    The schema lives here and only here. ``to_dict`` gives the exact dict form the notebook
+    keeps and ``trust.RecordSigner`` signs (``sig`` covers every other key), so
+    ``SavedFlow.from_dict(d).to_dict() == d`` for every record ``check_record`` accepts: optional
+    keys stay absent when they were absent, and keys this version does not know ride along in
+    ``extra`` (a newer writer's additions would otherwise break the signature).
+    """
+
+    id: str
+    server: dict[str, Any]  # {"name": ..., **Target.saved()}
+    method: str
+    name: str
+    round: int
+    pending: dict[str, Any]  # question key -> the request as JSON
+    request_state: str | None = None
+    cell_id: str | None = None
+    arguments: dict[str, Any] = field(default_factory=dict)  # without secret ones
+    updated: str | None = None
+    withheld: list[str] | None = None  # secret arguments left out (asked again on resume)
+    sig: str | None = None  # trust.RecordSigner's signature of the other keys
+    v: int = RECORD_VERSION
+    extra: dict[str, Any] = field(default_factory=dict)
+    _absent: frozenset[str] = field(default=frozenset(), repr=False, compare=False)  # optional keys the dict lacked
+
+    _KEYS = ("v", "id", "cell_id", "server", "method", "name", "arguments", "round", "request_state", "pending", "updated", "withheld", "sig")
+    _OPTIONAL = ("cell_id", "arguments", "request_state", "updated", "withheld", "sig")
+
+    @classmethod
+    def from_dict(cls, record: Mapping[str, Any]) -> SavedFlow:
+        """The typed form of a record that ``check_record`` accepted."""
+        known = {k: record[k] for k in cls._KEYS if k in record}
+        absent = frozenset(k for k in cls._OPTIONAL if k not in record)
+        extra = {k: v for k, v in record.items() if k not in cls._KEYS}
+        if "arguments" in known and known["arguments"] is None:
+            absent |= {"arguments"}
+            known.pop("arguments")
+            extra["arguments"] = None
+        return cls(**known, extra=extra, _absent=absent)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record as the notebook keeps it (and as it is signed)."""
+        out: dict[str, Any] = {}
+        for key in self._KEYS:
+            value = getattr(self, key)
+            if key in self._absent or (key in ("withheld", "sig") and value is None):
+                continue
+            out[key] = value
+        out.update(self.extra)
+        return out
 
 
 class StoreBackend(Protocol):

@@ -176,3 +176,23 @@ def test_session_file_is_read_once(tmp_path: Path) -> None:
     fe.ensure_loaded()
     fe.read_file(str(tmp_path / "nb.ipynb"))  # read again on purpose: a finished flow stays finished
     assert fe.store.get("f1") is None
+
+
+def test_saved_flow_round_trips_the_dict_form_and_its_signature() -> None:
+    from mcp_notebook.store import SavedFlow, check_record
+    from mcp_notebook.trust import RecordSigner
+
+    signer = RecordSigner(b"k")
+    full = signer.sign({
+        "v": 1, "id": "f1", "cell_id": "c", "server": {"name": "s", "target": "http://h/mcp", "headers": ["X"]},
+        "method": "tools/call", "name": "t", "arguments": {"a": 1}, "round": 2, "request_state": "opaque",
+        "pending": {"q": {"method": "elicitation/create", "params": {}}}, "updated": "2026-01-01T00:00:00Z",
+        "withheld": ["password"], "later": {"a newer writer's key": True},
+    })  # fmt: skip
+    minimal = {"v": 1, "id": "f2", "server": {"name": "s"}, "method": "prompts/get", "name": "p", "round": 1, "pending": {"q": {}}}
+    for record in (full, minimal):
+        assert check_record(record["id"], record) is None
+        saved = SavedFlow.from_dict(record)
+        assert saved.to_dict() == record  # nothing added, nothing lost
+    assert signer.verify(SavedFlow.from_dict(full).to_dict())
+    assert SavedFlow.from_dict(full).withheld == ["password"] and SavedFlow.from_dict(minimal).sig is None
