@@ -139,7 +139,10 @@ class Session:
     def __init__(self, settings: SessionSettings | None = None, *, shell: Any = None, tell: Callable[[str], None] | None = None) -> None:
         self.settings = settings if settings is not None else SessionSettings()
         self.shell = shell
-        self.tell: Callable[[str], None] = tell or print  # notes for the person (the magics print them)
+        # Notes for the person (a saved flow reconnected, the one not-saved notice, file warnings). The
+        # session never prints: the magics pass ``print``; without them the notes are kept in ``notes``.
+        self.notes: list[str] = []
+        self.tell: Callable[[str], None] = tell or self.notes.append
         self.runtime = Runtime()
         self.registry = Registry(self.runtime)
         self.store = Store(max_record_bytes=lambda: self.settings.max_record_bytes)
@@ -437,7 +440,9 @@ class Session:
                 self._confirm_resume(record, concerns, options, cell_id)
                 return None
             raise UsageError(consent_needed(record, concerns))
-        conn = self.reconnect(record)
+        conn, reconnected = self.reconnect(record)
+        if reconnected:
+            self.tell(f"Reconnected {conn.name!r} to {conn.target.describe()} to resume flow {record['id']}.")
         self._notice(interactive)  # resuming changes what is saved; without the extension the file keeps the old record
         return self.call(
             record["method"], conn, record["name"], dict(record.get("arguments") or {}), options,
@@ -531,11 +536,12 @@ class Session:
                 concerns.append(f"connection {name!r} now points to {now}, but the flow was saved against {where}; its saved state would go there")
         return concerns
 
-    def reconnect(self, record: dict[str, Any]) -> Connection:
-        """The connection a saved flow talks to: open by its name, else reconnected from its saved target.
+    def reconnect(self, record: dict[str, Any]) -> tuple[Connection, bool]:
+        """The connection a saved flow talks to, and whether it had to be opened again.
 
-        Says plainly what the user must supply again when the record cannot (an in-notebook server,
-        header or environment values, which are never saved).
+        Open by its name, else reconnected from its saved target. Says plainly what the user must
+        supply again when the record cannot (an in-notebook server, header or environment values,
+        which are never saved).
         """
         server = record["server"]
         name, flow_id = server["name"], record["id"]
@@ -544,10 +550,8 @@ class Session:
         if name in registry:
             conn = registry.get(name)
             if conn.is_open:
-                return conn
-            reconnected = registry.connect(name, conn.target, protocol=conn.protocol, log_level=conn.log_level, read_timeout=conn.read_timeout)
-            self.tell(f"Reconnected {name!r} to {reconnected.target.describe()} to resume flow {flow_id}.")
-            return reconnected
+                return conn, False
+            return registry.connect(name, conn.target, protocol=conn.protocol, log_level=conn.log_level, read_timeout=conn.read_timeout), True
         kind = Target.kind_of_saved(server)
         again = f"then %mcp resume {flow_id}"
         if kind == "inproc":
@@ -581,8 +585,7 @@ class Session:
             error = FlowError(f"{exc}\nFlow {flow_id} stays saved; {again} once the server is reachable.", code=exc.code, data=exc.data)
         if error is not None:
             raise error
-        self.tell(f"Reconnected {name!r} to {conn.target.describe()} to resume flow {flow_id}.")
-        return conn
+        return conn, True
 
 
 def consent_needed(record: dict[str, Any], concerns: list[str]) -> str:
