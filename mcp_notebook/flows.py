@@ -7,7 +7,8 @@ keys and the state byte for byte. Servers of the 2025 generation ask over the ba
 instead; their requests arrive through the connection's callbacks into the same ``answer_*``
 methods, so both generations meet one form, one model router and one roots list.
 
-No widgets here: a flow reports to an observer (``view``) and asks through an ``Answerer``.
+No widgets here: a flow reports to its view (``view``, a ``ui.FlowUI``) and asks through an
+``Answerer`` (whose ``ui`` is the same kind of object; headless, both are ``ui.HeadlessUI``).
 """
 
 from __future__ import annotations
@@ -21,11 +22,12 @@ from functools import partial
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import FlowError, describe_exception
 from .limits import Limits
 from .redact import masked, secret_arguments
+from .ui import FlowUI, HeadlessUI
 
 if TYPE_CHECKING:
     from .answering import Answerer
@@ -46,23 +48,7 @@ class FlowState(str, Enum):
     CANCELLED = "cancelled"
 
 
-class FlowObserver(Protocol):
-    """What a flow tells its view; called on the runtime loop thread, must not block."""
-
-    def changed(self, flow: Flow) -> None: ...
-    def progress(self, flow: Flow) -> None: ...
-    def log(self, flow: Flow, entry: dict[str, Any]) -> None: ...
-
-
-class _Silent:
-    def changed(self, flow: Flow) -> None:
-        pass
-
-    def progress(self, flow: Flow) -> None:
-        pass
-
-    def log(self, flow: Flow, entry: dict[str, Any]) -> None:
-        pass
+FlowObserver = FlowUI  # what a flow tells its view: ``changed``, ``progress``, ``log`` (loop thread, never blocking)
 
 
 @dataclass
@@ -95,7 +81,7 @@ class Flow:
         arguments: dict[str, Any] | None,
         *,
         answerer: Answerer,
-        view: FlowObserver | None = None,
+        view: FlowUI | None = None,
         max_rounds: int = 10,
         timeout: float | None = None,
         store: Store | None = None,
@@ -109,12 +95,13 @@ class Flow:
         self.name = name
         self.arguments = dict(arguments or {})
         self.answerer = answerer
-        self.view: FlowObserver = view or _Silent()
+        self.view: FlowUI = view or HeadlessUI()
         self.max_rounds = max_rounds
         self.timeout = timeout
         self.store = store
         self.save = save
         self.cell_id = cell_id
+        self._wake = threading.Event()  # set when the outcome is known or the flow starts waiting (result())
         self.state = FlowState.RUNNING
         self.round = 0
         self.rounds: list[Round] = []
@@ -156,6 +143,7 @@ class Flow:
     def start(self) -> Flow:
         """Schedule the flow on the runtime loop; returns at once."""
         self._future = concurrent.futures.Future()
+        self._future.add_done_callback(lambda _future: self._wake.set())
         self.conn.runtime.call_soon(self._spawn)
         return self
 
@@ -181,6 +169,16 @@ class Flow:
             future.set_result(value)
 
     @property
+    def state(self) -> FlowState:
+        return self._state
+
+    @state.setter
+    def state(self, state: FlowState) -> None:
+        self._state = state
+        if state is FlowState.WAITING:
+            self._wake.set()  # a kernel thread in result() must stop blocking the form
+
+    @property
     def finished(self) -> bool:
         return self.state in (FlowState.DONE, FlowState.FAILED, FlowState.CANCELLED)
 
@@ -196,7 +194,7 @@ class Flow:
         """
         assert self._future is not None, "flow not started"
         try:
-            if getattr(self.answerer.ui, "needs_main_thread", False) and threading.current_thread() is threading.main_thread():
+            if self.answerer.ui.needs_main_thread and threading.current_thread() is threading.main_thread():
                 return self._result_watching_form(timeout)
             return self._future.result(timeout)
         except concurrent.futures.TimeoutError:
@@ -206,19 +204,22 @@ class Flow:
 
     def _result_watching_form(self, timeout: float | None) -> Any:
         """Block, but not into a deadlock: a blocked kernel thread cannot receive the form's clicks."""
-        assert self._future is not None
+        future = self._future
+        assert future is not None
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
-            try:
-                return self._future.result(0.05)
-            except concurrent.futures.TimeoutError:
-                if self.state is FlowState.WAITING:
-                    raise FlowError(
-                        f"{self.label} is waiting for your answer in its form; blocking this cell with "
-                        ".result() would freeze that form. Use `await flow` instead (or answer first)."
-                    ) from None
-                if deadline is not None and time.monotonic() > deadline:
-                    raise
+            self._wake.clear()  # cleared before looking, so a change after the look still wakes the wait
+            if future.done():
+                return future.result()
+            if self.state is FlowState.WAITING:
+                raise FlowError(
+                    f"{self.label} is waiting for your answer in its form; blocking this cell with "
+                    ".result() would freeze that form. Use `await flow` instead (or answer first)."
+                ) from None
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise concurrent.futures.TimeoutError
+            self._wake.wait(left)  # the outcome, or the flow starting to wait for its form
 
     def __await__(self) -> Any:
         assert self._future is not None, "flow not started"
@@ -389,7 +390,7 @@ class Flow:
         try:
             answers = await self.answerer.elicit(self, requests)
         except FlowError:
-            self._unanswered = self.answerer.ui is None  # headless: no preset answer fitted
+            self._unanswered = not self.answerer.ui.interactive  # headless: no preset answer fitted
             raise
         finally:
             self.state = FlowState.RUNNING

@@ -22,11 +22,11 @@ records stay in this kernel, and the user is told so once, plainly.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 from typing import Any, Literal
 
+from .bridge import KernelLoop
 from .store import Store, parse_flows, read_notebook
 
 __all__ = ["COMM_TARGET", "Frontend"]
@@ -57,7 +57,7 @@ class Frontend:
         self.replies = 0  # restore/ack/error messages received (tests, bench)
         self.files_read: list[str] = []
         self._comm: Any = None
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._kernel: KernelLoop | None = None  # the kernel's loop, where the comm's messages go out
         self._session_read = False
         self._noticed = False
 
@@ -78,10 +78,7 @@ class Frontend:
         if type(comm).__name__ == "DummyComm":
             self.status = "none"
             return
-        try:
-            self._loop = asyncio.get_running_loop()
-        except RuntimeError:
-            self._loop = None
+        self._kernel = KernelLoop(cell_context=False)
         comm.on_msg(self._on_msg)
         comm.on_close(self._on_close)
         self._comm = comm
@@ -114,18 +111,11 @@ class Frontend:
         comm = self._comm
         if comm is None or self.status in ("absent", "none"):
             return
-        loop = self._loop
-        if loop is None or loop.is_closed():
-            self._publish(comm, data)
-            return
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is loop:
+        kernel = self._kernel
+        if kernel is None:
             self._publish(comm, data)
         else:
-            loop.call_soon_threadsafe(self._publish, comm, data)
+            kernel.now_or_soon(self._publish, comm, data)  # store saves come from the runtime loop
 
     @staticmethod
     def _publish(comm: Any, data: dict[str, Any]) -> None:

@@ -1,24 +1,22 @@
 """The live area of an interactive flow: state, progress bar, log, form, Cancel.
 
 Created on the kernel's main thread when the magic runs, displayed with a ``display_id`` in the
-calling cell. The flow reports from the runtime loop thread; every update is handed back to the
-kernel's own loop with the calling cell's context (``call_soon_threadsafe(..., context=...)``),
-so output lands in the right cell even after the cell has finished. When the flow ends the
+calling cell. ``LiveView`` is the interactive ``ui.FlowUI``. The flow reports from the runtime
+loop thread; every update is handed back to the kernel's own loop with the calling cell's
+context (``bridge.KernelLoop.to_kernel``), so output lands in the right cell even after the cell
+has finished; answers come back through a ``bridge.Reply``. When the flow ends the
 area is replaced by its settled report: plain HTML and text that save with the notebook and need
 no widget state to read later.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
 import html
-import sys
-import traceback
 from typing import TYPE_CHECKING, Any, Callable
 
 import ipywidgets as w
 
+from .bridge import KernelLoop, Reply
 from .display import STYLE, FlowReport, badge, esc
 from .limits import Limits
 
@@ -30,32 +28,16 @@ if TYPE_CHECKING:
 __all__ = ["LiveView", "MainThread", "ResumeOffer", "state_refused"]
 
 
-class MainThread:
-    """Runs callables on the kernel's loop in the context of the cell that created it."""
-
-    def __init__(self) -> None:
-        try:
-            self.loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            self.loop = None
-        self.context = contextvars.copy_context()
-
-    def call(self, fn: Callable[..., Any], *args: Any) -> None:
-        if self.loop is None or self.loop.is_closed():
-            self._run(fn, *args)
-            return
-        self.loop.call_soon_threadsafe(self._run, fn, *args, context=self.context.copy())
-
-    @staticmethod
-    def _run(fn: Callable[..., Any], *args: Any) -> None:
-        try:
-            fn(*args)
-        except Exception:  # noqa: BLE001 - a broken view must not kill the kernel's loop
-            traceback.print_exc(file=sys.__stderr__)
+MainThread = KernelLoop  # runs callables on the kernel's loop in the context of the cell that created it
 
 
 class LiveView:
-    """Widgets for one flow; implements the flow observer and the interactive ``FormUI``."""
+    """Widgets for one flow: the interactive ``ui.FlowUI`` (state, progress, log, forms, sampling review).
+
+    ``main`` (a ``bridge.KernelLoop``) carries every widget change to the kernel's loop.
+    """
+
+    interactive = True
 
     def __init__(self, label: str, trace: bool = False) -> None:
         from IPython.display import display
@@ -79,6 +61,7 @@ class LiveView:
         self.handle = display(self.box, display_id=True)
         self._log_lines: list[str] = []
         self._closed = False
+        self._review_area: w.VBox | None = None
 
     @property
     def needs_main_thread(self) -> bool:
@@ -106,14 +89,29 @@ class LiveView:
 
     async def ask(self, flow: Flow, questions: list[Question], answers: Answers) -> dict[str, Any]:
         """Show one panel with every question of the round; resolve when the user sends it."""
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[dict[str, Any]] = loop.create_future()
+        reply: Reply[dict[str, Any]] = Reply()  # given on a widget callback thread, awaited here on the runtime loop
+        self.main.call(self._show_form, flow.conn.name, questions, answers, reply.offer)
+        return await reply
 
-        def deliver(results: dict[str, Any]) -> None:  # widget callback thread -> runtime loop
-            loop.call_soon_threadsafe(lambda: future.done() or future.set_result(results))
+    # ------------------------------------------------------------------ a host for review panels (review.PanelHost)
+    def to_kernel(self, fn: Callable[..., Any], *args: Any) -> None:
+        """Run ``fn(*args)`` on the kernel's loop in this view's cell (any thread)."""
+        self.main.call(fn, *args)
 
-        self.main.call(self._show_form, flow.conn.name, questions, answers, deliver)
-        return await future
+    def panel_area(self) -> w.VBox | None:
+        """The box for review panels, just below the form, made on first use; ``None`` once settled (kernel thread)."""
+        if self._closed:
+            return None
+        area = self._review_area
+        if area is None:
+            area = w.VBox([])
+            area.add_class("mcp-review")
+            children = list(self.box.children)
+            at = children.index(self.form_area) + 1 if self.form_area in children else len(children)
+            children.insert(at, area)
+            self.box.children = tuple(children)
+            self._review_area = area
+        return area
 
     # ------------------------------------------------------------------ rendering (main thread)
     def _render(self, state: str, round_no: int, finished: bool) -> None:

@@ -493,16 +493,21 @@ def _as_result(value: Any, model: str, params: Any, label: str) -> Any:
     raise SamplingError(f"{label}() returned {type(value).__name__}; return a string, content block(s) or a CreateMessageResult")
 
 
+def nobody_to_reply(config: ModelConfig) -> SamplingError:
+    """The ``human`` provider in a headless run (raised by ``ui.HeadlessUI.human_reply``)."""
+    return SamplingError(
+        f"model {config.name!r} is the human provider (you type the reply), but this run is headless; "
+        "choose another model with %mcp model use NAME"
+    )
+
+
 async def human_provider(config: ModelConfig, params: Any, ctx: SamplingContext) -> Any:
     """The user types the reply in the cell; headless runs have nobody to ask."""
     from mcp.types import TextContent
 
-    ui = ctx.ui
-    if ui is None or not hasattr(ui, "human_reply"):
-        raise SamplingError(
-            f"model {config.name!r} is the human provider (you type the reply), but this run is headless; "
-            "choose another model with %mcp model use NAME"
-        )
+    from .ui import HeadlessUI
+
+    ui = ctx.ui if ctx.ui is not None else HeadlessUI()  # headless: its human_reply raises nobody_to_reply
     text = await wait_for_user(ctx.flow, ui.human_reply(ctx.flow, ctx.key, params, config))
     if text is None:
         raise SamplingDeclined("the user declined to write a reply")

@@ -9,21 +9,20 @@ Three panels, each shown inside the flow's live area in the cell that made the c
 * ``HumanReply``: the request, and a box where the user types the reply (the ``human`` provider).
 
 Threads: the flow runs on the runtime loop and never touches widgets. ``ask_on_main`` builds a
-panel on the kernel's main thread (through the view's ``MainThread``) and waits for an
-``asyncio`` future that the panel's buttons resolve with ``loop.call_soon_threadsafe``: button
-callbacks may run on the main thread or on a subshell thread (JupyterLab 4.6 sends comms over
-subshells). With the ``always`` policy, ``sampling_bundle`` is displayed as a plain output in the
+panel on the kernel's main thread (``PanelHost.to_kernel``, in the view's ``panel_area``) and
+awaits a ``bridge.Reply`` that the panel's buttons give: button callbacks may run on the main
+thread or on a subshell thread (JupyterLab 4.6 sends comms over subshells). With the ``always`` policy, ``sampling_bundle`` is displayed as a plain output in the
 cell (it stays after the flow has settled) and nobody waits.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Protocol, runtime_checkable
 
 import ipywidgets as w
 
+from .bridge import Reply
 from .display import content_text, esc
 from .sampling import Choice, Reviewed
 
@@ -32,6 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "HumanReply",
+    "PanelHost",
     "ReplyReview",
     "RequestReview",
     "ask_on_main",
@@ -327,48 +327,42 @@ class HumanReply(_Panel):
 
 
 # ---------------------------------------------------------------------- crossing threads
-def _area(view: Any) -> w.VBox:
-    """The view's review area, made on first use just below its elicitation form."""
-    area = getattr(view, "review_area", None)
-    if area is None:
-        area = w.VBox([])
-        area.add_class("mcp-review")
-        children = list(view.box.children)
-        at = children.index(view.form_area) + 1 if view.form_area in children else len(children)
-        children.insert(at, area)
-        view.box.children = tuple(children)
-        view.review_area = area
-    return area
+@runtime_checkable
+class PanelHost(Protocol):
+    """Where panels go: the flow's live view (``live_view.LiveView`` implements it)."""
+
+    def to_kernel(self, fn: Callable[..., Any], *args: Any) -> None:
+        """Run ``fn(*args)`` on the kernel's loop in the view's cell (any thread)."""
+        ...
+
+    def panel_area(self) -> w.VBox | None:
+        """The box panels are added to (kernel thread); ``None`` once the view has settled."""
+        ...
 
 
-def _mount(view: Any, make: Callable[[Callable[[Any], None]], _Panel], deliver: Callable[[Any], None], holder: list[_Panel]) -> None:
-    if getattr(view, "_closed", False):
-        return
-    panel = make(deliver)
-    holder.append(panel)
-    area = _area(view)
-    area.children = (*area.children, panel.widget)
-
-
-async def ask_on_main(view: Any, make: Callable[[Callable[[Any], None]], _Panel]) -> Any:
-    """Show ``make(deliver)`` in the view (main thread) and wait on this loop for the user's answer."""
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[Any] = loop.create_future()
+async def ask_on_main(view: PanelHost, make: Callable[[Callable[[Any], None]], _Panel]) -> Any:
+    """Show ``make(deliver)`` in the view (kernel thread) and wait on this loop for the user's answer."""
+    reply: Reply[Any] = Reply()  # given by a button callback (kernel or subshell thread), awaited here
     holder: list[_Panel] = []
 
-    def deliver(value: Any) -> None:  # widget callback thread -> runtime loop
-        loop.call_soon_threadsafe(lambda: future.done() or future.set_result(value))
+    def mount() -> None:
+        area = view.panel_area()
+        if area is None:
+            return
+        panel = make(reply.offer)
+        holder.append(panel)
+        area.children = (*area.children, panel.widget)
 
-    view.main.call(_mount, view, make, deliver, holder)
+    view.to_kernel(mount)
     try:
-        return await future
+        return await reply
     finally:
-        if not future.done() or future.cancelled():
-            view.main.call(lambda: [p.dismiss() for p in holder])
+        if not reply.done:  # the wait was cancelled: the flow ended before the user acted
+            view.to_kernel(lambda: [p.dismiss() for p in holder])
 
 
-def show_on_main(view: Any, bundle: dict[str, str]) -> None:
+def show_on_main(view: PanelHost, bundle: dict[str, str]) -> None:
     """Display ``bundle`` as an output of the flow's cell (it stays after the flow settles)."""
     from IPython.display import display
 
-    view.main.call(lambda: display(bundle, raw=True))
+    view.to_kernel(lambda: display(bundle, raw=True))

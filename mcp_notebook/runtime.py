@@ -4,7 +4,8 @@ Why a thread of our own: a magic runs synchronously on the kernel's main thread 
 kernel's running loop, so it can neither ``asyncio.run()`` nor block that loop while a widget is
 waiting for a click. A private loop in a daemon thread behaves the same in ipykernel 6/7,
 terminal IPython, nbclient and plain scripts. Every crossing from the caller's thread is a single
-``run_coroutine_threadsafe`` hop (see DESIGN.md, "The runtime").
+hop: ``run_coroutine_threadsafe`` (``run``, ``submit``) or ``bridge.to_loop`` (``call_soon``); see
+DESIGN.md, "The runtime", and ``bridge.py``.
 
 Lifecycle: ``stop()`` (``%unload_ext``) and interpreter exit run the same ``weakref.finalize``
 callback: it closes what asked to be closed (open connections, so their owner tasks leave
@@ -23,6 +24,8 @@ import threading
 import weakref
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
+
+from .bridge import to_loop
 
 T = TypeVar("T")
 
@@ -114,8 +117,8 @@ class Runtime:
             raise TimeoutError(f"gave up after {timeout} s") from None
 
     def call_soon(self, fn: Any, *args: Any) -> None:
-        """Hand work to the loop from any thread (widget callbacks may run on subshell threads)."""
-        self.loop.call_soon_threadsafe(fn, *args)
+        """Hand work to the loop from any thread (widget callbacks may run on subshell threads); ``bridge.to_loop``."""
+        to_loop(self.loop, fn, *args)
 
     @property
     def running(self) -> bool:

@@ -35,6 +35,7 @@ from .providers import DEFAULT_KEY_ENV, PROVIDERS, SamplingContext, SamplingDecl
 
 if TYPE_CHECKING:
     from .flows import Flow
+    from .ui import FlowUI
 
 __all__ = [
     "REVIEW_POLICIES",
@@ -234,12 +235,18 @@ class ModelRouter:
 
 
 # ---------------------------------------------------------------------- one request, end to end
-async def answer_sampling(router: ModelRouter, ui: Any, flow: Flow, key: str, params: Any) -> Any:
+async def answer_sampling(router: ModelRouter, ui: FlowUI | None, flow: Flow, key: str, params: Any) -> Any:
     """Route, review and answer one sampling request; returns the result or ``ErrorData``.
 
-    ``ui`` is the interactive view (``None`` headless). Every outcome leaves a note in the cell.
+    ``ui`` is the flow's ``FlowUI`` (``None``: headless); only an interactive one reviews.
+    Every outcome leaves a note in the cell.
     """
     from mcp.types import ErrorData
+
+    from .ui import HeadlessUI
+
+    if ui is None:
+        ui = HeadlessUI()
 
     choice = router.choose(params)
     label = f"sampling {key!r}"
@@ -248,13 +255,9 @@ async def answer_sampling(router: ModelRouter, ui: Any, flow: Flow, key: str, pa
             f"{label}: the server asked to include context ({params.include_context}); answered without it "
             "(this client does not share other conversations)"
         )
-    policy = router.review if ui is not None else "never"
+    policy = router.review if ui.interactive else "never"
     if choice.config.provider == "human":
         policy = "never"  # the person typing the reply is the reviewer
-    if policy == "ask" and not hasattr(ui, "review_request"):
-        policy = "always"  # a UI without review panels can still show what happened
-    if policy == "always" and not hasattr(ui, "show_sampling"):
-        policy = "never"
     edits: list[str] = []
     try:
         if policy == "ask":

@@ -39,6 +39,7 @@ from mcp_notebook.session import Session
 from mcp_notebook.errors import FlowError
 from mcp_notebook.form_model import Answers, FormModel, wire_problem
 from mcp_notebook.forms import ElicitationPanel, FieldWidget, url_html
+from mcp_notebook.ui import HeadlessUI
 
 GENERATIONS = ["auto", "legacy"]  # auto negotiates 2026-07-28 in-process; legacy is 2025-11-25
 
@@ -85,8 +86,8 @@ ECHO_FORMS = Server("forms", on_list_tools=_list_tools, on_call_tool=_call_tool)
 
 
 # ---------------------------------------------------------------------- a person at the form
-class PersonAtTheForm:
-    """The interactive ``FormUI``: builds the real panel and lets ``fill`` act on it like a person.
+class PersonAtTheForm(HeadlessUI):
+    """A person at the form (``FlowUI.ask``): builds the real panel and lets ``fill`` act on it like a person.
 
     ``fill(panel)`` sets widget values and presses buttons. Panels are kept for inspection.
     """

@@ -36,6 +36,7 @@ from mcp_notebook.display import FlowReport
 from mcp_notebook.errors import FlowError
 from mcp_notebook.providers import SamplingContext, SamplingError, anthropic_payload, create_message, openai_payload
 from mcp_notebook.sampling import ModelConfig, ModelRouter, Reviewed
+from mcp_notebook.ui import HeadlessUI
 
 from .model_server import ModelServer, Reply
 
@@ -525,8 +526,10 @@ def test_include_context_is_answered_without_context_and_said_so(ip: Any, fake: 
 
 
 # ---------------------------------------------------------------------- review logic (a scripted UI; widgets below)
-class ScriptedUI:
+class ScriptedUI(HeadlessUI):
     """Plays the user at both checkpoints: edits or denies, and records what it was shown."""
+
+    interactive = True  # the review policy applies
 
     def __init__(self, request: Any = None, reply: Any = None) -> None:
         self.request, self.reply = request, reply

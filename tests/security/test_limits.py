@@ -37,6 +37,7 @@ from mcp_notebook.errors import FlowError
 from mcp_notebook.form_model import Answers, FormModel
 from mcp_notebook.forms import ElicitationPanel
 from mcp_notebook.limits import Limits
+from mcp_notebook.ui import HeadlessUI
 
 MB = 1_000_000
 
@@ -211,7 +212,7 @@ def test_deep_schema_end_to_end_headless_and_interactive(hub: Session) -> None:
     assert "Fill this in" in str(flow.error) and "nested more than 32 levels deep" in str(flow.error)
     assert "RecursionError" not in str(flow.error)
 
-    class Decliner:
+    class Decliner(HeadlessUI):
         def __init__(self) -> None:
             self.panels: list[ElicitationPanel] = []
 
@@ -245,7 +246,7 @@ def test_1000_field_form_is_refused_by_count_and_answered_as_json(hub: Session) 
     assert box.fields == [] and box.json_editor is not None
     assert "Not shown as a form: the form has 1,000 fields" in box.box.children[1].value
 
-    class JsonWriter:
+    class JsonWriter(HeadlessUI):
         async def ask(self, flow: Any, questions: list[Question], answers: Answers) -> dict[str, Any]:
             import asyncio
 
@@ -280,7 +281,7 @@ def test_answerer_uses_the_flows_limits() -> None:
         class conn:
             name = "big"
 
-    class Recorder:
+    class Recorder(HeadlessUI):
         questions: list[Question] = []
 
         async def ask(self, flow: Any, questions: list[Question], answers: Answers) -> dict[str, Any]:
