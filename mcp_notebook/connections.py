@@ -267,29 +267,12 @@ class Connection:
         """The open client, or a clear error when the connection is gone."""
         client = self.client
         if client is None or self.state != "open":
+            fields: dict[str, Any] = dict(server=self.name, details={"connection": self})
             if self.state == "dead":
-                raise FlowError(self._with_stderr(f"connection {self.name!r} is dead ({self.dead}). Reconnect with {self.reconnect_hint} again."))
-            raise FlowError(f"connection {self.name!r} is {self.state}. Reconnect with {self.reconnect_hint}.")
+                text = f"connection {self.name!r} is dead ({self.dead})."
+                raise FlowError(self._with_stderr(text), kind="connection_dead", reason=self.dead, **fields)
+            raise FlowError(f"connection {self.name!r} is {self.state}.", kind="connection_closed", reason=self.state, **fields)
         return client
-
-    @property
-    def reconnect_hint(self) -> str:
-        """The ``%mcp connect`` line that opens this connection again (secret values left as ``…``)."""
-        t = self.target
-        words = ["%mcp", "connect", self.name]
-        if self.protocol != "auto":
-            words += ["--protocol", self.protocol]
-        if t.kind == "stdio":
-            words += ["--cwd", shlex.quote(t.cwd)] if t.cwd else []
-            for var in sorted(t.env):
-                words += ["--env", f"{var}=…"]
-            return " ".join([*words, "--", shlex.join(t.command)])
-        if t.kind == "http":
-            for header in sorted(t.headers):
-                words += ["--header", f"{header}:…"]
-            if t.bearer_env:
-                words += ["--bearer-env", t.bearer_env]
-        return " ".join([*words, shlex.quote(t.describe()) if t.kind == "http" else t.describe()])
 
     @property
     def session(self) -> ClientSession:
@@ -497,14 +480,14 @@ class Registry:
             if len(self._connections) == 1:
                 return next(iter(self._connections.values()))
             if not self._connections:
-                raise FlowError("No MCP server is connected. Use %mcp connect NAME TARGET first.")
-            names = ", ".join(sorted(self._connections))
-            raise FlowError(f"Several servers are connected ({names}); say which: SERVER.TOOL")
+                raise FlowError("No MCP server is connected.", kind="not_connected")
+            names = sorted(self._connections)
+            raise FlowError(f"Several servers are connected ({', '.join(names)}); say which: SERVER.TOOL", kind="several_connected", details={"names": names})
         try:
             return self._connections[name]
         except KeyError:
             known = ", ".join(sorted(self._connections)) or "none"
-            raise FlowError(f"No connection named {name!r} (connected: {known}).") from None
+            raise FlowError(f"No connection named {name!r} (connected: {known}).", kind="unknown_connection", server=name) from None
 
     def connect(self, name: str, target: Target, **options: Any) -> Connection:
         """Open (or re-open) connection ``name``; the old one is closed only after the new one works."""

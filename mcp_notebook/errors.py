@@ -10,9 +10,10 @@ block, carrying a plain explanation.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
-__all__ = ["FlowError", "MCPNotebookError", "describe_exception", "explain_code", "leaf_exceptions"]
+__all__ = ["FlowError", "MCPNotebookError", "Note", "SessionError", "describe_exception", "explain_code", "leaf_exceptions"]
 
 #: JSON-RPC and MCP error codes, in words a notebook user understands.
 CODE_MEANINGS: dict[int, str] = {
@@ -49,12 +50,64 @@ class FlowError(MCPNotebookError):
     """A flow (tools/call, prompts/get, resources/read) ended without a result.
 
     ``code`` is the MCP/JSON-RPC error code when the server sent one.
+    ``kind`` names what happened when a caller may act on it (``"still_saved"``, ``"rounds_exceeded"``,
+    ``"connection_dead"``, ``"reconnect_needed"`` ...), with the structured fields ``flow_id``,
+    ``server``, ``missing_field``, ``reason`` and ``details`` (a dict of anything else). The message
+    says what happened in API terms; the ``%mcp`` magics add their own commands (``magic_hints.py``).
     """
 
-    def __init__(self, message: str, *, code: int | None = None, data: Any = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: int | None = None,
+        data: Any = None,
+        kind: str | None = None,
+        flow_id: str | None = None,
+        server: str | None = None,
+        missing_field: str | None = None,
+        reason: str | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.data = data
+        self.kind = kind
+        self.flow_id = flow_id
+        self.server = server
+        self.missing_field = missing_field
+        self.reason = reason
+        self.details: dict[str, Any] = dict(details or {})
+
+    def with_hint(self, hint: str | None, sep: str = "\n") -> FlowError:
+        """A copy whose message ends with ``hint`` (fields kept); itself when no hint."""
+        if not hint:
+            return self
+        new = copy.copy(self)
+        new.args = (f"{self}{sep}{hint}",)
+        new.__context__ = new.__cause__ = None
+        return new
+
+
+class SessionError(FlowError):
+    """A request the session cannot act on: no such saved flow, consent needed, a file it cannot read.
+
+    ``kind`` says which (``"no_saved_flow"``, ``"nothing_waiting"``, ``"several_waiting"``,
+    ``"flow_id_needed"``, ``"flow_running"``, ``"consent_needed"``, ``"unreadable_file"``,
+    ``"bad_input"``). The magics show these as ``UsageError`` with a ``%mcp`` hint.
+    """
+
+
+class Note(str):
+    """A note for the person (``session.tell``): plain text, plus ``kind`` and structured ``fields``."""
+
+    kind: str | None
+    fields: dict[str, Any]
+
+    def __new__(cls, text: str, kind: str | None = None, **fields: Any) -> Note:
+        note = super().__new__(cls, text)
+        note.kind, note.fields = kind, fields
+        return note
 
 
 def leaf_exceptions(exc: BaseException) -> list[BaseException]:

@@ -272,8 +272,12 @@ class Flow:
             if self in self.conn.flows:
                 self.conn.flows.remove(self)
         if self._keep_record(error):
-            how = f"%mcp resume {self.id} --answer FIELD=VALUE" if self._unanswered else f"%mcp resume {self.id} once the server answers again"
-            error = FlowError(f"{error}\nThe flow is still saved as {self.id}; continue it with {how}.", code=error.code, data=error.data)
+            reason = "unanswered" if self._unanswered else "unreachable"
+            how = "given the missing answers" if self._unanswered else "once the server answers again"
+            error = FlowError(
+                f"{error}\nThe flow is still saved as {self.id}; it can be resumed {how}.", code=error.code, data=error.data,
+                kind="still_saved", flow_id=self.id, server=self.conn.name, reason=reason, details={"error": error},
+            )  # fmt: skip
         self._finish(FlowState.FAILED, error)
         raise error
 
@@ -314,9 +318,9 @@ class Flow:
             self.round += 1
             if self.round > self.max_rounds:
                 raise FlowError(
-                    f"{self.label}: the server still asked for input after {self.max_rounds} rounds; stopped. "
-                    "Raise the limit with %config MCPMagics.max_rounds = N if this is expected."
-                )
+                    f"{self.label}: the server still asked for input after {self.max_rounds} rounds (the max_rounds setting); stopped.",
+                    kind="rounds_exceeded", flow_id=self.id, server=self.conn.name, details={"max_rounds": self.max_rounds},
+                )  # fmt: skip
             state = result.request_state
             requests = result.input_requests or {}
             self.pending = dict(requests)  # dumped only when a record is written

@@ -12,7 +12,7 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-__all__ = ["Help", "Parser", "SUMMARY", "build_parsers", "fresh_namespace"]
+__all__ = ["Help", "Parser", "SUMMARY", "build_parsers", "call_options", "check_choice", "fresh_namespace", "headers_of"]
 
 
 class Help(Exception):
@@ -189,3 +189,38 @@ Settings: %config MCPMagics (max_rounds, flow_timeout, interactive, log_level, m
 def fresh_namespace(ns: argparse.Namespace) -> argparse.Namespace:
     """The flags of a resume, for calling again from the beginning (same answers, no output var)."""
     return argparse.Namespace(**{**vars(ns), "output": None})
+
+
+def check_choice(sub: str, value: str | None, choices: list[str]) -> None:
+    """A clear error for a word that is not one of ``choices`` (``None``: nothing was given)."""
+    if value is not None and value not in choices:
+        raise UsageError(f"%mcp {sub}: {value!r} is not one of {', '.join(choices)}")
+
+
+def headers_of(items: list[str]) -> dict[str, str]:
+    """``--header K:V`` flags as a dict."""
+    headers = {}
+    for item in items:
+        key, sep, value = item.partition(":")
+        if not sep or not key.strip():
+            raise UsageError(f"--header wants K:V, got {item!r}")
+        headers[key.strip()] = value.strip()
+    return headers
+
+
+def call_options(ns: argparse.Namespace) -> Any:
+    """The ``CallOptions`` of a ``call`` / ``prompt`` / ``read`` / ``resume`` line (answers and flags)."""
+    from .args import parse_json_object
+    from .form_model import Answers, parse_answer_value
+    from .session import CallOptions
+
+    fields: dict[str, Any] = parse_json_object(ns.answers, "--answers") if ns.answers else {}
+    for item in ns.answer:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--answer wants FIELD=VALUE, got {item!r}")
+        fields[key] = parse_answer_value(value)
+    return CallOptions(
+        answers=Answers(fields=fields, accept_defaults=ns.accept_defaults), timeout=ns.timeout, save=not ns.no_save,
+        trace=ns.trace, output=ns.output, trust=getattr(ns, "trust", False),
+    )  # fmt: skip

@@ -1,24 +1,34 @@
 """``%mcp`` / ``%%mcp``: the notebook's MCP client commands.
 
 This module only parses text, calls the ``Session`` it owns (``session.py``) and displays what
-comes back; no protocol logic lives here. Settings are traitlets of ``SessionSettings``, inherited by ``MCPMagics`` (``%config MCPMagics.max_rounds = 5``, or
-``c.MCPMagics.max_rounds`` in ``ipython_config.py``).
+comes back; no protocol logic lives here. The engine's errors and notes get their ``%mcp`` hints in
+``magic_hints.py``. Settings are traitlets of ``SessionSettings``, inherited by ``MCPMagics``
+(``%config MCPMagics.max_rounds = 5``, or ``c.MCPMagics.max_rounds`` in ``ipython_config.py``).
 """
 
 from __future__ import annotations
 
 import argparse
 import shlex
+from functools import partial
 from typing import Any, Callable
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
-from .args import build_arguments, describe_parameters, parse_body, parse_json_object, parse_pairs
-from .magic_grammar import SUMMARY, Help, build_parsers
-from .session import CallOptions, Session, SessionSettings
+from .args import build_arguments, parse_body, parse_json_object, parse_pairs
+from .errors import FlowError
+from .magic_grammar import SUMMARY, Help, build_parsers, call_options, check_choice, headers_of
+from .magic_hints import connect_line, for_magics, with_hint
+from .session import Session, SessionSettings
 
 __all__ = ["MCPMagics"]
+
+_LISTINGS = {  # %mcp tools / prompts / resources: their columns
+    "tools": ["server", "tool", "title", "description", "parameters"],
+    "prompts": ["server", "prompt", "title", "description", "arguments"],
+    "resources": ["server", "uri", "name", "mime type", "description"],
+}
 
 
 @magics_class
@@ -30,7 +40,7 @@ class MCPMagics(Magics, SessionSettings):
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         # first: configuration applied by Magics.__init__ reaches the session's model router
-        self.session = Session(self, shell=shell, tell=print)
+        self.session = Session(self, shell=shell, tell=lambda note: print(with_hint(note)))
         super().__init__(shell=shell, **kwargs)
         self._parsers = build_parsers()
 
@@ -39,24 +49,22 @@ class MCPMagics(Magics, SessionSettings):
     @line_cell_magic
     def mcp(self, line: str, cell: str | None = None) -> Any:
         """%mcp SUBCOMMAND ... — see `%mcp --help` for the list of subcommands."""
-        from .errors import FlowError
-
         words = self._split(line)
         if not words or words[0] in ("-h", "--help", "help"):
             print(SUMMARY)
             return None
         sub, rest = words[0], words[1:]
-        handler: Callable[..., Any] | None = getattr(self, f"_do_{sub}", None)
+        handler: Callable[..., Any] | None = getattr(self, f"_do_{sub}", None) if sub not in _LISTINGS else partial(self._listing, sub)
         if handler is None:
             raise UsageError(f"unknown subcommand {sub!r}. Try %mcp --help")
-        error: FlowError | None = None
+        error: Exception | None = None
         try:
             return handler(rest, cell)
         except Help as h:
             print(str(h))
             return None
         except FlowError as exc:
-            error = exc
+            error = for_magics(exc)  # the engine's error with its %mcp hint; a SessionError as UsageError
         # raised outside the except block: no ExceptionGroup in the context, no traceback
         error.__context__ = None
         raise error
@@ -81,24 +89,10 @@ class MCPMagics(Magics, SessionSettings):
             raise UsageError("give either a TARGET or -- COMMAND, not both")
         if not command and not ns.target:
             raise UsageError("missing TARGET: a URL, an object name, module:attr, or -- COMMAND ARGS")
-        headers = {}
-        for item in ns.header:
-            key, sep, value = item.partition(":")
-            if not sep or not key.strip():
-                raise UsageError(f"--header wants K:V, got {item!r}")
-            headers[key.strip()] = value.strip()
-        env = parse_pairs(ns.env) if ns.env else {}
         conn = self.session.connect(
-            ns.name,
-            command or ns.target,
-            headers=headers or None,
-            bearer_env=ns.bearer_env,
-            protocol=ns.protocol,
-            cwd=ns.cwd,
-            env=env,
-            namespace=self.shell.user_ns if self.shell is not None else None,
-            read_timeout=ns.timeout,
-        )
+            ns.name, command or ns.target, headers=headers_of(ns.header) or None, bearer_env=ns.bearer_env, protocol=ns.protocol,
+            cwd=ns.cwd, env=parse_pairs(ns.env) if ns.env else {}, namespace=self.session.namespace or None, read_timeout=ns.timeout,
+        )  # fmt: skip
         print(f"Connected {conn.name!r} to {conn.server_label} at {conn.target.describe()} (protocol {conn.protocol_version}).")
         return None
 
@@ -111,7 +105,7 @@ class MCPMagics(Magics, SessionSettings):
             [c.name, c.server_label, c.target.kind, c.target.describe(), c.protocol_version or c.state, len(c.flows), served[c.name].url if c.name in served else ""]
             for c in self.session.registry
         ]
-        notes = [f"{c.name} is dead ({c.dead}): reconnect with {c.reconnect_hint} again." for c in self.session.registry if c.state == "dead"]
+        notes = [f"{c.name} is dead ({c.dead}): reconnect with {connect_line(c)} again." for c in self.session.registry if c.state == "dead"]
         return Table(["name", "server", "kind", "target", "protocol / state", "active flows", "served at"], rows, empty="No servers connected. Use %mcp connect NAME TARGET.", notes=notes)
 
     def _do_log(self, words: list[str], cell: str | None) -> Any:
@@ -128,42 +122,12 @@ class MCPMagics(Magics, SessionSettings):
         self.session.registry.disconnect(ns.name)
         print(f"Disconnected {ns.name!r}.")
 
-    def _listing(self, kind: str, words: list[str]) -> Any:
+    def _listing(self, kind: str, words: list[str], cell: str | None) -> Any:
+        """``%mcp tools`` / ``prompts`` / ``resources``."""
         from .display import Table
+
         ns, _ = self._parsers[kind].parse(words)
-        run = self.session.runtime.run
-        conns = [self.session.registry.get(ns.server)] if ns.server or len(self.session.registry) == 1 else list(self.session.registry)
-        if not conns:
-            raise UsageError("No MCP server is connected. Use %mcp connect NAME TARGET first.")
-        rows: list[list[Any]] = []
-        for conn in conns:
-            if kind == "tools":
-                tools = run(conn.tools(refresh=True))
-                rows += [[conn.name, t.name, t.title or "", (t.description or "").strip().split("\n")[0], describe_parameters(t.input_schema)] for t in tools.values()]
-            elif kind == "prompts":
-                for p in run(conn.list_all("prompts")):
-                    params = ", ".join(f"{a.name}{' (required)' if a.required else ''}" for a in (p.arguments or [])) or "(no arguments)"
-                    rows.append([conn.name, p.name, p.title or "", (p.description or "").split("\n")[0], params])
-            else:
-                for r in run(conn.list_all("resources")):
-                    rows.append([conn.name, str(r.uri), r.name, r.mime_type or "", (r.description or "").split("\n")[0]])
-                for r in run(conn.list_all("resource_templates")):
-                    rows.append([conn.name, r.uri_template, r.name, r.mime_type or "", (r.description or "").split("\n")[0] + " (template)"])
-        columns = {
-            "tools": ["server", "tool", "title", "description", "parameters"],
-            "prompts": ["server", "prompt", "title", "description", "arguments"],
-            "resources": ["server", "uri", "name", "mime type", "description"],
-        }[kind]
-        return Table(columns, rows, empty=f"No {kind}.")
-
-    def _do_tools(self, words: list[str], cell: str | None) -> Any:
-        return self._listing("tools", words)
-
-    def _do_prompts(self, words: list[str], cell: str | None) -> Any:
-        return self._listing("prompts", words)
-
-    def _do_resources(self, words: list[str], cell: str | None) -> Any:
-        return self._listing("resources", words)
+        return Table(_LISTINGS[kind], self.session.listing(kind, ns.server), empty=f"No {kind}.")
 
     # ------------------------------------------------------------------ flows
     def _do_call(self, words: list[str], cell: str | None) -> Any:
@@ -191,42 +155,28 @@ class MCPMagics(Magics, SessionSettings):
         conn = self.session.registry.get(server)
         return self._run_flow("resources/read", conn, uri, None, ns)
 
-    def _answers(self, ns: argparse.Namespace) -> Any:
-        from .form_model import Answers, parse_answer_value
-
-        fields: dict[str, Any] = parse_json_object(ns.answers, "--answers") if ns.answers else {}
-        for item in ns.answer:
-            key, sep, value = item.partition("=")
-            if not sep or not key:
-                raise UsageError(f"--answer wants FIELD=VALUE, got {item!r}")
-            fields[key] = parse_answer_value(value)
-        return Answers(fields=fields, accept_defaults=ns.accept_defaults)
+    def _request(self) -> dict[str, Any]:
+        """The execute request of the running cell (ipykernel 6 and 7 spell this differently)."""
+        kernel = getattr(self.shell, "kernel", None)
+        if kernel is None:
+            return {}
+        try:
+            return kernel.get_parent("shell") or {}
+        except TypeError:
+            return kernel.get_parent() or {}
 
     def _is_interactive(self) -> bool:
         if self.interactive is not None:
             return bool(self.interactive)
-        kernel = getattr(self.shell, "kernel", None)
-        if kernel is None:
-            return False
-        parent = _parent(kernel)
-        return bool(parent.get("content", {}).get("allow_stdin", False))
+        return bool(self._request().get("content", {}).get("allow_stdin", False))
 
     def _cell_id(self) -> str | None:
-        kernel = getattr(self.shell, "kernel", None)
-        if kernel is None:
-            return None
-        return _parent(kernel).get("metadata", {}).get("cellId")
-
-    def _options(self, ns: argparse.Namespace) -> CallOptions:
-        return CallOptions(
-            answers=self._answers(ns), timeout=ns.timeout, save=not ns.no_save, trace=ns.trace,
-            output=ns.output, trust=getattr(ns, "trust", False),
-        )  # fmt: skip
+        return self._request().get("metadata", {}).get("cellId")
 
     def _run_flow(self, method: Any, conn: Any, name: str, arguments: Any, ns: argparse.Namespace) -> Any:
         """Start a flow in this cell: interactive returns it at once; headless waits and shows the report."""
         interactive = self._is_interactive() and not ns.wait
-        flow = self.session.call(method, conn, name, arguments, self._options(ns), interactive=interactive, cell_id=self._cell_id())
+        flow = self.session.call(method, conn, name, arguments, call_options(ns), interactive=interactive, cell_id=self._cell_id())
         return flow if interactive else self._report(flow, ns)
 
     def _report(self, flow: Any, ns: argparse.Namespace) -> Any:
@@ -290,17 +240,13 @@ class MCPMagics(Magics, SessionSettings):
         self.session.load_saved(ns.from_path)
         record = self.session.pick_saved(ns.id, self._cell_id())
         interactive = self._is_interactive()
-        flow = self.session.resume(record, self._options(ns), interactive=interactive, cell_id=self._cell_id(), wait=ns.wait)
+        flow = self.session.resume(record, call_options(ns), interactive=interactive, cell_id=self._cell_id(), wait=ns.wait)
         return flow if interactive and not ns.wait else self._report(flow, ns)
 
     def _do_forget(self, words: list[str], cell: str | None) -> Any:
         ns, _ = self._parsers["forget"].parse(words)
-        if ns.all:
-            self.session.forget(everything=True)
-            print("Forgot every saved flow.")
-            return None
-        self.session.forget(ns.id)
-        print(f"Forgot flow {ns.id}.")
+        self.session.forget(ns.id, everything=ns.all)
+        print("Forgot every saved flow." if ns.all else f"Forgot flow {ns.id}.")
 
     def _do_trace(self, words: list[str], cell: str | None) -> Any:
         from .display import TraceView
@@ -310,41 +256,16 @@ class MCPMagics(Magics, SessionSettings):
         if flow is None:
             raise UsageError("no flow has run yet in this kernel")
         if ns.save:
-            import json
-
-            with open(ns.save, "w", encoding="utf-8") as fh:
-                json.dump({"flow": flow.label, "protocol": flow.conn.protocol_version, "events": flow.trace()}, fh, indent=2, default=str)
-            print(f"Wrote the trace of {flow.label} to {ns.save}.")
-            return None
+            self.session.save_trace(flow, ns.save)
+            return print(f"Wrote the trace of {flow.label} to {ns.save}.")
         return flow.trace() if ns.json else TraceView(flow)
 
     # ------------------------------------------------------------------ servers in the notebook
     def _do_server(self, words: list[str], cell: str | None) -> Any:
-        from .prototype import Inventory, describe_diff, find_new_server, inventory_diff, root_logging_kept, server_ids
-
         ns, _ = self._parsers["server"].parse(words)
         if cell is None:
             raise UsageError("%%mcp server is a cell magic: write the server's code in the cell below the magic line")
-        protos = self.session.prototypes
-        before = server_ids(self.shell.user_ns)
-        with root_logging_kept():  # MCPServer() calls logging.basicConfig(level=INFO) on the user's kernel
-            result = self.shell.run_cell(cell, store_history=False)
-        if not result.success:
-            kept = f"; {ns.name!r} still runs the previous version" if ns.name in protos.objects else ""
-            print(f"The cell failed{kept}.")
-            return None
-        var, obj = find_new_server(before, self.shell.user_ns, ns.var)
-        first = ns.name not in protos.objects
-        conn = self.session.connect(ns.name, obj, namespace={var: obj})
-        inventory = self.session.runtime.run(Inventory.of(conn))
-        diff = inventory_diff(protos.inventories.get(ns.name), inventory)
-        protos.inventories[ns.name], protos.objects[ns.name] = inventory, obj
-        print(describe_diff(ns.name, diff, first))
-        served = protos.served.get(ns.name)
-        if served is not None:
-            served.restart(obj)
-            print(f"Still serving {ns.name!r} at {served.url} (now the new version).")
-        return None
+        print("\n".join(self.session.define_server(ns.name, cell, ns.var)))
 
     def _do_serve(self, words: list[str], cell: str | None) -> Any:
         from .prototype import LOOPBACK
@@ -378,53 +299,33 @@ class MCPMagics(Magics, SessionSettings):
         from .display import Table
 
         ns, _ = self._parsers["roots"].parse(words)
-        _check_choice("roots", ns.action, ["list", "add", "remove", "reset"])
-        roots = self.session.roots
-        if ns.action in ("add", "remove"):
-            if not ns.path:
-                raise UsageError(f"%mcp roots {ns.action} needs a PATH")
-            try:
-                roots.add(ns.path, ns.name) if ns.action == "add" else roots.remove(ns.path)
-            except (FileNotFoundError, KeyError) as exc:
-                raise UsageError(str(exc).strip("'\"")) from None
-        elif ns.action == "reset":
-            roots.reset()
-        if ns.action != "list":
-            told = self.session.registry.roots_changed()
+        check_choice("roots", ns.action, ["list", "add", "remove", "reset"])
+        if ns.action in ("add", "remove") and not ns.path:
+            raise UsageError(f"%mcp roots {ns.action} needs a PATH")
+        if ns.action not in (None, "list"):
+            told = self.session.change_roots(ns.action, ns.path, ns.name)
             if told:
                 print(f"Told {', '.join(told)} that the roots changed (2025-generation servers cache them).")
+        roots = self.session.roots
         rows = [[e.name or "", e.uri] for e in roots.effective()]
         title = "roots" + (" (default: the notebook's folder)" if roots.is_default else "")
         return Table(["name", "uri"], rows, title=title, empty="No roots: servers are offered no folders (%mcp roots reset for the notebook's folder).")
 
     def _do_model(self, words: list[str], cell: str | None) -> Any:
         from .display import Table
-        from .sampling import ModelConfig
 
         ns, _ = self._parsers["model"].parse(words)
-        _check_choice("model", ns.action, ["add", "use", "remove", "list"])
+        check_choice("model", ns.action, ["add", "use", "remove", "list"])
+        if ns.action == "add":
+            if not ns.name or not ns.provider:
+                raise UsageError("%mcp model add NAME PROVIDER [MODEL] [--base-url URL] [--api-key-env VAR] [--cost X --speed X --intelligence X]")
+            self.session.add_model(ns.name, ns.provider, ns.model, base_url=ns.base_url, api_key_env=ns.api_key_env,
+                                   cost=ns.cost, speed=ns.speed, intelligence=ns.intelligence, timeout=ns.timeout)  # fmt: skip
+        elif ns.action in ("use", "remove"):
+            if not ns.name:
+                raise UsageError(f"%mcp model {ns.action} NAME (see %mcp model list)")
+            (self.session.use_model if ns.action == "use" else self.session.remove_model)(ns.name)
         router = self.session.router
-        try:
-            if ns.action == "add":
-                if not ns.name or not ns.provider:
-                    raise UsageError("%mcp model add NAME PROVIDER [MODEL] [--base-url URL] [--api-key-env VAR] [--cost X --speed X --intelligence X]")
-                function = None
-                if ns.provider == "callable":
-                    function = self.shell.user_ns.get(ns.model or "") if self.shell is not None else None
-                    if not callable(function):
-                        raise UsageError("the callable provider needs the name of a function in the notebook as MODEL: %mcp model add NAME callable FUNCTION")
-                timeout = {"timeout": ns.timeout} if ns.timeout is not None else {}
-                router.add(ModelConfig(ns.name, ns.provider, ns.model, ns.base_url, ns.api_key_env, function=function, cost=ns.cost, speed=ns.speed, intelligence=ns.intelligence, **timeout))
-            elif ns.action in ("use", "remove"):
-                if not ns.name:
-                    raise UsageError(f"%mcp model {ns.action} NAME (see %mcp model list)")
-                if ns.action == "use":
-                    router.use(ns.name)
-                    self.default_model = ns.name
-                else:
-                    router.remove(ns.name)
-        except (KeyError, ValueError) as exc:
-            raise UsageError(str(exc).strip("'\"")) from None
 
         def rating(value: float | None) -> str:
             return "" if value is None else f"{value:g}"
@@ -438,7 +339,7 @@ class MCPMagics(Magics, SessionSettings):
 
     def _do_review(self, words: list[str], cell: str | None) -> Any:
         ns, _ = self._parsers["review"].parse(words)
-        _check_choice("review", ns.policy, ["ask", "always", "never"])
+        check_choice("review", ns.policy, ["ask", "always", "never"])
         if ns.policy:
             self.review = ns.policy
         meaning = {
@@ -448,16 +349,3 @@ class MCPMagics(Magics, SessionSettings):
         }[self.session.router.review]
         print(f"Sampling review: {self.session.router.review} ({meaning}). Headless runs never review.")
 
-
-def _check_choice(sub: str, value: str | None, choices: list[str]) -> None:
-    """A clear error for a word that is not one of ``choices`` (``None``: nothing was given)."""
-    if value is not None and value not in choices:
-        raise UsageError(f"%mcp {sub}: {value!r} is not one of {', '.join(choices)}")
-
-
-def _parent(kernel: Any) -> dict[str, Any]:
-    """The execute request of the running cell (ipykernel 6 and 7 spell this differently)."""
-    try:
-        return kernel.get_parent("shell") or {}
-    except TypeError:
-        return kernel.get_parent() or {}

@@ -17,6 +17,7 @@ only in the router.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
@@ -26,7 +27,7 @@ from traitlets.config import Configurable
 
 from .answering import Answerer, FormUI
 from .connections import Connection, Registry, Target
-from .errors import FlowError
+from .errors import FlowError, Note, SessionError
 from .flows import Flow, FlowObserver, FlowState, Method
 from .form_model import Answers
 from .frontend import Frontend
@@ -221,7 +222,7 @@ class Session:
         from .api import parse_target
 
         if protocol not in ("auto", "legacy", "2026-07-28"):
-            raise FlowError(f"--protocol must be auto, legacy or 2026-07-28, not {protocol!r}")
+            raise SessionError(f"protocol must be auto, legacy or 2026-07-28, not {protocol!r}", kind="bad_input")
         resolved = parse_target(target, namespace=namespace)
         if resolved.kind == "http":
             resolved.headers = dict(headers or {})
@@ -229,11 +230,11 @@ class Session:
             if self.prototypes.token_for(resolved.url) is not None:  # our own %mcp serve: its token, in memory only
                 resolved.served_token = lambda url=resolved.url: self.prototypes.token_for(url)
         elif headers or bearer_env:
-            raise FlowError("--header and --bearer-env only apply to HTTP URLs")
+            raise SessionError("headers and bearer_env only apply to HTTP URLs", kind="bad_input")
         if resolved.kind == "stdio":
             resolved.cwd, resolved.env = cwd, dict(env or {})
         elif cwd or env:
-            raise FlowError("--cwd and --env only apply to stdio commands (after --)")
+            raise SessionError("cwd and env only apply to stdio commands", kind="bad_input")
         return self.registry.connect(
             name, resolved, protocol=protocol, log_level=self.settings.log_level, read_timeout=read_timeout  # type: ignore[arg-type]
         )
@@ -263,6 +264,88 @@ class Session:
         if cached is not None and tool in cached:
             return cached[tool].input_schema or {}
         return self.runtime.run(self.tool_schema(conn, tool))
+
+    def listing(self, kind: str, server: str | None = None) -> list[list[Any]]:
+        """Rows of ``tools``, ``prompts`` or ``resources`` (templates too) of ``server``, or of every connection."""
+        from .args import describe_parameters
+
+        run, rows = self.runtime.run, []
+        conns = [self.registry.get(server)] if server or len(self.registry) <= 1 else list(self.registry)
+        for conn in conns:
+            if kind == "tools":
+                rows += [[conn.name, t.name, t.title or "", _line(t.description), describe_parameters(t.input_schema)]
+                         for t in run(conn.tools(refresh=True)).values()]  # fmt: skip
+            elif kind == "prompts":
+                for p in run(conn.list_all("prompts")):
+                    params = ", ".join(f"{a.name}{' (required)' if a.required else ''}" for a in (p.arguments or [])) or "(no arguments)"
+                    rows.append([conn.name, p.name, p.title or "", _line(p.description), params])
+            else:
+                rows += [[conn.name, str(r.uri), r.name, r.mime_type or "", _line(r.description)] for r in run(conn.list_all("resources"))]
+                rows += [[conn.name, r.uri_template, r.name, r.mime_type or "", _line(r.description) + " (template)"]
+                         for r in run(conn.list_all("resource_templates"))]  # fmt: skip
+        return rows
+
+    # ------------------------------------------------------------------ models, roots, servers in the notebook
+    def add_model(self, name: str, provider: str, model: str | None = None, **settings: Any) -> None:
+        """Add a sampling model (``ModelConfig`` settings); provider ``callable``: ``model`` names a function of the namespace."""
+        from .sampling import ModelConfig
+
+        if provider == "callable":
+            settings["function"] = self.namespace.get(model or "")
+            if not callable(settings["function"]):
+                raise SessionError("the callable provider needs the name of a function in the notebook as its model", kind="bad_input")
+        settings = {k: v for k, v in settings.items() if v is not None or k != "timeout"}
+        with _bad_input():
+            self.router.add(ModelConfig(name, provider, model, **settings))
+
+    def use_model(self, name: str) -> None:
+        """Answer sampling with ``name`` by default (the ``default_model`` setting follows)."""
+        with _bad_input():
+            self.router.use(name)
+        self.settings.default_model = name
+
+    def remove_model(self, name: str) -> None:
+        with _bad_input():
+            self.router.remove(name)
+
+    def change_roots(self, action: str, path: str | None = None, name: str | None = None) -> list[str]:
+        """``add`` / ``remove`` a folder or ``reset`` to the notebook's; returns the 2025 servers told of it."""
+        with _bad_input():
+            if action == "add":
+                self.roots.add(path or "", name)
+            elif action == "remove":
+                self.roots.remove(path or "")
+            else:
+                self.roots.reset()
+        return self.registry.roots_changed()
+
+    def define_server(self, name: str, code: str, var: str | None = None) -> list[str]:
+        """Run ``code`` in the namespace and connect the server it defines as ``name`` (again: hot reload).
+
+        Returns what to tell: the inventory diff, or that the cell failed and the old version runs on.
+        """
+        from .prototype import Inventory, describe_diff, find_new_server, inventory_diff, root_logging_kept, server_ids
+
+        if self.shell is None:
+            raise SessionError("defining a server from code needs an IPython shell", kind="bad_input")
+        protos = self.prototypes
+        before = server_ids(self.namespace)
+        with root_logging_kept():  # MCPServer() calls logging.basicConfig(level=INFO) on the user's kernel
+            result = self.shell.run_cell(code, store_history=False)
+        if not result.success:
+            return [f"The cell failed{f'; {name!r} still runs the previous version' if name in protos.objects else ''}."]
+        var, obj = find_new_server(before, self.namespace, var)
+        first = name not in protos.objects
+        conn = self.connect(name, obj, namespace={var: obj})
+        inventory = self.runtime.run(Inventory.of(conn))
+        diff = inventory_diff(protos.inventories.get(name), inventory)
+        protos.inventories[name], protos.objects[name] = inventory, obj
+        told = [describe_diff(name, diff, first)]
+        served = protos.served.get(name)
+        if served is not None:
+            served.restart(obj)
+            told.append(f"Still serving {name!r} at {served.url} (now the new version).")
+        return told
 
     # ------------------------------------------------------------------ starting flows
     def start(
@@ -326,8 +409,8 @@ class Session:
                 if interactive:
                     self._offer(waiting, method, conn, name, arguments, options, cell_id)
                     return None
-                self.tell(f"This cell has a saved flow {waiting['id']} waiting for input (round {waiting['round']}); "
-                          f"starting a new call. To continue the saved one instead: %mcp resume {waiting['id']}")
+                self.tell(Note(f"This cell has a saved flow {waiting['id']} waiting for input (round {waiting['round']}); starting a new call.",
+                               "saved_flow_waiting", flow_id=waiting["id"], round=waiting["round"]))
         saved = SavedFlow.from_dict(resume) if resume is not None else None
         if saved is not None:
             cell_id = cell_id or saved.cell_id
@@ -373,17 +456,22 @@ class Session:
         assert flow._future is not None
         flow._future.add_done_callback(bind)
 
+    def save_trace(self, flow: Flow, path: str) -> None:
+        """Write ``flow``'s trace (its label, protocol and events) to ``path`` as JSON."""
+        import json
+
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump({"flow": flow.label, "protocol": flow.conn.protocol_version, "events": flow.trace()}, fh, indent=2, default=str)
+
     # ------------------------------------------------------------------ saved flows
     def load_saved(self, from_path: str | None) -> Frontend:
         """Make sure the saved records are in the store (a file given, or ``__session__``); tell warnings."""
-        from IPython.core.error import UsageError
-
         frontend = self.frontend
         if from_path:
             try:
                 frontend.read_file(from_path)
             except OSError as exc:
-                raise UsageError(f"cannot read {from_path}: {exc.strerror or exc}") from None
+                raise SessionError(f"cannot read {from_path}: {exc.strerror or exc}", kind="unreadable_file", details={"path": from_path}) from None
         frontend.ensure_loaded()
         for warning in frontend.take_warnings():
             self.tell(f"Warning: {warning}")
@@ -399,22 +487,24 @@ class Session:
 
     def pick_saved(self, flow_id: str | None, cell_id: str | None) -> dict[str, Any]:
         """The record ``flow_id``, else the only one of this cell, else the only one at all."""
-        from IPython.core.error import UsageError
-
         store = self.store
         if flow_id:
             record = store.get(flow_id)
             if record is None:
-                known = ", ".join(r["id"] for r in store.all()) or "none"
-                raise UsageError(f"no saved flow {flow_id!r} (waiting: {known}). See %mcp flows.")
+                raise self._no_saved_flow(flow_id)
             return record
         candidates = (store.for_cell(cell_id) if cell_id else []) or store.all()
         if not candidates:
-            raise UsageError("No flow is waiting for input. (%mcp flows lists them; --from PATH reads another notebook.)")
+            raise SessionError("No flow is waiting for input.", kind="nothing_waiting")
         if len(candidates) > 1:
-            ids = ", ".join(r["id"] for r in candidates)
-            raise UsageError(f"several saved flows are waiting ({ids}); say which: %mcp resume ID")
+            ids = [r["id"] for r in candidates]
+            raise SessionError(f"several saved flows are waiting ({', '.join(ids)}); say which.", kind="several_waiting", details={"ids": ids})
         return candidates[0]
+
+    def _no_saved_flow(self, flow_id: str) -> SessionError:
+        waiting = [r["id"] for r in self.store.all()]
+        text = f"no saved flow {flow_id!r} (waiting: {', '.join(waiting) or 'none'})."
+        return SessionError(text, kind="no_saved_flow", flow_id=flow_id, details={"ids": waiting})
 
     def resume(self, record: dict[str, Any], options: CallOptions, *, interactive: bool, cell_id: str | None, wait: bool = False) -> Flow | None:
         """Continue ``record``: reconnect, re-render its questions here, go on with its saved state.
@@ -423,12 +513,10 @@ class Session:
         ``wait`` keeps the flow itself headless all the same (``--wait``). Returns ``None`` when
         the consent panel was shown instead.
         """
-        from IPython.core.error import UsageError
-
         live = self.live_flow(record["id"])
         if live is not None:
             if live.state is not FlowState.WAITING:
-                raise UsageError(f"flow {record['id']} is running in this kernel right now; wait for it, or cancel it first")
+                raise SessionError(f"flow {record['id']} is running in this kernel right now; wait for it, or cancel it first", kind="flow_running", flow_id=record["id"])
             live.cancel(forget=False)  # it continues here; its form elsewhere goes away
             try:
                 live.result(timeout=10)
@@ -439,10 +527,11 @@ class Session:
             if interactive:
                 self._confirm_resume(record, concerns, options, cell_id)
                 return None
-            raise UsageError(consent_needed(record, concerns))
+            raise consent_needed(record, concerns)
         conn, reconnected = self.reconnect(record)
         if reconnected:
-            self.tell(f"Reconnected {conn.name!r} to {conn.target.describe()} to resume flow {record['id']}.")
+            text = f"Reconnected {conn.name!r} to {conn.target.describe()} to resume flow {record['id']}."
+            self.tell(Note(text, "reconnected", flow_id=record["id"], server=conn.name))
         self._notice(interactive)  # resuming changes what is saved; without the extension the file keeps the old record
         return self.call(
             record["method"], conn, record["name"], dict(record.get("arguments") or {}), options,
@@ -497,8 +586,6 @@ class Session:
 
     def forget(self, flow_id: str | None = None, *, everything: bool = False) -> None:
         """Forget one saved flow, or all of them (a live one is cancelled)."""
-        from IPython.core.error import UsageError
-
         self.load_saved(None)
         if everything:
             for gone in self.store.forget_all():
@@ -508,9 +595,9 @@ class Session:
             self.frontend.delete_all()
             return
         if not flow_id:
-            raise UsageError("give a flow ID (see %mcp flows) or --all")
+            raise SessionError("no flow id given (or forget everything)", kind="flow_id_needed")
         if self.store.get(flow_id) is None:
-            raise UsageError(f"no saved flow {flow_id!r} (see %mcp flows)")
+            raise self._no_saved_flow(flow_id)
         self.store.delete(flow_id)
 
     def resume_concerns(self, record: Mapping[str, Any]) -> list[str]:
@@ -553,25 +640,27 @@ class Session:
                 return conn, False
             return registry.connect(name, conn.target, protocol=conn.protocol, log_level=conn.log_level, read_timeout=conn.read_timeout), True
         kind = Target.kind_of_saved(server)
-        again = f"then %mcp resume {flow_id}"
+        refusal = dict(kind="reconnect_needed", flow_id=flow_id, server=name, details={"target": target})
         if kind == "inproc":
             raise FlowError(
                 f"Flow {flow_id} talked to {target or name!r}, a server defined inside the notebook's previous "
-                f"kernel, and it is not defined in this one. Define the server again (run its cell, or "
-                f"%mcp connect {name} ...), {again}."
-            )
+                f"kernel, and it is not defined in this one. Define the server again and connect it as {name!r} to resume the flow.",
+                reason="inproc", **refusal,
+            )  # fmt: skip
         if kind == "http" and server.get("headers"):
-            names = ", ".join(server["headers"])
+            refusal["details"]["names"] = list(server["headers"])
             raise FlowError(
-                f"Flow {flow_id} reached {target} with HTTP headers ({names}) whose values are never saved. "
-                f"Connect again with %mcp connect {name} {target} --header NAME:VALUE ..., {again}."
-            )
+                f"Flow {flow_id} reached {target} with HTTP headers ({', '.join(server['headers'])}) whose values are never saved. "
+                f"Connect {name!r} again with those headers to resume the flow.",
+                reason="headers", **refusal,
+            )  # fmt: skip
         if kind == "stdio" and server.get("env"):
-            names = ", ".join(server["env"])
+            refusal["details"]["names"] = list(server["env"])
             raise FlowError(
-                f"Flow {flow_id} started its server with environment variables ({names}) whose values are never saved. "
-                f"Connect again with %mcp connect {name} --env NAME=VALUE ... -- COMMAND, {again}."
-            )
+                f"Flow {flow_id} started its server with environment variables ({', '.join(server['env'])}) whose values are never saved. "
+                f"Connect {name!r} again with those variables to resume the flow.",
+                reason="env", **refusal,
+            )  # fmt: skip
         if kind == "http":
             how: Any = target
             options: dict[str, Any] = {"bearer_env": server.get("bearer_env")}
@@ -582,20 +671,35 @@ class Session:
         try:
             conn = self.connect(name, how, **options)
         except FlowError as exc:
-            error = FlowError(f"{exc}\nFlow {flow_id} stays saved; {again} once the server is reachable.", code=exc.code, data=exc.data)
+            error = FlowError(
+                f"{exc}\nFlow {flow_id} stays saved; it can be resumed once the server is reachable.", code=exc.code, data=exc.data,
+                kind="still_saved", flow_id=flow_id, server=name, reason="unreachable", details={"error": exc},
+            )  # fmt: skip
         if error is not None:
             raise error
         return conn, True
 
 
-def consent_needed(record: dict[str, Any], concerns: list[str]) -> str:
-    """The headless refusal: why, everything the flow would do, and the two explicit ways on."""
+def _line(text: str | None) -> str:
+    return (text or "").strip().split("\n")[0]
+
+
+@contextlib.contextmanager
+def _bad_input() -> Any:
+    """``KeyError`` / ``ValueError`` / ``FileNotFoundError`` of the router or the roots as a ``SessionError``."""
+    error: SessionError | None = None
+    try:
+        yield
+    except (KeyError, ValueError, FileNotFoundError) as exc:
+        error = SessionError(str(exc).strip("'\""), kind="bad_input")
+    if error is not None:
+        raise error
+
+
+def consent_needed(record: dict[str, Any], concerns: list[str]) -> SessionError:
+    """The headless refusal: why, and everything the flow would do (``CallOptions(trust=True)`` goes on)."""
     from .consent import RecordReview
 
-    flow_id, name = record["id"], record["server"]["name"]
-    return (
-        f"Flow {flow_id} was not resumed: " + "; and ".join(concerns) + ".\n"
-        + RecordReview(record).text() + "\n"
-        + f"If you trust it as shown, run: %mcp resume {flow_id} --trust\n"
-        + f"Or connect the server yourself first (%mcp connect {name} TARGET), then %mcp resume {flow_id} --trust."
-    )
+    flow_id = record["id"]
+    text = f"Flow {flow_id} was not resumed: " + "; and ".join(concerns) + ".\n" + RecordReview(record).text()
+    return SessionError(text, kind="consent_needed", flow_id=flow_id, server=record["server"]["name"], details={"concerns": concerns})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any
 import pytest
 
 from mcp_notebook.errors import FlowError
+from mcp_notebook.magic_hints import for_magics
 
 from .conftest import REPO_ROOT
 
@@ -137,7 +139,6 @@ def wait_for_state(conn: Any, state: str, timeout: float = 15.0) -> None:
 
 
 def test_stdio_server_that_exits_is_dead(ip: Any, tmp_path: Path) -> None:
-    import shlex
 
     script = tmp_path / "dying_server.py"
     script.write_text(DYING_SERVER)
@@ -180,8 +181,10 @@ def test_unload_and_load_close_connections(ip: Any) -> None:
     try:
         assert [c.state for c in conns] == ["closed", "closed"] and not any(c.is_open for c in conns)
         assert "ul_inproc" not in registry() and "ul_stdio" not in registry()
-        with pytest.raises(FlowError, match=r"connection 'ul_stdio' is closed\. Reconnect with %mcp connect ul_stdio --cwd"):
+        with pytest.raises(FlowError, match=r"^connection 'ul_stdio' is closed\.$") as info:
             conns[1].live
+        assert (info.value.kind, info.value.server, info.value.details["connection"]) == ("connection_closed", "ul_stdio", conns[1])
+        assert for_magics(info.value).args[0].endswith(f"Reconnect with %mcp connect ul_stdio --cwd {shlex.quote(str(REPO_ROOT))} -- {shlex.join([sys.executable, '-m', 'mcp_notebook.demo', 'echo'])}.")
     finally:
         ip.run_line_magic("load_ext", "mcp_notebook")
         ip.run_line_magic("config", "MCPMagics.interactive = False")

@@ -1,0 +1,83 @@
+"""The ``%mcp`` face of the engine's errors and notes.
+
+The engine (``session.py``, ``connections.py``, ``flows.py``) says what happened in API terms and
+gives structured fields (``kind``, ``flow_id``, ``server``, ``missing_field``, ``reason``,
+``details``). Here, and only here, each kind gets the ``%mcp`` command that acts on it.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from IPython.core.error import UsageError
+
+from .errors import FlowError, Note, SessionError
+
+__all__ = ["connect_line", "for_magics", "hint", "with_hint"]
+
+
+def connect_line(conn: Any) -> str:
+    """The ``%mcp connect`` line that opens ``conn`` again (secret values left as ``…``)."""
+    t = conn.target
+    words = ["%mcp", "connect", conn.name]
+    if conn.protocol != "auto":
+        words += ["--protocol", conn.protocol]
+    if t.kind == "stdio":
+        words += ["--cwd", shlex.quote(t.cwd)] if t.cwd else []
+        words += [f"--env {var}=…" for var in sorted(t.env)]
+        return " ".join([*words, "--", shlex.join(t.command)])
+    if t.kind == "http":
+        words += [f"--header {header}:…" for header in sorted(t.headers)]
+        words += ["--bearer-env", t.bearer_env] if t.bearer_env else []
+    return " ".join([*words, shlex.quote(t.describe()) if t.kind == "http" else t.describe()])
+
+
+def hint(kind: str | None, fields: dict[str, Any]) -> str | None:
+    """The ``%mcp`` command for one kind of error or note (``None``: nothing to add)."""
+    flow_id, name, reason = fields.get("flow_id"), fields.get("server"), fields.get("reason")
+    details = fields.get("details") or {}
+    resume = f"%mcp resume {flow_id}"
+    if kind == "still_saved":
+        if reason == "unanswered":
+            return f"Continue it with {resume} --answer {fields.get('missing_field') or 'FIELD'}=VALUE."
+        return f"Continue it with {resume} once the server answers again."
+    if kind in ("connection_dead", "connection_closed") and details.get("connection") is not None:
+        return f"Reconnect with {connect_line(details['connection'])}{' again' if kind == 'connection_dead' else ''}."
+    if kind == "reconnect_needed":
+        target = details.get("target") or "TARGET"
+        how = {
+            "inproc": f"Define the server again (run its cell, or %mcp connect {name} ...)",
+            "headers": f"Connect again with %mcp connect {name} {target} --header NAME:VALUE ...",
+            "env": f"Connect again with %mcp connect {name} --env NAME=VALUE ... -- COMMAND",
+        }.get(reason, f"Connect again with %mcp connect {name} ...")
+        return f"{how}, then {resume}."
+    if kind == "consent_needed":
+        return (f"If you trust it as shown, run: {resume} --trust\n"
+                f"Or connect the server yourself first (%mcp connect {name} TARGET), then {resume} --trust.")  # fmt: skip
+    return {
+        "rounds_exceeded": "Raise the limit with %config MCPMagics.max_rounds = N if this is expected.",
+        "not_connected": "Use %mcp connect NAME TARGET first.",
+        "no_saved_flow": "See %mcp flows.",
+        "nothing_waiting": "(%mcp flows lists them; --from PATH reads another notebook.)",
+        "several_waiting": "Say which: %mcp resume ID",
+        "flow_id_needed": "Give a flow ID (see %mcp flows) or --all.",
+        "saved_flow_waiting": f"To continue the saved one instead: {resume}",
+    }.get(kind or "")
+
+
+def with_hint(note: str) -> str:
+    """A note of the session (``session.tell``) with its ``%mcp`` hint."""
+    extra = hint(note.kind, note.fields) if isinstance(note, Note) else None
+    return f"{note} {extra}" if extra else str(note)
+
+
+def for_magics(error: FlowError) -> Exception:
+    """What a magic raises for an engine error: its hint added; a ``SessionError`` becomes a ``UsageError``."""
+    fields = {k: getattr(error, k, None) for k in ("flow_id", "server", "missing_field", "reason", "details")}
+    extra = hint(getattr(error, "kind", None), fields)
+    sep = "\n" if "\n" in str(error) else " "
+    hinted = error.with_hint(extra, sep) if extra else error
+    if isinstance(error, SessionError):
+        return UsageError(str(hinted))
+    return hinted
