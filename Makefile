@@ -18,6 +18,8 @@ $(STAMP): pyproject.toml
 	touch $@
 
 test: venv chromium conformance-deps
+	$(BIN)/ruff check mcp_notebook tests bench scripts
+	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
 # Debian's Chromium for the browser tests (Playwright only drives it: never `playwright install`).
@@ -46,4 +48,4 @@ bench: venv
 	$(BIN)/python bench/store.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache $(CONFORMANCE)
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache $(CONFORMANCE)

@@ -56,7 +56,7 @@ def best_of(blocks: int, ours: Callable[[], float], raw: Callable[[], float]) ->
     for _ in range(blocks):
         r.append(raw())
         o.append(ours())
-    return min(o), min(r), statistics.median(a / b for a, b in zip(o, r))
+    return min(o), min(r), statistics.median(a / b for a, b in zip(o, r, strict=True))
 
 
 # ---------------------------------------------------------------------- raw SDK sides

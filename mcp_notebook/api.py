@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import importlib
 import shlex
-from typing import TYPE_CHECKING, Any, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from .connections import Connection, Target
 from .errors import FlowError

@@ -16,17 +16,29 @@ import os
 import shlex
 import threading
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .errors import FlowError, describe_exception
 from .runtime import Runtime
 
 if TYPE_CHECKING:
     from mcp import Client
+    from mcp.client import ClientRequestContext, IncomingMessage
     from mcp.client.session import ClientSession
+    from mcp.types import (
+        CreateMessageRequestParams,
+        CreateMessageResult,
+        CreateMessageResultWithTools,
+        ElicitRequestParams,
+        ElicitResult,
+        ErrorData,
+        ListRootsResult,
+        LoggingLevel,
+        LoggingMessageNotificationParams,
+    )
 
     from .flows import Flow
 
@@ -35,6 +47,7 @@ __all__ = ["Connection", "ConnectionFailed", "Registry", "Target"]
 Protocol = Literal["auto", "legacy", "2026-07-28"]
 # connecting -> open (handshake done) -> closed (close(), disconnect, unload) | dead (the server went away under us)
 State = Literal["connecting", "open", "closed", "dead"]
+_T = TypeVar("_T")
 LOG_LIMIT = 500
 ROOTS_NOTIFY_TIMEOUT = 5.0  # a notification is one write; a server that blocks it longer is not waited for
 
@@ -111,7 +124,7 @@ class Connection:
         target: Target,
         *,
         protocol: Protocol = "auto",
-        log_level: str | None = "info",
+        log_level: LoggingLevel | None = "info",
         read_timeout: float | None = None,
         runtime: Runtime | None = None,
     ) -> None:
@@ -164,7 +177,7 @@ class Connection:
                 sampling_capabilities=_sampling_capabilities(),
                 list_roots_callback=self._on_roots,
                 logging_callback=self._on_log,
-                log_level=self.log_level,  # type: ignore[arg-type]
+                log_level=self.log_level,
                 message_handler=self._on_message,
             )
             if http is not None:
@@ -209,7 +222,7 @@ class Connection:
         if self._owner is not None and not self._owner.done():
             try:
                 await asyncio.wait_for(asyncio.shield(self._owner), timeout=10)
-            except (asyncio.TimeoutError, Exception):  # noqa: BLE001 - closing must not fail
+            except Exception:  # noqa: BLE001 - closing must not fail (a timeout included)
                 self._owner.cancel()
         elif self.state == "connecting":
             self.state = "closed"
@@ -345,16 +358,17 @@ class Connection:
                 return flow
         return None
 
-    async def _on_elicit(self, ctx: Any, params: Any) -> Any:
-        return await self._route(lambda flow: flow.answer_elicitations({str(ctx.request_id): params}, single=True))
+    # The SDK's ElicitationFnT, SamplingFnT, ListRootsFnT, LoggingFnT and MessageHandlerFnT.
+    async def _on_elicit(self, context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult | ErrorData:
+        return await self._route(lambda flow: flow.answer_elicitations({str(context.request_id): params}, single=True))
 
-    async def _on_sample(self, ctx: Any, params: Any) -> Any:
-        return await self._route(lambda flow: flow.answer_sampling(str(ctx.request_id), params))
+    async def _on_sample(self, context: ClientRequestContext, params: CreateMessageRequestParams) -> CreateMessageResult | CreateMessageResultWithTools | ErrorData:
+        return await self._route(lambda flow: flow.answer_sampling(str(context.request_id), params))
 
-    async def _on_roots(self, ctx: Any) -> Any:
+    async def _on_roots(self, context: ClientRequestContext) -> ListRootsResult | ErrorData:
         return await self._route(lambda flow: flow.answer_roots())
 
-    async def _route(self, answer: Any) -> Any:
+    async def _route(self, answer: Callable[[Flow], Awaitable[_T]]) -> _T | ErrorData:
         from mcp.types import ErrorData
 
         flow = self._backchannel_flow()
@@ -362,14 +376,14 @@ class Connection:
             return ErrorData(code=-32600, message="No notebook flow is waiting for this request")
         return await answer(flow)
 
-    async def _on_log(self, params: Any) -> None:
+    async def _on_log(self, params: LoggingMessageNotificationParams) -> None:
         entry = {"level": params.level, "logger": params.logger, "data": params.data}
         self.logs.append(entry)
         flow = self._backchannel_flow()
         if flow is not None:
             flow.on_log(entry)
 
-    async def _on_message(self, message: Any) -> None:
+    async def _on_message(self, message: IncomingMessage) -> None:
         if isinstance(message, Exception):
             self.logs.append({"level": "error", "logger": "transport", "data": str(message)})
 
@@ -468,7 +482,7 @@ class Registry:
     def __contains__(self, name: str) -> bool:
         return name in self._connections
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[Connection]:
         return iter(list(self._connections.values()))
 
     def __len__(self) -> int:
@@ -521,7 +535,7 @@ class Registry:
 
         async def tell_all() -> list[str]:
             told = await asyncio.gather(*(c.send_roots_changed() for c in conns), return_exceptions=True)
-            return [c.name for c, ok in zip(conns, told) if ok is True]
+            return [c.name for c, ok in zip(conns, told, strict=True) if ok is True]
 
         try:
             return self.runtime.run(tell_all(), timeout=ROOTS_NOTIFY_TIMEOUT)

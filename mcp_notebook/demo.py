@@ -491,6 +491,7 @@ from mcp.types import (  # noqa: E402
     ModelHint,
     ModelPreferences,
     SamplingMessage,
+    SamplingMessageContentBlock,
     ToolChoice,
     ToolResultContent,
 )
@@ -559,7 +560,7 @@ async def answer_with_tool_results(
     calls = [b for b in first.content_as_list if b.type == "tool_use"]
     if not calls:
         return first
-    results = []
+    results: list[SamplingMessageContentBlock] = []
     for call in calls:
         city = str(call.input.get("city", "")) if call.name == WEATHER_TOOL.name else ""
         if call.name != WEATHER_TOOL.name or not city:

@@ -449,8 +449,8 @@ class FlowReport:
         for note in flow.notes:
             rich.append(f"<div class='hdr'>{esc(note)}</div>")
         if flow.error is not None:
-            p, inner = _text(str(flow.error), budget)
-            plain.append(f"Error: {p}")
+            text, inner = _text(str(flow.error), budget)
+            plain.append(f"Error: {text}")
             rich.append(f'<div class="err">{inner}</div>')
         elif flow.value is not None:
             p, h = ResultView(flow.value, self.limits)._parts(budget)
@@ -482,9 +482,9 @@ class Table:
             return {"text/plain": self.empty, "text/html": f'<div class="mcpnb"><i>{esc(self.empty)}</i></div>'}
         widths = [max(len(str(c)), *(len(str(r[i])) for r in self.rows)) for i, c in enumerate(self.columns)]
         widths = [min(w, 60) for w in widths]
-        lines = ([self.title] if self.title else []) + ["  ".join(str(c).ljust(w) for c, w in zip(self.columns, widths)).rstrip()]
+        lines = ([self.title] if self.title else []) + ["  ".join(str(c).ljust(w) for c, w in zip(self.columns, widths, strict=True)).rstrip()]
         for row in self.rows:
-            lines.append("  ".join(_clip(str(v), w).ljust(w) for v, w in zip(row, widths)).rstrip())
+            lines.append("  ".join(_clip(str(v), w).ljust(w) for v, w in zip(row, widths, strict=False)).rstrip())
         head = "".join(f"<th>{esc(c)}</th>" for c in self.columns)
         body = "".join("<tr>" + "".join(f"<td>{esc(v)}</td>" for v in row) + "</tr>" for row in self.rows)
         title = f'<div class="hdr">{esc(self.title)}</div>' if self.title else ""

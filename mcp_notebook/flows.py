@@ -20,7 +20,7 @@ import time
 import uuid
 from functools import partial
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -40,7 +40,7 @@ Method = Literal["tools/call", "prompts/get", "resources/read"]
 STATE_ONLY_BACKOFF = (0.05, 0.25)  # first and largest pause for rounds that only carry state
 
 
-class FlowState(str, Enum):
+class FlowState(str, Enum):  # noqa: UP042 - a StrEnum would change str()/format() of a state (public on Flow) from 'FlowState.DONE' to 'done'
     RUNNING = "running"
     WAITING = "waiting"
     DONE = "done"
@@ -260,9 +260,10 @@ class Flow:
         except TimeoutError:
             error = FlowError(f"{self.label} took longer than {self.timeout} s and was stopped", code=-32001)
         except BaseException as exc:  # noqa: BLE001 - explained, then re-raised as FlowError
-            error = exc if isinstance(exc, FlowError) else None
             self._unreachable = _unreachable(exc) or not self.conn.is_open
-            if error is None:
+            if isinstance(exc, FlowError):
+                error = exc
+            else:
                 text, code, data = describe_exception(exc)
                 error = FlowError(self.conn._with_stderr(f"{self.label} failed: {text}"), code=code, data=data)
         else:
@@ -374,7 +375,7 @@ class Flow:
                 jobs[key] = self.answer_roots()
             elif not isinstance(request, ElicitRequest):
                 raise FlowError(f"{self.label}: the server sent an input request this client does not know: {key}")
-        results = dict(zip(jobs, await asyncio.gather(*jobs.values())))
+        results = dict(zip(jobs, await asyncio.gather(*jobs.values()), strict=True))
         responses: dict[str, Any] = results.pop("__forms__", {}) | results
         for key, answer in responses.items():
             if isinstance(answer, ErrorData):
@@ -433,10 +434,12 @@ class Flow:
         from mcp.types import ElicitRequestFormParams
 
         schema = self._tool_schema() or {}
-        properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        found = schema.get("properties")
+        properties: dict[str, Any] = found if isinstance(found, dict) else {}
         fields: dict[str, Any] = {}
         for name in names:
-            prop = properties.get(name) if isinstance(properties.get(name), dict) else {}
+            found = properties.get(name)
+            prop: dict[str, Any] = found if isinstance(found, dict) else {}
             kind = prop.get("type") if prop.get("type") in ("string", "number", "integer", "boolean") else "string"
             fields[name] = {"type": kind, "title": str(prop.get("title") or name), "description": "never saved in the notebook; needed again to continue"}
         params = ElicitRequestFormParams(
@@ -478,7 +481,7 @@ class Flow:
             round=self.round,
             request_state=request_state,
             pending={key: _dump(req) for key, req in self.pending.items()},
-            updated=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            updated=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             withheld=withheld or None,
         )
 

@@ -194,13 +194,13 @@ class FieldSpec:
             )
         if self.kind in ("integer", "number"):
             what = "a whole number" if self.kind == "integer" else "a number"
-            lo, hi = self.minimum, self.maximum
-            if lo is not None and hi is not None:
-                return f"{what} from {num(lo)} to {num(hi)}"
-            if lo is not None:
-                return f"{what} ≥ {num(lo)}"
-            if hi is not None:
-                return f"{what} ≤ {num(hi)}"
+            low, high = self.minimum, self.maximum  # floats, where the text bounds above are ints
+            if low is not None and high is not None:
+                return f"{what} from {num(low)} to {num(high)}"
+            if low is not None:
+                return f"{what} ≥ {num(low)}"
+            if high is not None:
+                return f"{what} ≤ {num(high)}"
             return what
         if self.kind == "multi":
             lo, hi = self.min_items, self.max_items
@@ -486,7 +486,7 @@ def _field(name: str, prop: dict[str, Any], required: bool) -> FieldSpec:
             if not isinstance(labels, list) or len(labels) != len(values):
                 labels = values
             spec.kind = "choice"
-            spec.options = [(v, str(label)) for v, label in zip(values, labels)]
+            spec.options = [(v, str(label)) for v, label in zip(values, labels, strict=True)]
         else:
             spec.format = prop.get("format")  # other formats render as text; jsonschema still checks them
             spec.min_length, spec.max_length = prop.get("minLength"), prop.get("maxLength")

@@ -37,7 +37,8 @@ import html
 import json
 import re
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import ipywidgets as w
 

@@ -12,7 +12,8 @@ no widget state to read later.
 from __future__ import annotations
 
 import html
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets as w
 
@@ -173,7 +174,7 @@ class LiveView:
             self.flow.cancel()
 
     # ------------------------------------------------------------------ refused saved state (main thread)
-    start_over: Callable[[], None] | None = None
+    start_over: Callable[[], object] | None = None  # its value (the new flow) is not used
     """Set by the magic: re-issue the original call fresh (offered when the server refuses the state)."""
 
     def _offer_start_over(self, flow: Flow) -> None:

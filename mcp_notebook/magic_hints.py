@@ -50,7 +50,7 @@ def hint(kind: str | None, fields: dict[str, Any]) -> str | None:
             "inproc": f"Define the server again (run its cell, or %mcp connect {name} ...)",
             "headers": f"Connect again with %mcp connect {name} {target} --header NAME:VALUE ...",
             "env": f"Connect again with %mcp connect {name} --env NAME=VALUE ... -- COMMAND",
-        }.get(reason, f"Connect again with %mcp connect {name} ...")
+        }.get(reason or "", f"Connect again with %mcp connect {name} ...")
         return f"{how}, then {resume}."
     if kind == "consent_needed":
         return (f"If you trust it as shown, run: {resume} --trust\n"

@@ -11,7 +11,8 @@ from __future__ import annotations
 import argparse
 import shlex
 from functools import partial
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
@@ -198,6 +199,7 @@ class MCPMagics(Magics, SessionSettings):
             error.__context__ = None
             raise error
         if ns.output:
+            assert self.shell is not None  # a line magic runs in its shell
             self.shell.user_ns[ns.output] = flow.value
         return flow
 

@@ -231,7 +231,6 @@ class ServedServer:
             app = BearerTokenGate(app, self.token)
         config = uvicorn.Config(app, host=self.host, port=self.port, log_level="warning", lifespan="on")
         server = uvicorn.Server(config)
-        server.install_signal_handlers = lambda: None  # type: ignore[method-assign]  # not the main thread
         thread = threading.Thread(target=server.run, name=f"mcp-serve-{self.name}", daemon=True)
         thread.start()
         deadline = time.monotonic() + 15

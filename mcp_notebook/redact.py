@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from itertools import pairwise
 from typing import Any
 
 __all__ = ["MASK", "is_secret_name", "masked", "secret_arguments"]
@@ -34,7 +35,7 @@ def is_secret_name(name: str) -> bool:
     words = [w.lower() for w in _WORD.findall(name)]
     if any(w in _SECRET_WORDS for w in words):
         return True
-    return any(pair in _SECRET_PAIRS for pair in zip(words, words[1:]))
+    return any(pair in _SECRET_PAIRS for pair in pairwise(words))
 
 
 def secret_arguments(arguments: Mapping[str, Any], schema: Mapping[str, Any] | None = None) -> frozenset[str]:

@@ -18,7 +18,8 @@ cell (it stays after the flow has settled) and nobody waits.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Callable, Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import ipywidgets as w
 
@@ -345,11 +346,18 @@ async def ask_on_main(view: PanelHost, make: Callable[[Callable[[Any], None]], _
     reply: Reply[Any] = Reply()  # given by a button callback (kernel or subshell thread), awaited here
     holder: list[_Panel] = []
 
+    def deliver(value: Any) -> None:
+        reply.offer(value)  # a second answer (a double click) is dropped
+
+    def dismiss_all() -> None:
+        for panel in holder:
+            panel.dismiss()
+
     def mount() -> None:
         area = view.panel_area()
         if area is None:
             return
-        panel = make(reply.offer)
+        panel = make(deliver)
         holder.append(panel)
         area.children = (*area.children, panel.widget)
 
@@ -358,7 +366,7 @@ async def ask_on_main(view: PanelHost, make: Callable[[Callable[[Any], None]], _
         return await reply
     finally:
         if not reply.done:  # the wait was cancelled: the flow ended before the user acted
-            view.to_kernel(lambda: [p.dismiss() for p in holder])
+            view.to_kernel(dismiss_all)
 
 
 def show_on_main(view: PanelHost, bundle: dict[str, str]) -> None:

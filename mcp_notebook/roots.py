@@ -89,5 +89,6 @@ class Roots:
 
     def result(self) -> Any:
         from mcp.types import ListRootsResult, Root
+        from pydantic import FileUrl
 
-        return ListRootsResult(roots=[Root(uri=e.uri, name=e.name) for e in self.effective()])
+        return ListRootsResult(roots=[Root(uri=FileUrl(e.uri), name=e.name) for e in self.effective()])

@@ -29,7 +29,8 @@ Keys never live here: a ``ModelConfig`` holds the *name* of the environment vari
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from .providers import DEFAULT_KEY_ENV, PROVIDERS, SamplingContext, SamplingDeclined, SamplingError, create_message, wait_for_user
 

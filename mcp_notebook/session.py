@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any, TypedDict
 
 from traitlets import Dict, Enum, Int, TraitError, Unicode, validate
 from traitlets import Any as TAny
@@ -38,8 +39,19 @@ from .runtime import Runtime
 from .sampling import ModelRouter
 from .store import SavedFlow, Store
 from .trust import target_of
+from .ui import HeadlessUI
 
 __all__ = ["CallOptions", "Session", "SessionSettings"]
+
+
+class _Started(TypedDict):
+    """What ``Session.call`` passes on to ``Session.start`` for both its headless and interactive runs."""
+
+    answers: Answers
+    timeout: float | None
+    save: bool
+    cell_id: str | None
+    saved: SavedFlow | None
 
 
 class SessionSettings(Configurable):
@@ -236,7 +248,7 @@ class Session:
         elif cwd or env:
             raise SessionError("cwd and env only apply to stdio commands", kind="bad_input")
         return self.registry.connect(
-            name, resolved, protocol=protocol, log_level=self.settings.log_level, read_timeout=read_timeout  # type: ignore[arg-type]
+            name, resolved, protocol=protocol, log_level=self.settings.log_level, read_timeout=read_timeout
         )
 
     def resolve(self, qualified: str) -> tuple[Connection, str]:
@@ -370,7 +382,7 @@ class Session:
         """
         settings = self.settings
         flow_timeout = float(settings.flow_timeout) if settings.flow_timeout is not None else None
-        answerer = Answerer(answers=answers or Answers(), router=self.router, root_list=self.roots, ui=ui)
+        answerer = Answerer(answers=answers or Answers(), router=self.router, root_list=self.roots, ui=ui if ui is not None else HeadlessUI())
         options: dict[str, Any] = dict(
             answerer=answerer,
             view=view,
@@ -418,7 +430,7 @@ class Session:
                 self.store.save(replace(saved, cell_id=cell_id).to_dict())  # the marker follows the form
         if interactive and options.save:
             self._notice(interactive=True)
-        started = dict(answers=options.fresh_answers(), timeout=options.timeout, save=options.save, cell_id=cell_id, saved=saved)
+        started = _Started(answers=options.fresh_answers(), timeout=options.timeout, save=options.save, cell_id=cell_id, saved=saved)
         if not interactive:
             flow = self.start(method, conn, name, arguments, **started)
             flow.shown = True  # type: ignore[attr-defined]

@@ -28,7 +28,7 @@ import json
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
 
 from .trust import RecordSigner
@@ -253,8 +253,8 @@ def age(updated: Any, now: datetime | None = None) -> str:
     except ValueError:
         return "?"
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    seconds = max(0, int(((now or datetime.now(timezone.utc)) - when).total_seconds()))
+        when = when.replace(tzinfo=UTC)
+    seconds = max(0, int(((now or datetime.now(UTC)) - when).total_seconds()))
     for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
         if seconds >= size:
             return f"{seconds // size} {unit}"

@@ -28,7 +28,7 @@ def demo_url(start_http_server: Any) -> str:
     return start_http_server("demo", keys_env=KEY_ENV)
 
 
-def api(lab: str, path: str, method: str = "GET", body: Any = None) -> Any:
+def api(lab: str, path: str, method: str = "GET", body: Any = None) -> Any:  # noqa: F811 - takes the shared fixture's value
     data = json.dumps(body).encode() if body is not None else None
     request = urllib.request.Request(f"{lab}/api/{path}", data=data, method=method, headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=10) as reply:
@@ -36,11 +36,11 @@ def api(lab: str, path: str, method: str = "GET", body: Any = None) -> Any:
     return json.loads(text) if text else None
 
 
-def put_notebook(lab: str, name: str, nb: dict[str, Any]) -> None:
+def put_notebook(lab: str, name: str, nb: dict[str, Any]) -> None:  # noqa: F811 - takes the shared fixture's value
     api(lab, f"contents/{name}", "PUT", {"type": "notebook", "format": "json", "content": nb})
 
 
-def saved_flows(lab: str, name: str) -> dict[str, Any]:
+def saved_flows(lab: str, name: str) -> dict[str, Any]:  # noqa: F811 - takes the shared fixture's value
     """The records on disk; ``{}`` while the server is still writing the file (it answers 500 then)."""
     try:
         model = api(lab, f"contents/{name}?content=1")
@@ -51,17 +51,17 @@ def saved_flows(lab: str, name: str) -> dict[str, Any]:
     return model["content"]["metadata"].get("mcp_notebook", {}).get("flows", {})
 
 
-def shut_down_kernels(lab: str) -> None:
+def shut_down_kernels(lab: str) -> None:  # noqa: F811 - takes the shared fixture's value
     for session in api(lab, "sessions"):
         api(lab, f"sessions/{session['id']}", "DELETE")
 
 
-def menu(page: Any, top: str, item: str) -> None:
+def menu(page: Any, top: str, item: str) -> None:  # noqa: F811 - takes the shared fixture's value
     page.locator(".lm-MenuBar-itemLabel").get_by_text(top, exact=True).click()
     page.locator(".lm-Menu-itemLabel").get_by_text(item, exact=True).click()
 
 
-def open_and_run_all(page: Any, lab: str, name: str) -> Any:
+def open_and_run_all(page: Any, lab: str, name: str) -> Any:  # noqa: F811 - takes the shared fixture's value
     """Open ``name`` (the only tab), wait for its kernel, run every cell; returns the notebook panel."""
     from playwright.sync_api import expect
 

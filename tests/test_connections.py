@@ -182,7 +182,7 @@ def test_unload_and_load_close_connections(ip: Any) -> None:
         assert [c.state for c in conns] == ["closed", "closed"] and not any(c.is_open for c in conns)
         assert "ul_inproc" not in registry() and "ul_stdio" not in registry()
         with pytest.raises(FlowError, match=r"^connection 'ul_stdio' is closed\.$") as info:
-            conns[1].live
+            conns[1].live  # noqa: B018 - the property raises
         assert (info.value.kind, info.value.server, info.value.details["connection"]) == ("connection_closed", "ul_stdio", conns[1])
         assert for_magics(info.value).args[0].endswith(f"Reconnect with %mcp connect ul_stdio --cwd {shlex.quote(str(REPO_ROOT))} -- {shlex.join([sys.executable, '-m', 'mcp_notebook.demo', 'echo'])}.")
     finally:

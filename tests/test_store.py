@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -91,7 +91,7 @@ def test_read_notebook(tmp_path: Path) -> None:
 
 
 def test_age_and_questions() -> None:
-    now = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
+    now = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
     stamp = lambda delta: (now - delta).strftime("%Y-%m-%dT%H:%M:%SZ")  # noqa: E731
     assert age(stamp(timedelta(seconds=5)), now) == "5 s"
     assert age(stamp(timedelta(minutes=3)), now) == "3 min"
