@@ -14,7 +14,7 @@ from typing import Any
 import ipywidgets as w
 
 from .display import STYLE, esc
-from .live_view import MainThread
+from .live_view import Choice, ChoicePanel
 from .trust import describe_record
 
 __all__ = ["ConfirmResume", "RecordReview"]
@@ -51,7 +51,7 @@ class RecordReview:
         return {"text/plain": self.text(), "text/html": STYLE + f'<div class="mcpnb">{self.html()}</div>'}
 
 
-class ConfirmResume:
+class ConfirmResume(ChoicePanel):
     """Resume a saved flow only after the user has read what it will do and said yes.
 
     ``on_confirm`` runs on the kernel's loop in this cell's context (what it displays lands below);
@@ -59,44 +59,14 @@ class ConfirmResume:
     """
 
     def __init__(self, record: Mapping[str, Any], concerns: list[str], on_confirm: Callable[[], Any]) -> None:
-        from IPython.display import display
-
-        self.main = MainThread()
         self.review = RecordReview(record, concerns)
-        self.text = w.HTML(
+        text = (
             f'<div class="mcpnb"><div class="hdr" style="color:{_WARN}">⚠ Check this saved flow before it runs.</div>'
             f"{self.review.html()}Resume it as shown?</div>"
         )
         self.yes = w.Button(description="Resume", icon="play", button_style="danger", tooltip="Run exactly what is listed above")
         self.no = w.Button(description="Don't resume", icon="times", tooltip="Leave the saved flow as it is")
-        self.yes.on_click(lambda _b: self._choose(True, on_confirm))
-        self.no.on_click(lambda _b: self._choose(False, on_confirm))
-        self.box = w.VBox([self.text, w.HBox([self.yes, self.no])])
-        self.box.add_class("mcp-confirm-resume")
-        self.handle = display(self.box, display_id=True)
-        self.chosen: bool | None = None
-
-    def _choose(self, yes: bool, action: Callable[[], Any]) -> None:
-        if self.chosen is not None:
-            return
-        self.chosen = yes
-        self.yes.disabled = self.no.disabled = True
-        self.main.call(self._run, yes, action)
-
-    def _run(self, yes: bool, action: Callable[[], Any]) -> None:
-        record = self.review.record
-        said = f"Resuming flow {record['id']} as reviewed." if yes else f"Did not resume flow {record['id']}; it stays saved."
-        summary = {"text/plain": said, "text/html": f'<div class="mcpnb">{esc(said)}</div>'}
-        self.handle.update(summary, raw=True)
-        for child in (self.box, self.text, self.yes, self.no):
-            child.close()
-        if not yes:
-            return
-        try:
-            action()
-        except Exception as exc:  # noqa: BLE001 - shown in the cell, not lost in the kernel log
-            text = str(exc) or type(exc).__name__
-            self.handle.update(
-                {"text/plain": f"{said}\nError: {text}", "text/html": summary["text/html"] + f'<div class="mcpnb"><div class="err">{esc(text)}</div></div>'},
-                raw=True,
-            )
+        super().__init__(text, "mcp-confirm-resume", [
+            Choice(self.yes, f"Resuming flow {record['id']} as reviewed.", on_confirm),
+            Choice(self.no, f"Did not resume flow {record['id']}; it stays saved."),
+        ])  # fmt: skip

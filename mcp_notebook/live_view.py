@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as w
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from .flows import Flow
     from .form_model import Answers
 
-__all__ = ["LiveView", "MainThread", "ResumeOffer", "state_refused"]
+__all__ = ["Choice", "ChoicePanel", "LiveView", "MainThread", "ResumeOffer", "state_refused"]
 
 
 MainThread = KernelLoop  # runs callables on the kernel's loop in the context of the cell that created it
@@ -249,54 +250,77 @@ def refused_html(label: str) -> str:
     )
 
 
-class ResumeOffer:
-    """Re-running a cell whose flow waits for input: Continue it, or Start over.
+@dataclass(frozen=True)
+class Choice:
+    """One button of a ``ChoicePanel``: what the panel says once it is chosen, and what then runs."""
 
-    ``on_continue`` / ``on_start_over`` run on the kernel's loop in this cell's context, so
-    what they display lands below the offer. An exception they raise is shown in the offer.
+    button: w.Button
+    summary: str
+    action: Callable[[], Any] | None = None  # None: nothing runs
+
+
+class ChoicePanel:
+    """A question in a cell, answered by one click that may come after the cell ended.
+
+    The first click disables every button; the panel turns into that choice's one-line summary,
+    and its action runs once, on the kernel's loop in the context of the cell that showed the
+    panel (what it displays lands below). An exception the action raises is shown in the panel.
     """
 
-    def __init__(self, record: dict[str, Any], questions: list[str], age: str, on_continue: Callable[[], Any], on_start_over: Callable[[], Any]) -> None:
+    def __init__(self, text_html: str, css_class: str, choices: list[Choice]) -> None:
         from IPython.display import display
 
         self.main = MainThread()
+        self.text = w.HTML(text_html)
+        self.choices = choices
+        for choice in choices:
+            choice.button.on_click(lambda _b, c=choice: self._choose(c))
+        self.box = w.VBox([self.text, w.HBox([c.button for c in choices])])
+        self.box.add_class(css_class)
+        self.handle = display(self.box, display_id=True)
+        self.chosen: Choice | None = None
+
+    def _choose(self, choice: Choice) -> None:
+        if self.chosen is not None:
+            return
+        self.chosen = choice
+        for c in self.choices:
+            c.button.disabled = True
+        self.main.to_kernel(self._run, choice)
+
+    def _run(self, choice: Choice) -> None:
+        summary = {"text/plain": choice.summary, "text/html": f'<div class="mcpnb">{esc(choice.summary)}</div>'}
+        self.handle.update(summary, raw=True)
+        for child in (self.box, self.text, *(c.button for c in self.choices)):
+            child.close()
+        if choice.action is None:
+            return
+        try:
+            choice.action()
+        except Exception as exc:  # noqa: BLE001 - shown in the cell, not lost in the kernel log
+            text = str(exc) or type(exc).__name__
+            self.handle.update(
+                {"text/plain": f"{choice.summary}\nError: {text}", "text/html": summary["text/html"] + f'<div class="mcpnb"><div class="err">{esc(text)}</div></div>'},
+                raw=True,
+            )
+
+
+class ResumeOffer(ChoicePanel):
+    """Re-running a cell whose flow waits for input: Continue it, or Start over."""
+
+    def __init__(self, record: dict[str, Any], questions: list[str], age: str, on_continue: Callable[[], Any], on_start_over: Callable[[], Any]) -> None:
         self.record = record
-        label = f"{record['server']['name']}.{record['name']}" if record["method"] != "resources/read" else f"{record['server']['name']} {record['name']}"
+        self.label = f"{record['server']['name']}.{record['name']}" if record["method"] != "resources/read" else f"{record['server']['name']} {record['name']}"
         asked = "".join(f"<li>{esc(q)}</li>" for q in questions)
-        self.text = w.HTML(
-            f'<div class="mcpnb">{badge("waiting")} <b>{esc(label)}</b> from this cell is waiting for input '
+        text = (
+            f'<div class="mcpnb">{badge("waiting")} <b>{esc(self.label)}</b> from this cell is waiting for input '
             f"(flow {esc(record['id'])}, round {esc(record['round'])}, saved {esc(age)} ago)."
             + (f"<ul>{asked}</ul>" if asked else "")
             + "Continue it, or start the call over?</div>"
         )
         self.continue_button = w.Button(description="Continue", icon="play", button_style="primary", tooltip="Answer the saved questions and continue")
         self.over_button = w.Button(description="Start over", icon="refresh", tooltip="Forget the saved flow and call again")
-        self.continue_button.on_click(lambda _b: self._choose("continue", on_continue))
-        self.over_button.on_click(lambda _b: self._choose("start over", on_start_over))
-        self.box = w.VBox([self.text, w.HBox([self.continue_button, self.over_button])])
-        self.box.add_class("mcp-resume-offer")
-        self.handle = display(self.box, display_id=True)
-        self.label = label
-        self.chosen: str | None = None
-
-    def _choose(self, which: str, action: Callable[[], Any]) -> None:
-        if self.chosen is not None:
-            return
-        self.chosen = which
-        self.continue_button.disabled = self.over_button.disabled = True
-        self.main.call(self._run, which, action)
-
-    def _run(self, which: str, action: Callable[[], Any]) -> None:
-        done = "Continuing" if which == "continue" else "Starting over; forgot"
-        summary = {"text/plain": f"{done} flow {self.record['id']} ({self.label}).", "text/html": f'<div class="mcpnb">{esc(done)} flow {esc(self.record["id"])} ({esc(self.label)}).</div>'}
-        self.handle.update(summary, raw=True)
-        for child in (self.box, self.text, self.continue_button, self.over_button):
-            child.close()
-        try:
-            action()
-        except Exception as exc:  # noqa: BLE001 - shown in the cell, not lost in the kernel log
-            text = str(exc) or type(exc).__name__
-            self.handle.update(
-                {"text/plain": f"{summary['text/plain']}\nError: {text}", "text/html": summary["text/html"] + f'<div class="mcpnb"><div class="err">{esc(text)}</div></div>'},
-                raw=True,
-            )
+        super().__init__(text, "mcp-resume-offer", [
+            Choice(self.continue_button, f"Continuing flow {record['id']} ({self.label}).", on_continue),
+            Choice(self.over_button, f"Starting over; forgot flow {record['id']} ({self.label}).", on_start_over),
+        ])  # fmt: skip

@@ -12,30 +12,14 @@ same target ``make test`` runs first). Playwright only drives it: never ``playwr
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .conftest import REPO_ROOT, free_port
+from .browser import chromium_page, notebook, running_lab
+from .conftest import REPO_ROOT
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 SCREENSHOT = REPO_ROOT / "docs" / "images" / "form.png"
 
 SERVER_CELL = '''\
@@ -65,109 +49,17 @@ CELLS = ["%load_ext mcp_notebook", SERVER_CELL, "%mcp connect beta beta", "%mcp 
 EXPECTED = "Registered Ada Lovelace <ada@example.com> on team; topics=releases,events; newsletter=True"
 
 
-def ensure_chromium() -> str:
-    """Debian's Chromium, installed through ``make chromium`` when it is missing (never skipped)."""
-    if not Path(CHROMIUM).exists():
-        subprocess.run(["make", "-C", str(REPO_ROOT), "chromium"], check=True)
-    assert Path(CHROMIUM).exists(), "make chromium did not install /usr/bin/chromium"
-    return CHROMIUM
-
-
-def _notebook(cells: list[str]) -> dict[str, Any]:
-    return {
-        "cells": [
-            {"cell_type": "code", "execution_count": None, "id": f"cell-{i}", "metadata": {}, "outputs": [], "source": src}
-            for i, src in enumerate(cells)
-        ],
-        "metadata": {
-            "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
-            "language_info": {"name": "python"},
-        },
-        "nbformat": 4,
-        "nbformat_minor": 5,
-    }
-
-
-def _settings(root: Path) -> None:
-    """Quiet JupyterLab: no news toast, no update check (they would cover the form in screenshots)."""
-    notify = root / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
-    notify.parent.mkdir(parents=True, exist_ok=True)
-    notify.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
-
-
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A JupyterLab server on a free port serving a temp folder with ``form.ipynb``; yields its URL."""
-    base = tmp_path_factory.mktemp("lab")
-    root, settings, workspaces = base / "root", base / "settings", base / "workspaces"
-    for d in (root, settings, workspaces, base / "config", base / "ipython", base / "runtime"):
-        d.mkdir()
-    _settings(settings)
-    (root / "form.ipynb").write_text(json.dumps(_notebook(CELLS)))
-    port = free_port()
-    env = {
-        **os.environ,
-        "JUPYTER_CONFIG_DIR": str(base / "config"),
-        "IPYTHONDIR": str(base / "ipython"),
-        "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])),
-    }
-    log = (base / "lab.log").open("wb")
-    proc = subprocess.Popen(
-        [
-            sys.executable, "-m", "jupyterlab", "--allow-root", "--no-browser", "--ip", "127.0.0.1", f"--port={port}",
-            "--ServerApp.port_retries=0", "--IdentityProvider.token=", "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True",
-            f"--ServerApp.root_dir={root}", f"--LabApp.user_settings_dir={settings}", f"--LabApp.workspaces_dir={workspaces}",
-        ],
-        env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"jupyter lab exited with {proc.returncode}:\n{(base / 'lab.log').read_text(errors='replace')}")
-            try:
-                with urllib.request.urlopen(f"{url}/api/status", timeout=1) as reply:
-                    if reply.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"jupyter lab not answering:\n{(base / 'lab.log').read_text(errors='replace')}")
-            time.sleep(0.2)
+    with running_lab(tmp_path_factory.mktemp("lab"), {"form.ipynb": notebook(CELLS)}) as (url, _root):
         yield url
-    finally:
-        try:  # a clean shutdown also stops the kernels it started
-            urllib.request.urlopen(urllib.request.Request(f"{url}/api/shutdown", method="POST"), timeout=5).close()
-            proc.wait(timeout=20)
-        except (OSError, subprocess.TimeoutExpired):
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        log.close()
 
 
 @pytest.fixture(scope="module")
 def page(lab: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    executable = ensure_chromium()
-    with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("chromium-profile")),
-            executable_path=executable,
-            headless=True,
-            args=CHROMIUM_FLAGS,
-            viewport={"width": 1100, "height": 900},
-        )
-        try:
-            yield context.pages[0] if context.pages else context.new_page()
-        finally:
-            context.close()
+    with chromium_page(tmp_path_factory.mktemp("chromium-profile")) as page:
+        yield page
 
 
 def test_fill_the_form_like_a_person(lab: str, page: Any) -> None:

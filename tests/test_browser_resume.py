@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from .test_browser_forms import _notebook, lab, page  # noqa: F401 - fixtures shared with the forms test
+from .browser import notebook as _notebook
+from .test_browser_forms import lab, page  # noqa: F401 - fixtures shared with the forms test
 
 KEY_ENV = "MCPNB_BROWSER_RESUME_KEY"
 
@@ -41,11 +42,14 @@ def put_notebook(lab: str, name: str, nb: dict[str, Any]) -> None:  # noqa: F811
 
 
 def saved_flows(lab: str, name: str) -> dict[str, Any]:  # noqa: F811 - takes the shared fixture's value
-    """The records on disk; ``{}`` while the server is still writing the file (it answers 500 then)."""
+    """The records on disk; ``{}`` while the server is still writing the file.
+
+    Caught mid-write, the contents API answers 500, or 400 "Unreadable Notebook" for a half-written file.
+    """
     try:
         model = api(lab, f"contents/{name}?content=1")
     except urllib.error.HTTPError as exc:
-        if exc.code >= 500:
+        if exc.code == 400 or exc.code >= 500:
             return {}
         raise
     return model["content"]["metadata"].get("mcp_notebook", {}).get("flows", {})

@@ -24,8 +24,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 import time
 import urllib.parse
 import urllib.request
@@ -36,8 +34,8 @@ from typing import Any
 
 import pytest
 
-from ..conftest import REPO_ROOT, free_port
-from ..test_browser_forms import CHROMIUM_FLAGS, _notebook, _settings, ensure_chromium
+from ..browser import chromium_page, running_lab
+from ..browser import notebook as _notebook
 from .hostile import EVIL_URL, HOSTILE_TOOL_NAME, h
 from .test_hostile import find_leaks
 
@@ -105,77 +103,15 @@ class Lab:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    """JupyterLab on a free port serving an empty temp root (as in test_browser_forms, with the root known)."""
-    base = tmp_path_factory.mktemp("hostile-lab")
-    root, settings, workspaces = base / "root", base / "settings", base / "workspaces"
-    for d in (root, settings, workspaces, base / "config", base / "ipython", base / "runtime"):
-        d.mkdir()
-    _settings(settings)
-    port = free_port()
-    env = {
-        **os.environ,
-        "JUPYTER_CONFIG_DIR": str(base / "config"),
-        "IPYTHONDIR": str(base / "ipython"),
-        "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])),
-    }
-    log_path = base / "lab.log"
-    log = log_path.open("wb")
-    proc = subprocess.Popen(
-        [
-            sys.executable, "-m", "jupyterlab", "--allow-root", "--no-browser", "--ip", "127.0.0.1", f"--port={port}",
-            "--ServerApp.port_retries=0", "--IdentityProvider.token=", "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True",
-            f"--ServerApp.root_dir={root}", f"--LabApp.user_settings_dir={settings}", f"--LabApp.workspaces_dir={workspaces}",
-        ],
-        env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"jupyter lab exited with {proc.returncode}:\n{log_path.read_text(errors='replace')}")
-            try:
-                with urllib.request.urlopen(f"{url}/api/status", timeout=1) as reply:
-                    if reply.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"jupyter lab not answering:\n{log_path.read_text(errors='replace')}")
-            time.sleep(0.2)
+    """JupyterLab on a free port serving an empty temp root (as the forms test does, with the root known)."""
+    with running_lab(tmp_path_factory.mktemp("hostile-lab")) as (url, root):
         yield Lab(url, root)
-    finally:
-        try:  # a clean shutdown also stops the kernels it started
-            urllib.request.urlopen(urllib.request.Request(f"{url}/api/shutdown", method="POST"), timeout=5).close()
-            proc.wait(timeout=20)
-        except (OSError, subprocess.TimeoutExpired):
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        log.close()
 
 
 @pytest.fixture(scope="module")
 def page(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    executable = ensure_chromium()
-    with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("chromium-profile")),
-            executable_path=executable,
-            headless=True,
-            args=CHROMIUM_FLAGS,
-            viewport={"width": 1200, "height": 900},
-        )
-        try:
-            yield context.pages[0] if context.pages else context.new_page()
-        finally:
-            context.close()
+    with chromium_page(tmp_path_factory.mktemp("chromium-profile"), width=1200, height=900) as page:
+        yield page
 
 
 def _files(root: Path) -> set[str]:

@@ -17,7 +17,7 @@ import pytest
 from mcp_notebook.forms import url_html
 from mcp_notebook.urls import read_url, visible
 
-from ..test_browser_forms import CHROMIUM_FLAGS, ensure_chromium
+from ..browser import CHROMIUM_FLAGS, ensure_chromium
 
 
 class Case(NamedTuple):
