@@ -19,7 +19,7 @@ from .ui import FlowUI, HeadlessUI
 if TYPE_CHECKING:
     from .flows import Flow
 
-__all__ = ["Answerer", "FlowUI", "FormUI", "HeadlessUI", "Question"]
+__all__ = ["Answerer", "FlowUI", "HeadlessUI", "Question"]
 
 
 @dataclass
@@ -33,9 +33,6 @@ class Question:
     @property
     def is_url(self) -> bool:
         return getattr(self.params, "mode", "form") == "url"
-
-
-FormUI = FlowUI  # the former name of the interactive side (``session.start(ui=...)`` still says it)
 
 
 @dataclass

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from .connections import Connection
     from .store import SavedFlow, Store
 
-__all__ = ["Flow", "FlowObserver", "FlowState", "Method", "Round"]
+__all__ = ["Flow", "FlowState", "Method", "Round"]
 
 Method = Literal["tools/call", "prompts/get", "resources/read"]
 STATE_ONLY_BACKOFF = (0.05, 0.25)  # first and largest pause for rounds that only carry state
@@ -46,9 +46,6 @@ class FlowState(str, Enum):  # noqa: UP042 - a StrEnum would change str()/format
     DONE = "done"
     FAILED = "failed"
     CANCELLED = "cancelled"
-
-
-FlowObserver = FlowUI  # what a flow tells its view: ``changed``, ``progress``, ``log`` (loop thread, never blocking)
 
 
 @dataclass
@@ -278,6 +275,7 @@ class Flow:
             error = FlowError(
                 f"{error}\nThe flow is still saved as {self.id}; it can be resumed {how}.", code=error.code, data=error.data,
                 kind="still_saved", flow_id=self.id, server=self.conn.name, reason=reason, details={"error": error},
+                missing_field=error.missing_field,
             )  # fmt: skip
         self._finish(FlowState.FAILED, error)
         raise error

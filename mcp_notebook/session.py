@@ -26,10 +26,10 @@ from traitlets import Dict, Enum, Int, TraitError, Unicode, validate
 from traitlets import Any as TAny
 from traitlets.config import Configurable
 
-from .answering import Answerer, FormUI
+from .answering import Answerer
 from .connections import Connection, Registry, Target
 from .errors import FlowError, Note, SessionError
-from .flows import Flow, FlowObserver, FlowState, Method
+from .flows import Flow, FlowState, Method
 from .form_model import Answers
 from .frontend import Frontend
 from .limits import Limits
@@ -39,7 +39,7 @@ from .runtime import Runtime
 from .sampling import ModelRouter
 from .store import SavedFlow, Store
 from .trust import target_of
-from .ui import HeadlessUI
+from .ui import FlowUI, HeadlessUI
 
 __all__ = ["CallOptions", "Session", "SessionSettings"]
 
@@ -368,8 +368,8 @@ class Session:
         arguments: dict[str, Any] | None = None,
         *,
         answers: Answers | None = None,
-        ui: FormUI | None = None,
-        view: FlowObserver | None = None,
+        ui: FlowUI | None = None,
+        view: FlowUI | None = None,
         timeout: float | None = None,
         save: bool = True,
         cell_id: str | None = None,

@@ -98,7 +98,7 @@ class HeadlessUI:
             try:
                 content = form.headless_content(answers, server)
             except MissingAnswer as exc:
-                raise FlowError(str(exc)) from None
+                raise FlowError(str(exc), kind="unanswered", server=server, missing_field=exc.field.name) from None
         errors = form.validate(content)
         if errors:
             listed = "; ".join(f"{name or 'form'}: {why}" for name, why in errors.items())

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 from mcp.types import ElicitRequestFormParams, ElicitResult, ElicitRequestURLParams
 
-from mcp_notebook.answering import Answerer, FormUI, Question
+from mcp_notebook.answering import Answerer, Question
 from mcp_notebook.bridge import KernelLoop, Reply
 from mcp_notebook.errors import FlowError
-from mcp_notebook.flows import FlowObserver, FlowState, Progress
+from mcp_notebook.flows import FlowState, Progress
 from mcp_notebook.form_model import Answers, FormModel
 from mcp_notebook.limits import Limits
 from mcp_notebook.live_view import LiveView, MainThread
@@ -54,7 +54,6 @@ def test_live_view_and_headless_ui_implement_flow_ui(view: LiveView) -> None:
     assert view.interactive is True and HeadlessUI.interactive is False
     assert view.needs_main_thread is False  # no kernel loop here: nothing to freeze
     assert HeadlessUI().needs_main_thread is False
-    assert FormUI is FlowUI and FlowObserver is FlowUI  # the former names still work
     assert isinstance(view, PanelHost)  # review panels go through documented methods only
     assert MainThread is KernelLoop and isinstance(view.main, KernelLoop)
 

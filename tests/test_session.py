@@ -66,11 +66,11 @@ def test_connect_and_call_headless_with_answers(session: Session) -> None:
 def test_a_stopped_flow_stays_saved_and_resumes(session: Session) -> None:
     session.connect("demo", DEMO)
     error, record = stopped(session, "orders")
-    assert (error.kind, error.reason, error.flow_id, error.server) == ("still_saved", "unanswered", record["id"], "demo")
+    assert (error.kind, error.reason, error.flow_id, error.server, error.missing_field) == ("still_saved", "unanswered", record["id"], "demo", "ok")
     assert "still saved" in str(error) and "%mcp" not in str(error)  # the engine speaks API
     hinted = for_magics(error)
     assert isinstance(hinted, FlowError) and hinted.kind == "still_saved"
-    assert f"%mcp resume {record['id']} --answer FIELD=VALUE" in str(hinted)
+    assert f"%mcp resume {record['id']} --answer ok=VALUE" in str(hinted)  # the field that had no answer
 
     assert session.pick_saved(None, None) == record  # the only one waiting
     flow = session.resume(record, answers(accept_defaults=True), interactive=False, cell_id=None)
