@@ -26,6 +26,7 @@ A required field with nothing to send is an error naming it (headless) or an inl
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -560,27 +561,20 @@ def _a(expected: Any) -> str:
     return names.get(str(expected), str(expected))
 
 
-_VALIDATORS: dict[tuple[str, bool], Any] = {}
-
-
 def compiled_validator(schema: dict[str, Any], formats: bool = False) -> Any:
     """A compiled validator per distinct schema: servers ask the same questions round after round
     and tools are called again and again, and building a jsonschema validator costs more than
     checking a value with it. ``formats`` asserts ``format`` (MCP's four without optional extras)."""
+    return _compiled(json.dumps(schema, sort_keys=True, default=str), formats)
+
+
+@functools.lru_cache(maxsize=256)  # a pure function's memo, bounded: the schema's JSON text is the key
+def _compiled(schema_json: str, formats: bool) -> Any:
     import jsonschema
 
-    key = (json.dumps(schema, sort_keys=True, default=str), formats)
-    validator = _VALIDATORS.get(key)
-    if validator is None:
-        validator_cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-        validator = validator_cls(schema, format_checker=_format_checker() if formats else None)
-        if len(_VALIDATORS) >= 256:
-            _VALIDATORS.clear()
-        _VALIDATORS[key] = validator
-    return validator
-
-
-_CHECKER: Any = None
+    schema = json.loads(schema_json)
+    validator_cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    return validator_cls(schema, format_checker=_format_checker() if formats else None)
 
 
 def _is_uri(value: Any) -> bool:
@@ -598,18 +592,16 @@ def _is_date_time(value: Any) -> bool:
     return bool(datetime.fromisoformat(value[:-1] + "+00:00" if value.upper().endswith("Z") else value))
 
 
+@functools.cache
 def _format_checker() -> Any:
     """jsonschema's format checks, with MCP's four formats checked without optional extras."""
-    global _CHECKER
-    if _CHECKER is None:
-        import jsonschema
+    import jsonschema
 
-        checker = jsonschema.FormatChecker()
-        checker.checks("email")(lambda v: not isinstance(v, str) or bool(_EMAIL.match(v)))
-        checker.checks("uri")(_is_uri)
-        checker.checks("date", raises=ValueError)(
-            lambda v: not isinstance(v, str) or (len(v) == 10 and bool(date.fromisoformat(v)))
-        )
-        checker.checks("date-time", raises=ValueError)(_is_date_time)
-        _CHECKER = checker
-    return _CHECKER
+    checker = jsonschema.FormatChecker()
+    checker.checks("email")(lambda v: not isinstance(v, str) or bool(_EMAIL.match(v)))
+    checker.checks("uri")(_is_uri)
+    checker.checks("date", raises=ValueError)(
+        lambda v: not isinstance(v, str) or (len(v) == 10 and bool(date.fromisoformat(v)))
+    )
+    checker.checks("date-time", raises=ValueError)(_is_date_time)
+    return checker
