@@ -12,6 +12,7 @@ environment values.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shlex
 import threading
@@ -126,6 +127,7 @@ class Connection:
         protocol: Protocol = "auto",
         log_level: LoggingLevel | None = "info",
         read_timeout: float | None = None,
+        connect_timeout: float | None = None,
         runtime: Runtime | None = None,
     ) -> None:
         self.name = name
@@ -134,6 +136,10 @@ class Connection:
         self.protocol = protocol
         self.log_level = log_level
         self.read_timeout = read_timeout
+        self.connect_timeout = connect_timeout  # bound of the whole open/initialize handshake (None: none)
+        # the last HTTP 401/403 an HTTP target answered ({"status", "www_authenticate"}); the SDK hides it
+        # behind MCPError(-32603, "Server returned an error response")
+        self.auth_refused: dict[str, Any] | None = None
         self.client: Client | None = None
         self.flows: list[Flow] = []  # active flows, oldest first (back-channel routing)
         self.logs: deque[dict[str, Any]] = deque(maxlen=LOG_LIMIT)
@@ -150,18 +156,66 @@ class Connection:
     async def open(self) -> None:
         """Start the owner task and wait until the handshake is done (or failed)."""
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.state, self.dead = "connecting", None
+        self.state, self.dead, self.auth_refused = "connecting", None, None
         self._closing = asyncio.Event()
         self._forget_at_stop = self.runtime.at_stop(self.close)  # a stopping runtime closes us cleanly first
         self._owner = asyncio.create_task(self._own(ready), name=f"mcp-connection-{self.name}")
+        deadline = asyncio.timeout(self.connect_timeout)
         try:
-            await ready
+            async with deadline:
+                await asyncio.shield(ready)
         except BaseException as exc:  # noqa: BLE001 - explained below, raised outside except
             error = exc
         else:
             return
+        where = f"Could not connect {self.name!r} to {self.target.describe()}"
+        if deadline.expired():
+            ready.cancel()  # the owner must not report into it any more
+            await self._abandon()
+            text = f"{where}: the server did not finish the handshake within {self.connect_timeout:g} s."
+            details = {"timeout": self.connect_timeout, "connection": self}
+            raise ConnectionFailed(self._with_stderr(text), code=-32001, kind="connect_timeout", server=self.name, details=details)
+        refused = self.auth_error(where) if describe_exception(error)[1] == -32603 else None
+        if refused is not None:
+            raise refused
         text, code, data = describe_exception(error)
-        raise ConnectionFailed(self._with_stderr(f"Could not connect {self.name!r} to {self.target.describe()}: {text}"), code=code, data=data)
+        raise ConnectionFailed(self._with_stderr(f"{where}: {text}"), code=code, data=data)
+
+    async def _abandon(self) -> None:
+        """Give up a handshake that took too long: stop the owner task (it closes the transport, ends a child)."""
+        owner = self._owner
+        if self._closing is not None:
+            self._closing.set()
+        if owner is not None and not owner.done():
+            owner.cancel()
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(owner, timeout=10)
+
+    def auth_error(self, where: str, error_type: type[FlowError] = ConnectionFailed) -> FlowError | None:
+        """The error for an HTTP 401/403 the server answered (``None`` when it did not): what it wants, how to give it."""
+        refused = self.auth_refused
+        if refused is None:
+            return None
+        status, challenge = refused["status"], refused.get("www_authenticate") or ""
+        sent = bool(self.target.headers or self.target.bearer_env or self.target.served_token)
+        why = "it wants credentials" if status == 401 else "it refused access: it wants credentials"
+        if sent:
+            why += " (it did not accept the ones sent)"
+        text = (
+            f"{where}: the server answered HTTP {status} ({'Unauthorized' if status == 401 else 'Forbidden'}): {why}"
+            f"{f' (WWW-Authenticate: {challenge})' if challenge else ''}. Give them when connecting: bearer_env='VAR' "
+            "(a token in environment variable VAR, sent as Authorization: Bearer) or headers={'Authorization': '...'}."
+        )
+        details = {"status": status, "www_authenticate": challenge, "url": self.target.url, "connection": self}
+        return error_type(text, kind="auth_required", server=self.name, details=details)
+
+    async def _on_http_response(self, response: Any) -> None:
+        """An httpx2 response hook: remember a 401/403 (the SDK reports it as a bare internal error)."""
+        status = response.status_code
+        if status in (401, 403):
+            self.auth_refused = {"status": status, "www_authenticate": response.headers.get("www-authenticate", "")}
+        elif status < 400:
+            self.auth_refused = None
 
     async def _own(self, ready: asyncio.Future[None]) -> None:
         from mcp import Client
@@ -252,6 +306,7 @@ class Connection:
             if own:
                 headers["Authorization"] = f"Bearer {own}"
         http = create_mcp_http_client(headers=headers or None)
+        http.event_hooks = {"response": [self._on_http_response]}
         return streamable_http_client(t.url, http_client=http), http
 
     def _stderr_pipe(self) -> Any:

@@ -262,7 +262,8 @@ class Flow:
                 error = exc
             else:
                 text, code, data = describe_exception(exc)
-                error = FlowError(self.conn._with_stderr(f"{self.label} failed: {text}"), code=code, data=data)
+                refused = self.conn.auth_error(f"{self.label} failed", FlowError) if code == -32603 else None  # an HTTP 401/403
+                error = refused or FlowError(self.conn._with_stderr(f"{self.label} failed: {text}"), code=code, data=data)
         else:
             self._finish(FlowState.DONE, None)
             return self.value

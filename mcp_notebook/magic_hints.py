@@ -52,6 +52,13 @@ def hint(kind: str | None, fields: dict[str, Any]) -> str | None:
             "env": f"Connect again with %mcp connect {name} --env NAME=VALUE ... -- COMMAND",
         }.get(reason or "", f"Connect again with %mcp connect {name} ...")
         return f"{how}, then {resume}."
+    if kind == "auth_required":
+        url = shlex.quote(str(details.get("url") or "URL"))
+        return (f"Give credentials with %mcp connect {name} {url} --bearer-env VAR (a token in environment variable VAR) "
+                f"or --header Authorization:VALUE.")  # fmt: skip
+    if kind == "connect_timeout":
+        return (f"If the server is just slow, allow more time: %mcp connect {name} ... --timeout SECONDS, "
+                f"or %config MCPMagics.connect_timeout = SECONDS.")  # fmt: skip
     if kind == "consent_needed":
         return (f"If you trust it as shown, run: {resume} --trust\n"
                 f"Or connect the server yourself first (%mcp connect {name} TARGET), then {resume} --trust.")  # fmt: skip

@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass, field, replace
 from collections.abc import Callable, Mapping
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 
 from traitlets import Dict, Enum, Int, TraitError, Unicode, validate
 from traitlets import Any as TAny
@@ -59,6 +59,12 @@ class SessionSettings(Configurable):
 
     max_rounds = Int(10, help="Most input-required rounds one flow may take before it stops.").tag(config=True)
     flow_timeout = TAny(None, allow_none=True, help="Default wall-clock limit of a flow in seconds (None: no limit).").tag(config=True)
+    connect_timeout = TAny(
+        30.0, allow_none=True,
+        help="Seconds a connection may take to open (start or reach the server and finish the handshake; None: no limit). "
+        "A server that accepts the connection but never answers would otherwise hold the cell forever. A --timeout given "
+        "to %mcp connect (the read timeout) bounds the handshake instead.",
+    ).tag(config=True)  # fmt: skip
     interactive = TAny(None, allow_none=True, help="True/False forces interactive or headless; None decides per cell (a front end that allows stdin is interactive).").tag(config=True)
     log_level = Enum(["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"], "info", allow_none=True, help="Server log messages at or above this level are shown with the flow.").tag(config=True)
     models = Dict(
@@ -247,9 +253,11 @@ class Session:
             resolved.cwd, resolved.env = cwd, dict(env or {})
         elif cwd or env:
             raise SessionError("cwd and env only apply to stdio commands", kind="bad_input")
+        limit = read_timeout if read_timeout is not None else self.settings.connect_timeout
         return self.registry.connect(
-            name, resolved, protocol=protocol, log_level=self.settings.log_level, read_timeout=read_timeout
-        )
+            name, resolved, protocol=protocol, log_level=self.settings.log_level, read_timeout=read_timeout,
+            connect_timeout=float(limit) if limit is not None else None,
+        )  # fmt: skip
 
     def resolve(self, qualified: str) -> tuple[Connection, str]:
         """``server.tool`` or ``tool`` (when one connection is open) -> (connection, name)."""
@@ -288,13 +296,20 @@ class Session:
                 rows += [[conn.name, t.name, t.title or "", _line(t.description), describe_parameters(t.input_schema)]
                          for t in run(conn.tools(refresh=True)).values()]  # fmt: skip
             elif kind == "prompts":
-                for p in run(conn.list_all("prompts")):
+                prompts = run(_offered(conn, "prompts"))
+                if not prompts:
+                    rows.append([conn.name, "", "", "(this server offers no prompts)", ""])
+                for p in prompts or []:
                     params = ", ".join(f"{a.name}{' (required)' if a.required else ''}" for a in (p.arguments or [])) or "(no arguments)"
                     rows.append([conn.name, p.name, p.title or "", _line(p.description), params])
             else:
-                rows += [[conn.name, str(r.uri), r.name, r.mime_type or "", _line(r.description)] for r in run(conn.list_all("resources"))]
+                resources = run(_offered(conn, "resources"))
+                templates = run(_offered(conn, "resource_templates")) if resources is not None else None
+                if not resources and not templates:
+                    rows.append([conn.name, "", "", "", "(this server offers no resources)"])
+                rows += [[conn.name, str(r.uri), r.name, r.mime_type or "", _line(r.description)] for r in resources or []]
                 rows += [[conn.name, r.uri_template, r.name, r.mime_type or "", _line(r.description) + " (template)"]
-                         for r in run(conn.list_all("resource_templates"))]  # fmt: skip
+                         for r in templates or []]  # fmt: skip
         return rows
 
     # ------------------------------------------------------------------ models, roots, servers in the notebook
@@ -650,7 +665,7 @@ class Session:
             conn = registry.get(name)
             if conn.is_open:
                 return conn, False
-            return registry.connect(name, conn.target, protocol=conn.protocol, log_level=conn.log_level, read_timeout=conn.read_timeout), True
+            return registry.connect(name, conn.target, protocol=conn.protocol, log_level=conn.log_level, read_timeout=conn.read_timeout, connect_timeout=conn.connect_timeout), True
         kind = Target.kind_of_saved(server)
         refusal = dict(kind="reconnect_needed", flow_id=flow_id, server=name, details={"target": target})
         if kind == "inproc":
@@ -690,6 +705,25 @@ class Session:
         if error is not None:
             raise error
         return conn, True
+
+
+async def _offered(conn: Connection, kind: Literal["prompts", "resources", "resource_templates"]) -> list[Any] | None:
+    """Every prompt or resource of ``conn``; ``None`` when the server offers none of that kind.
+
+    Said by its capabilities when it sent them, else by -32601 (method not found) to the listing.
+    """
+    from mcp import MCPError
+
+    capabilities = conn.live.session.server_capabilities
+    if capabilities is not None and (capabilities.prompts or capabilities.resources or capabilities.tools):
+        if getattr(capabilities, "prompts" if kind == "prompts" else "resources", None) is None:
+            return None
+    try:
+        return await conn.list_all(kind)
+    except MCPError as exc:
+        if exc.code == -32601:
+            return None
+        raise
 
 
 def _line(text: str | None) -> str:

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import json
 import shlex
+import socket
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -191,3 +196,123 @@ def test_unload_and_load_close_connections(ip: Any) -> None:
     ip.run_line_magic("mcp", "connect ul_inproc mcp_notebook.demo:echo_server")
     assert registry().get("ul_inproc").state == "open"
     assert ip.run_line_magic("mcp", "call ul_inproc.echo text=again --no-save").result().content[0].text == "again"
+
+
+@contextlib.contextmanager
+def refusing_http_server(status: int) -> Iterator[str]:
+    """A loopback HTTP server that answers every request with ``status`` (401 with a Bearer challenge)."""
+
+    class Refuse(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.send_response(status)
+            if status == 401:
+                self.send_header("WWW-Authenticate", 'Bearer realm="mcp"')
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_DELETE = do_POST
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/mcp"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("status", [401, 403])
+def test_http_auth_refusal_says_what_the_server_wants(ip: Any, status: int) -> None:
+    with refusing_http_server(status) as url, pytest.raises(FlowError) as info:
+        ip.run_line_magic("mcp", f"connect locked {url}")
+    error = info.value
+    assert (error.kind, error.server, error.details["status"]) == ("auth_required", "locked", status)
+    text = str(error)
+    assert f"HTTP {status}" in text and "credentials" in text and "bearer_env" in text and "internal error" not in text
+    assert f"%mcp connect locked {url} --bearer-env VAR" in text and "--header Authorization:VALUE" in text
+    if status == 401:
+        assert error.details["www_authenticate"] == 'Bearer realm="mcp"' and "WWW-Authenticate: Bearer" in text
+    assert "locked" not in registry()
+
+
+def test_listing_says_which_servers_offer_none(ip: Any) -> None:
+    ip.run_line_magic("mcp", "connect lp_demo mcp_notebook.demo:demo")
+    ip.run_line_magic("mcp", "connect lp_echo mcp_notebook.demo:echo_server")  # lists none
+    ip.run_line_magic("mcp", "connect lp_prov mcp_notebook.demo:provisioner")  # no capability: -32601 if asked
+    try:
+        prompts = ip.run_line_magic("mcp", "prompts")
+        assert any(row[0] == "lp_demo" and row[1] for row in prompts.rows)
+        assert [row for row in prompts.rows if row[0] == "lp_echo"] == [["lp_echo", "", "", "(this server offers no prompts)", ""]]
+        assert [row for row in prompts.rows if row[0] == "lp_prov"] == [["lp_prov", "", "", "(this server offers no prompts)", ""]]
+        resources = ip.run_line_magic("mcp", "resources lp_echo")
+        assert resources.rows == [["lp_echo", "", "", "", "(this server offers no resources)"]]
+        assert any(row[0] == "lp_demo" for row in ip.run_line_magic("mcp", "resources").rows)
+    finally:
+        ip.run_line_magic("mcp", "disconnect lp_demo")
+        ip.run_line_magic("mcp", "disconnect lp_echo")
+        ip.run_line_magic("mcp", "disconnect lp_prov")
+
+
+@contextlib.contextmanager
+def silent_tcp_server() -> Iterator[int]:
+    """A loopback TCP server that accepts connections and never answers."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    held: list[socket.socket] = []
+
+    def accept() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                held.append(listener.accept()[0])
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        listener.close()
+        for sock in held:
+            sock.close()
+
+
+def test_connect_timeout_from_read_timeout(ip: Any) -> None:
+    with silent_tcp_server() as port:
+        started = time.monotonic()
+        with pytest.raises(FlowError) as info:
+            ip.run_line_magic("mcp", f"connect mute http://127.0.0.1:{port}/mcp --timeout 1")
+        elapsed = time.monotonic() - started
+    assert elapsed < 5, elapsed
+    error = info.value
+    assert (type(error).__name__, error.kind, error.server, error.details["timeout"]) == ("ConnectionFailed", "connect_timeout", "mute", 1.0)
+    assert "'mute'" in str(error) and "within 1 s" in str(error) and "MCPMagics.connect_timeout" in str(error)
+    assert "mute" not in registry()
+
+
+def test_connect_timeout_setting_ends_a_silent_stdio_server(ip: Any) -> None:
+    from mcp_notebook.session import SessionSettings
+
+    assert SessionSettings().connect_timeout == 30.0
+    ip.run_line_magic("config", "MCPMagics.connect_timeout = 1.5")
+    children_before = set(_children())
+    try:
+        started = time.monotonic()
+        with pytest.raises(FlowError) as info:
+            ip.run_line_magic("mcp", f"connect sleeper -- {sys.executable} -c 'import time; time.sleep(60)'")
+        assert time.monotonic() - started < 8
+    finally:
+        ip.run_line_magic("config", "MCPMagics.connect_timeout = 30.0")
+    assert info.value.kind == "connect_timeout" and "within 1.5 s" in str(info.value)
+    deadline = time.monotonic() + 5
+    while set(_children()) - children_before and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not set(_children()) - children_before  # the child was ended
+
+
+def _children() -> list[int]:
+    """Live (not zombie) child processes of this test process."""
+    import psutil
+
+    return [p.pid for p in psutil.Process().children(recursive=True) if p.status() != psutil.STATUS_ZOMBIE]
