@@ -61,7 +61,11 @@ class Answerer:
         return await answer_sampling(self.router, self.ui, flow, key, params)
 
     async def roots(self, flow: Flow) -> Any:
-        result = self.root_list.result()
+        return self.note_roots(flow, self.root_list.result())
+
+    @staticmethod
+    def note_roots(flow: Flow, result: Any) -> Any:
+        """Note in the flow that roots were answered with ``result`` (the session's roots); returns it."""
         names = ", ".join(r.name or r.uri.path.rstrip("/").rsplit("/", 1)[-1] for r in result.roots) or "none"
         flow.notes.append(f"roots: answered with {len(result.roots)} root{'s' if len(result.roots) != 1 else ''} ({names})")
         return result

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .errors import FlowError, describe_exception
+from .roots import Roots
 from .runtime import Runtime
 
 if TYPE_CHECKING:
@@ -129,8 +130,10 @@ class Connection:
         read_timeout: float | None = None,
         connect_timeout: float | None = None,
         runtime: Runtime | None = None,
+        roots: Roots | None = None,
     ) -> None:
         self.name = name
+        self.roots = roots if roots is not None else Roots()  # answers every roots/list, in a flow or not (the session's)
         self.runtime = runtime if runtime is not None else Runtime()  # the loop this connection lives on
         self.target = target
         self.protocol = protocol
@@ -421,7 +424,12 @@ class Connection:
         return await self._route(lambda flow: flow.answer_sampling(str(context.request_id), params))
 
     async def _on_roots(self, context: ClientRequestContext) -> ListRootsResult | ErrorData:
-        return await self._route(lambda flow: flow.answer_roots())
+        """Roots belong to the session: asked after connecting or after ``roots/list_changed``, no flow needed."""
+        result = self.roots.result()
+        flow = self._backchannel_flow()
+        if flow is not None:  # asked during a call: the flow's notes say so, same answer
+            flow.answerer.note_roots(flow, result)
+        return result
 
     async def _route(self, answer: Callable[[Flow], Awaitable[_T]]) -> _T | ErrorData:
         from mcp.types import ErrorData
@@ -530,8 +538,9 @@ def _sampling_capabilities() -> Any:
 class Registry:
     """The named connections of one session, all on that session's runtime."""
 
-    def __init__(self, runtime: Runtime | None = None) -> None:
+    def __init__(self, runtime: Runtime | None = None, roots: Roots | None = None) -> None:
         self.runtime = runtime if runtime is not None else Runtime()
+        self.roots = roots if roots is not None else Roots()  # what every connection answers roots/list with
         self._connections: dict[str, Connection] = {}
 
     def __contains__(self, name: str) -> bool:
@@ -560,7 +569,7 @@ class Registry:
 
     def connect(self, name: str, target: Target, **options: Any) -> Connection:
         """Open (or re-open) connection ``name``; the old one is closed only after the new one works."""
-        conn = Connection(name, target, runtime=self.runtime, **options)
+        conn = Connection(name, target, runtime=self.runtime, roots=self.roots, **options)
         runtime = self.runtime
         runtime.run(conn.open())
         old = self._connections.get(name)

@@ -13,8 +13,8 @@ for what it can do:
   that thread while the flow waits for it.
 
 ``live_view.LiveView`` is the interactive implementation. ``HeadlessUI`` answers forms from the
-preset answers (``--answer``, ``--answers``, ``--accept-defaults``) through the same ``FormModel``
-as the widgets, reports nothing, never reviews sampling and has nobody to type a reply.
+preset answers (``--answer``, ``--answers``, ``--accept-defaults``; ``--decline``/``--cancel`` refuse)
+through the same ``FormModel`` as the widgets, reports nothing, never reviews sampling and has nobody to type a reply.
 """
 
 from __future__ import annotations
@@ -83,6 +83,9 @@ class HeadlessUI:
         from mcp.types import ElicitResult
 
         server = flow.conn.name
+        refusal = answers.refusal(question.key, [f.name for f in question.form.fields] if question.form is not None else [])
+        if refusal is not None:  # --cancel, or --decline naming this question
+            return ElicitResult(action=refusal)
         if question.is_url:
             raise FlowError(
                 f"{server} asks you to open {question.params.url} ({question.params.message}); "

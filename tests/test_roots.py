@@ -231,3 +231,33 @@ def test_kernel_default_root_comes_from_session(tmp_path: Path) -> None:
         assert REPO_ROOT.as_uri() + "\n" not in kernel.text_of_cell(cell)
     finally:
         kernel.close()
+
+
+# ---------------------------------------------------------------------- roots asked outside any flow
+def test_a_2025_server_asking_after_list_changed_gets_the_session_roots(ip: Any, tmp_path: Path) -> None:
+    """Roots belong to the session: a server that asks on ``roots/list_changed`` (no call running) is answered."""
+    from .conftest import session_of
+
+    seen: list[list[str]] = []
+
+    async def roots_changed(ctx: ServerRequestContext[Any], params: Any) -> None:
+        seen.append([str(r.uri) for r in (await ctx.session.list_roots()).roots])
+
+    ip.user_ns["asking_server"] = Server("asking", on_roots_list_changed=roots_changed)
+    mcp(ip, "connect ask25 asking_server --protocol legacy")
+    session: Any = session_of(ip)
+    try:
+        assert not any(conn.flows for conn in session.registry)  # no flow is running
+        mcp(ip, f"roots add {tmp_path} --name scratch")  # sends roots/list_changed; the server asks back
+        deadline = time.monotonic() + 10
+        while not seen and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert seen == [[here(), tmp_path.resolve().as_uri()]]
+        mcp(ip, "roots reset")
+        assert "ask25" in session.registry.roots_changed()
+        deadline = time.monotonic() + 10
+        while len(seen) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert seen[1:] == [[here()], [here()]]
+    finally:
+        session.registry.disconnect("ask25")
