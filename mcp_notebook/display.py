@@ -412,7 +412,8 @@ class TraceView:
                 lane = f"<b>{lane}</b>"  # a 2025 back-channel request: the arrow 2026 removed
             rows.append(
                 f"<tr><td>{esc(event['round'])}</td><td style='color:{colour};white-space:nowrap;font-family:monospace'>{lane}</td>"
-                f"<td><code style='word-break:break-word;font-size:12px'>{esc(shown)}</code></td></tr>"
+                f"<td style='text-align:left'><code style='display:block;text-align:left;white-space:pre-wrap;word-break:break-word;"
+                f"font-family:var(--jp-code-font-family,monospace);font-size:12px'>{esc(shown)}</code></td></tr>"
             )
         notes = budget.notes()
         plain.extend(notes)
@@ -457,7 +458,7 @@ class FlowReport:
             plain.extend(p)
             rich.extend(h)
         if flow.logs:
-            lines = "\n".join(f"[{e['level']}] {e.get('logger') or ''} {e['data']}".replace("  ", " ") for e in flow.logs)
+            lines = "\n".join(f"[{e['level']}] {e.get('logger') or ''} {log_text(e['data'])}".replace("  ", " ") for e in flow.logs)
             _, inner = _text(lines, budget)
             rich.append(f"<details><summary>server log ({len(flow.logs)})</summary><pre>{inner}</pre></details>")
         for note in budget.notes():
@@ -473,9 +474,12 @@ class FlowReport:
 class Table:
     """A small table with a plain-text twin (servers, tools, prompts, flows)."""
 
-    def __init__(self, columns: list[str], rows: list[list[Any]], title: str = "", empty: str = "nothing to show", notes: list[str] | None = None) -> None:
+    def __init__(
+        self, columns: list[str], rows: list[list[Any]], title: str = "", empty: str = "nothing to show", notes: list[str] | None = None, wrap: bool = False
+    ) -> None:
         self.columns, self.rows, self.title, self.empty = columns, rows, title, empty
         self.notes = list(notes or [])  # whole lines under the table (never clipped)
+        self.wrap = wrap  # the last column is shown whole: folded in plain text, pre-wrapped in HTML (log messages)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         if not self.rows:
@@ -483,10 +487,21 @@ class Table:
         widths = [max(len(str(c)), *(len(str(r[i])) for r in self.rows)) for i, c in enumerate(self.columns)]
         widths = [min(w, 60) for w in widths]
         lines = ([self.title] if self.title else []) + ["  ".join(str(c).ljust(w) for c, w in zip(self.columns, widths, strict=True)).rstrip()]
+        last = len(self.columns) - 1
         for row in self.rows:
-            lines.append("  ".join(_clip(str(v), w).ljust(w) for v, w in zip(row, widths, strict=False)).rstrip())
+            if not self.wrap or len(row) <= last:
+                lines.append("  ".join(_clip(str(v), w).ljust(w) for v, w in zip(row, widths, strict=False)).rstrip())
+                continue
+            lead = "  ".join(_clip(str(v), w).ljust(w) for v, w in zip(row[:last], widths, strict=False))
+            indent = " " * (len(lead) + 2)
+            folded = _fold(str(row[last]), widths[last])
+            lines.append(f"{lead}  {folded[0]}".rstrip())
+            lines.extend(f"{indent}{part}".rstrip() for part in folded[1:])
         head = "".join(f"<th>{esc(c)}</th>" for c in self.columns)
-        body = "".join("<tr>" + "".join(f"<td>{esc(v)}</td>" for v in row) + "</tr>" for row in self.rows)
+        whole = "<td style='text-align:left;white-space:pre-wrap;word-break:break-word'>"
+        body = "".join(
+            "<tr>" + "".join(f"{whole if self.wrap and i == last else '<td>'}{esc(v)}</td>" for i, v in enumerate(row)) + "</tr>" for row in self.rows
+        )
         title = f'<div class="hdr">{esc(self.title)}</div>' if self.title else ""
         notes = "".join(note_html(n) for n in self.notes)
         return {"text/plain": "\n".join(lines + self.notes), "text/html": STYLE + f'<div class="mcpnb">{title}<table><tr>{head}</tr>{body}</table>{notes}</div>'}
@@ -494,6 +509,27 @@ class Table:
 
 def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _fold(text: str, width: int) -> list[str]:
+    """Text as lines of at most ``width`` characters (at spaces where it can), nothing dropped."""
+    lines: list[str] = []
+    for line in text.splitlines() or [""]:
+        while len(line) > width:
+            cut = line.rfind(" ", 1, width + 1)
+            cut = cut if cut > 0 else width
+            lines.append(line[:cut].rstrip())
+            line = line[cut:].lstrip(" ")
+        lines.append(line)
+    return lines
+
+
+def log_text(data: Any) -> str:
+    """A log entry's ``data`` as one text: a string as it is, anything else as JSON."""
+    if isinstance(data, str):
+        return data
+    text = _json_text(data, indent=None)
+    return text if text is not None else repr(data)
 
 
 def display_flow(flow: Flow) -> None:

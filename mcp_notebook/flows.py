@@ -117,7 +117,6 @@ class Flow:
         self._secrets: frozenset[str] | None = None
         self._saved = False  # a record of this flow is in the store
         self._unanswered = False  # a headless run had no preset answer for a question
-        self._backchannel_error: FlowError | None = None  # a 2025 back-channel question this client could not answer
         self._unreachable = False  # the server could not be reached
         self._forget = True  # remove the record when the flow is cancelled
         self._task: asyncio.Task[Any] | None = None
@@ -252,15 +251,12 @@ class Flow:
         try:
             async with asyncio.timeout(self.timeout):
                 self.value = await self._drive()
-                if self._backchannel_error is not None:  # the server's reply to an unanswered question is moot
-                    raise self._backchannel_error
         except asyncio.CancelledError:
             self._finish(FlowState.CANCELLED, FlowError(f"{self.label} was cancelled"))
             raise
         except TimeoutError:
             error = FlowError(f"{self.label} took longer than {self.timeout} s and was stopped", code=-32001)
         except BaseException as exc:  # noqa: BLE001 - explained, then re-raised as FlowError
-            exc = self._backchannel_error or exc  # 2025: fail as a 2026-07-28 round would, not with the server's echo
             self._unreachable = _unreachable(exc) or not self.conn.is_open
             if isinstance(exc, FlowError):
                 error = exc
@@ -397,10 +393,8 @@ class Flow:
         self.view.changed(self)
         try:
             answers = await self.answerer.elicit(self, requests)
-        except FlowError as exc:
+        except FlowError:
             self._unanswered = not self.answerer.ui.interactive  # headless: no preset answer fitted
-            if single:
-                self._backchannel_error = exc  # the flow fails with it once the server's call returns
             raise
         finally:
             self.state = FlowState.RUNNING
@@ -409,7 +403,7 @@ class Flow:
         for key, answer in answers.items():
             fields = sorted((answer.content or {}).keys()) if getattr(answer, "content", None) else []
             detail = f" ({', '.join(fields)})" if fields else ""
-            self.answer_summary.append(f"{key}: {answer.action}{detail}")
+            self.answer_summary.append(f"{_question(key, requests.get(key))}: {answer.action}{detail}")
         if single:
             self.rounds[-1].sent = {key: _response_summary(a) for key, a in answers.items()}
             self.rounds[-1].ended = time.perf_counter()
@@ -545,6 +539,15 @@ def shorten_token(token: str, keep: int = 12) -> str:
 
 def _dump(obj: Any) -> Any:
     return obj.model_dump(mode="json", by_alias=True, exclude_none=True) if hasattr(obj, "model_dump") else obj
+
+
+def _question(key: str, params: Any) -> str:
+    """How an answer summary names a question: its message (shortened), else its request key."""
+    message = params.get("message") if isinstance(params, dict) else getattr(params, "message", None)
+    if not isinstance(message, str) or not message.strip():
+        return key
+    message = " ".join(message.split())
+    return f"“{message}”" if len(message) <= 60 else f"“{message[:59]}…”"
 
 
 def _response_summary(answer: Any) -> Any:

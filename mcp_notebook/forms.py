@@ -87,7 +87,17 @@ class FieldWidget:
         self.choices: list[tuple[Any, w.Checkbox]] = []
         self.input = self._make_input(spec, initial)
         self.input.add_class("mcp-input")
+        if "description" in self.input.keys and not self.input.description:
+            # the input's accessible name (a <label for> in ipywidgets 8, plain text); the bold label left of it is what shows
+            self.input.description = spec.label
+            self.input.style.description_width = "0px"
+            # the empty label keeps its 8px right margin: shift and widen so the input stays where it was
+            self.input.layout.margin = "2px 2px 2px -6px"
+            if self.input.layout.width == "340px":
+                self.input.layout.width = "348px"
         label = html.escape(spec.label) + (" " + _REQUIRED if spec.required else "")
+        if spec.kind == "boolean":  # the box's own label (right of it) names it; the left column keeps only the star
+            label = _REQUIRED if spec.required else ""
         self.label = w.HTML(f"<b>{label}</b>", layout=w.Layout(width="170px", flex="0 0 auto"))
         help_text = " — ".join(part for part in (spec.description, _new_hint(spec)) if part)
         self.help = w.HTML(_small(help_text), layout=w.Layout(margin="0 0 0 174px", display=None if help_text else "none"))
@@ -109,7 +119,7 @@ class FieldWidget:
     def _make_input(self, spec: FieldSpec, initial: Any) -> w.Widget:
         layout = w.Layout(width="340px")
         if spec.kind == "boolean":
-            return w.Checkbox(value=initial if isinstance(initial, bool) else False, indent=False, layout=w.Layout(width="auto"))
+            return w.Checkbox(value=initial if isinstance(initial, bool) else False, description=spec.label, indent=False, layout=w.Layout(width="auto"))
         if spec.kind in ("integer", "number"):
             text = "" if initial is None or isinstance(initial, bool) else str(initial)
             return w.Text(value=text, placeholder=spec.hint, layout=layout)

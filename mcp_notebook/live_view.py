@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as w
 
 from .bridge import KernelLoop, Reply
-from .display import STYLE, FlowReport, badge, esc
+from .display import STYLE, FlowReport, badge, esc, log_text
 from .limits import Limits
 
 if TYPE_CHECKING:
@@ -87,7 +87,7 @@ class LiveView:
             self.main.call(self._render_progress, info.progress, info.total, info.message)
 
     def log(self, flow: Flow, entry: dict[str, Any]) -> None:
-        self.main.call(self._add_log, f"[{entry['level']}] {entry['data']}")
+        self.main.call(self._add_log, f"[{entry['level']}] {log_text(entry['data'])}")
 
     async def ask(self, flow: Flow, questions: list[Question], answers: Answers) -> dict[str, Any]:
         """Show one panel with every question of the round; resolve when the user sends it."""

@@ -8,6 +8,7 @@ Kept apart from the magics so the table of options reads in one place. The parse
 from __future__ import annotations
 
 import argparse
+import keyword
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -59,8 +60,6 @@ def _answer_args(p: Parser) -> None:
     p.add_argument("--answer", action="append", default=[], metavar="FIELD=VALUE", help="pre-fill form field FIELD in every elicitation (VALUE is JSON when it parses)")
     p.add_argument("--answers", metavar="JSON", help="several fields at once, as a JSON object")
     p.add_argument("--accept-defaults", action="store_true", help="accept every form with its defaults for fields not answered")
-    p.add_argument("--decline", action="append", default=[], metavar="NAME", help="headless: decline the question with field (or input-request key) NAME")
-    p.add_argument("--cancel", action="store_true", help="headless: cancel every question")
 
 
 def _flow_args(p: Parser) -> None:
@@ -217,12 +216,16 @@ def call_options(ns: argparse.Namespace) -> Any:
     from .session import CallOptions
 
     fields: dict[str, Any] = parse_json_object(ns.answers, "--answers") if ns.answers else {}
+    raw: dict[str, str] = {}  # as typed, for a text field ("1.50" stays "1.50")
     for item in ns.answer:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise UsageError(f"--answer wants FIELD=VALUE, got {item!r}")
-        fields[key] = parse_answer_value(value)
+        fields[key], raw[key] = parse_answer_value(value), value
+    output = getattr(ns, "output", None)
+    if output is not None and (not output.isidentifier() or keyword.iskeyword(output)):
+        raise UsageError(f"-o wants a Python variable name, got {output!r}")
     return CallOptions(
-        answers=Answers(fields=fields, accept_defaults=ns.accept_defaults, decline=list(ns.decline), cancel=ns.cancel), timeout=ns.timeout, save=not ns.no_save,
+        answers=Answers(fields=fields, accept_defaults=ns.accept_defaults, raw=raw), timeout=ns.timeout, save=not ns.no_save,
         trace=ns.trace, output=ns.output, trust=getattr(ns, "trust", False),
     )  # fmt: skip

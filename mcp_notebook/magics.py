@@ -110,13 +110,13 @@ class MCPMagics(Magics, SessionSettings):
         return Table(["name", "server", "kind", "target", "protocol / state", "active flows", "served at"], rows, empty="No servers connected. Use %mcp connect NAME TARGET.", notes=notes)
 
     def _do_log(self, words: list[str], cell: str | None) -> Any:
-        from .display import Table
+        from .display import Table, log_text
 
         ns, _ = self._parsers["log"].parse(words)
         conn = self.session.registry.get(ns.name)
-        rows = [[e["level"], e.get("logger") or "", e["data"]] for e in list(conn.logs)[-ns.lines:]]
+        rows = [[e["level"], e.get("logger") or "", log_text(e["data"])] for e in list(conn.logs)[-ns.lines:]]
         rows += [["stderr", "", line] for line in list(conn.stderr)[-ns.lines:]]
-        return Table(["level", "logger", "message"], rows, title=f"log of {conn.name}", empty=f"{conn.name} has logged nothing yet.")
+        return Table(["level", "logger", "message"], rows, title=f"log of {conn.name}", empty=f"{conn.name} has logged nothing yet.", wrap=True)
 
     def _do_disconnect(self, words: list[str], cell: str | None) -> Any:
         ns, _ = self._parsers["disconnect"].parse(words)

@@ -149,7 +149,7 @@ class CallOptions:
     trust: bool = False  # resume a record that needs consent without asking
 
     def fresh_answers(self) -> Answers:
-        return replace(self.answers, fields=dict(self.answers.fields), decline=list(self.answers.decline))
+        return Answers(fields=dict(self.answers.fields), accept_defaults=self.answers.accept_defaults, raw=dict(self.answers.raw))
 
 
 class Session:
@@ -167,7 +167,6 @@ class Session:
         self.store = Store(max_record_bytes=lambda: self.settings.max_record_bytes)
         self.router = ModelRouter()
         self.roots = Roots(session_path=(shell.user_ns.get("__session__") if shell is not None else None) or None)
-        self.registry.roots = self.roots  # roots/list is answered from these, in a flow or not
         self.prototypes = Prototypes()
         self.frontend = Frontend(self.store)  # no comm until attach_frontend (%load_ext)
         self.last_flow: Flow | None = None
@@ -275,6 +274,9 @@ class Session:
         if tool not in tools:
             tools = await conn.tools(refresh=True)
         if tool not in tools:
+            prefix, dot, _ = tool.partition(".")
+            if dot and prefix not in self.registry:
+                self.registry.get(prefix)  # SERVER.TOOL with no such server: say that, naming the connected ones
             known = ", ".join(sorted(tools)) or "none"
             raise FlowError(f"{conn.name} has no tool {tool!r}. Tools: {known}")
         return tools[tool].input_schema or {}

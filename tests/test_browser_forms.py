@@ -78,6 +78,12 @@ def test_fill_the_form_like_a_person(lab: str, page: Any) -> None:
     expect(form.locator(".mcp-asker")).to_contain_text("beta asks")
     expect(form.locator(".mcp-asker")).to_contain_text("Sign up for the beta programme")
 
+    # every input is named by its field's title (screen readers, get_by_label)
+    expect(form.get_by_label("Full name")).to_have_count(1)
+    expect(form.get_by_label("Full name")).to_have_attribute("type", "text")
+    expect(form.get_by_label("Plan")).to_have_count(1)
+    expect(form.get_by_label("Newsletter")).to_have_attribute("type", "checkbox")
+
     # type like a person, with a mistake in the e-mail
     form.locator(".mcp-field-name input").press_sequentially("Ada Lovelace", delay=20)
     email = form.locator(".mcp-field-email input")

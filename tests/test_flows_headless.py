@@ -267,33 +267,65 @@ def test_python_api_without_magics(servers: Any) -> None:
     assert mcp_notebook.read("notes://bo/latest", "api_demo", accept_defaults=True).result().contents[0].text == "note for bo"
 
 
-@pytest.mark.parametrize("generation", GENERATIONS)
-def test_unanswered_question_fails_the_cell_in_both_generations(ip: Any, servers: Any, generation: str) -> None:
-    conn = f"prov_inproc_{generation}"
-    with pytest.raises(FlowError) as info:
-        call(ip, f"call {conn}.provision name=orders --no-save")  # no preset answer and no --accept-defaults
-    assert (info.value.kind, info.value.missing_field) == ("unanswered", "region")
-    assert "--answer region=VALUE" in str(info.value) and "MCP error" not in str(info.value)
-    # saved, a 2026-07-28 flow keeps its record to resume; a 2025 one has no state to keep, so it fails as above
-    with pytest.raises(FlowError) as info:
-        call(ip, f"call {conn}.provision name=orders")
-    assert info.value.missing_field == "region"
-    assert info.value.kind == ("still_saved" if generation == "auto" else "unanswered")
+def test_unknown_server_prefix_with_one_server_open() -> None:
+    """``nosuch.tool`` with one server open: no server ``nosuch`` (naming the open one), not "no tool"."""
+    from mcp_notebook.session import Session
+
+    session = Session()
+    try:
+        session.connect("prov", "mcp_notebook.demo:provisioner")
+        with pytest.raises(FlowError) as info:
+            session.tool_schema_sync(*session.resolve("nosuch.tool"))
+        assert str(info.value) == "No connection named 'nosuch' (connected: prov)."
+        assert info.value.kind == "unknown_connection"
+        with pytest.raises(FlowError) as no_tool:
+            session.tool_schema_sync(*session.resolve("nope"))
+        assert str(no_tool.value).startswith("prov has no tool 'nope'. Tools: ")
+    finally:
+        session.close()
+
+
+@pytest.mark.parametrize("var", ["not a var", "class", "1x", "a-b"])
+def test_output_variable_must_be_an_identifier(ip: Any, servers: Any, var: str) -> None:
+    with pytest.raises(UsageError) as info:
+        call(ip, f"call demo_inproc_auto.add a=1 b=1 -o '{var}'")
+    assert str(info.value) == f"-o wants a Python variable name, got {var!r}"
+    assert var not in ip.user_ns
 
 
 @pytest.mark.parametrize("generation", GENERATIONS)
-@pytest.mark.parametrize(("flags", "text"), [
-    ("--decline region", "Provisioning cancelled: the user declined."),
-    ("--cancel", "Provisioning cancelled: the user cancelled."),
-    ("--decline other --cancel", "Provisioning cancelled: the user cancelled."),
-])  # fmt: skip
-def test_decline_and_cancel_headless(ip: Any, servers: Any, generation: str, flags: str, text: str) -> None:
-    flow = call(ip, f"call prov_inproc_{generation}.provision name=orders {flags} --no-save")
-    assert flow.result().content[0].text == text
-    assert flow.answer_summary[-1].endswith(text.rsplit(" ", 1)[-1].rstrip(".").replace("cancelled", "cancel").replace("declined", "decline"))
+def test_answer_summary_names_the_question(ip: Any, servers: Any, generation: str) -> None:
+    flow = call(ip, f"call demo_inproc_{generation}.provision_db name=orders --answer region=us-east-1 --answer ok=true")
+    assert flow.answer_summary == [
+        "“Which region should 'orders' live in?”: accept (region)",
+        "“Create 'orders' (small) in us-east-1?”: accept (ok)",
+    ]
 
 
-def test_decline_names_a_question_that_is_not_asked(ip: Any, servers: Any) -> None:
-    with pytest.raises(FlowError) as info:
-        call(ip, "call prov_inproc_legacy.provision name=orders --decline other --no-save")
-    assert info.value.missing_field == "region"
+LONG_LOG = "migrating table orders: " + " ".join(f"step-{i}" for i in range(30)) + " <b>done</b>"
+
+
+def test_connection_log_shows_long_messages_whole_and_data_as_json(ip: Any) -> None:
+    ip.run_cell(
+        "from mcp.server.mcpserver import Context, MCPServer\n"
+        "loud = MCPServer('loud')\n"
+        "@loud.tool()\n"
+        "async def work(ctx: Context) -> str:\n"
+        f"    await ctx.log('info', {LONG_LOG!r}, logger_name='db')\n"
+        "    await ctx.log('warning', {'table': 'orders', 'rows': 3, 'ok': True}, logger_name='db')\n"
+        "    return 'ok'\n"
+    )
+    call(ip, "connect loud loud")
+    try:
+        call(ip, "call loud.work")
+        bundle = call(ip, "log loud")._repr_mimebundle_()
+        plain, rich = bundle["text/plain"], bundle["text/html"]
+        assert '{"table": "orders", "rows": 3, "ok": true}' in plain and "{'table'" not in plain
+        assert "…" not in plain
+        assert " ".join(plain.split()).count(LONG_LOG) == 1  # folded over lines, not cut: every word is there
+        assert max(len(line) for line in plain.splitlines()) <= 100
+        assert "&lt;b&gt;done&lt;/b&gt;" in rich and "<b>done</b>" not in rich  # server text stays escaped
+        assert "white-space:pre-wrap" in rich
+        assert "{&quot;table&quot;: &quot;orders&quot;, &quot;rows&quot;: 3, &quot;ok&quot;: true}" in rich
+    finally:
+        call(ip, "disconnect loud")

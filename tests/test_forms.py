@@ -686,3 +686,34 @@ def test_model_reasons_for_unsupported_schemas() -> None:
 def test_wire_problem() -> None:
     assert wire_problem("a") == wire_problem(1) == wire_problem(1.5) == wire_problem(True) == wire_problem(None) == wire_problem(["a"]) == ""
     assert wire_problem({"a": 1}) and wire_problem([1, 2])
+
+
+def test_answer_text_field_keeps_the_text_as_typed() -> None:
+    """``--answer value=1.50``: a string field gets "1.50", a number field 1.5 (issue 11, item 9)."""
+    from mcp_notebook.magic_grammar import build_parsers, call_options
+
+    ns, _ = build_parsers()["call"].parse(["s.t", "--answer", "value=1.50", "--answer", "n=1.50", "--answer", "code=1e3", "--answer", "flag=true"])
+    options = call_options(ns)
+    assert options.answers.fields == {"value": 1.5, "n": 1.5, "code": 1000.0, "flag": True}
+    model = FormModel.from_schema(obj(value={"type": "string"}, n={"type": "number"}, code={"type": "string"}, flag={"type": "string"}))
+    assert model.headless_content(options.answers) == {"value": "1.50", "n": 1.5, "code": "1e3", "flag": "true"}
+    assert model.headless_content(options.fresh_answers()) == {"value": "1.50", "n": 1.5, "code": "1e3", "flag": "true"}
+    panel = ElicitationPanel("s", [_question(model.schema, "?")], options.answers, lambda r: None)
+    assert panel.field("value").input.value == "1.50"
+
+
+def test_inputs_are_labelled_with_their_titles() -> None:
+    schema = obj(
+        name={"type": "string", "title": "Full name"},
+        age={"type": "integer", "title": "Age"},
+        plan={"type": "string", "enum": ["a", "b"], "title": "Plan"},
+        day={"type": "string", "format": "date", "title": "Day"},
+        ok={"type": "boolean", "title": "Newsletter"},
+    )
+    panel = ElicitationPanel("s", [_question(schema, "?")], Answers(), lambda r: None)
+    for field, title in [("name", "Full name"), ("age", "Age"), ("plan", "Plan"), ("day", "Day")]:
+        control = panel.field(field).input
+        assert (control.description, control.description_allow_html, control.style.description_width) == (title, False, "0px")
+        assert title in panel.field(field).label.value  # the visible label is unchanged
+    ok = panel.field("ok")
+    assert ok.input.description == "Newsletter" and "Newsletter" not in ok.label.value
