@@ -117,6 +117,7 @@ class Flow:
         self._secrets: frozenset[str] | None = None
         self._saved = False  # a record of this flow is in the store
         self._unanswered = False  # a headless run had no preset answer for a question
+        self._backchannel_error: FlowError | None = None  # a 2025 back-channel question this client could not answer
         self._unreachable = False  # the server could not be reached
         self._forget = True  # remove the record when the flow is cancelled
         self._task: asyncio.Task[Any] | None = None
@@ -251,12 +252,15 @@ class Flow:
         try:
             async with asyncio.timeout(self.timeout):
                 self.value = await self._drive()
+                if self._backchannel_error is not None:  # the server's reply to an unanswered question is moot
+                    raise self._backchannel_error
         except asyncio.CancelledError:
             self._finish(FlowState.CANCELLED, FlowError(f"{self.label} was cancelled"))
             raise
         except TimeoutError:
             error = FlowError(f"{self.label} took longer than {self.timeout} s and was stopped", code=-32001)
         except BaseException as exc:  # noqa: BLE001 - explained, then re-raised as FlowError
+            exc = self._backchannel_error or exc  # 2025: fail as a 2026-07-28 round would, not with the server's echo
             self._unreachable = _unreachable(exc) or not self.conn.is_open
             if isinstance(exc, FlowError):
                 error = exc
@@ -393,8 +397,10 @@ class Flow:
         self.view.changed(self)
         try:
             answers = await self.answerer.elicit(self, requests)
-        except FlowError:
+        except FlowError as exc:
             self._unanswered = not self.answerer.ui.interactive  # headless: no preset answer fitted
+            if single:
+                self._backchannel_error = exc  # the flow fails with it once the server's call returns
             raise
         finally:
             self.state = FlowState.RUNNING

@@ -58,14 +58,28 @@ class MissingAnswer(ValueError):
 
 @dataclass
 class Answers:
-    """Preset answers for a flow: ``--answer``, ``--answers`` and ``--accept-defaults``."""
+    """Preset answers for a flow: ``--answer``, ``--answers``, ``--accept-defaults``, ``--decline``, ``--cancel``.
+
+    ``decline`` names the questions a headless run declines: NAME matches an elicitation whose form
+    has a field NAME, or whose input-request key is NAME (2026-07-28). ``cancel`` cancels every one.
+    """
 
     fields: dict[str, Any] = field(default_factory=dict)
     accept_defaults: bool = False
+    decline: list[str] = field(default_factory=list)  # --decline NAME (repeatable)
+    cancel: bool = False  # --cancel
     raw: dict[str, str] = field(default_factory=dict)  # FIELD -> VALUE as typed in ``--answer``, for text fields
 
     def __bool__(self) -> bool:
-        return bool(self.fields) or self.accept_defaults
+        return bool(self.fields) or self.accept_defaults or bool(self.decline) or self.cancel
+
+    def refusal(self, key: str, field_names: list[str]) -> Literal["cancel", "decline"] | None:
+        """``"cancel"`` or ``"decline"`` when the presets refuse the question ``key`` (fields ``field_names``), else ``None``."""
+        if self.cancel:
+            return "cancel"
+        if any(name == key or name in field_names for name in self.decline):
+            return "decline"
+        return None
 
 
 def parse_answer_value(text: str) -> Any:

@@ -60,6 +60,8 @@ def _answer_args(p: Parser) -> None:
     p.add_argument("--answer", action="append", default=[], metavar="FIELD=VALUE", help="pre-fill form field FIELD in every elicitation (VALUE is JSON when it parses)")
     p.add_argument("--answers", metavar="JSON", help="several fields at once, as a JSON object")
     p.add_argument("--accept-defaults", action="store_true", help="accept every form with its defaults for fields not answered")
+    p.add_argument("--decline", action="append", default=[], metavar="NAME", help="headless: decline the question with field (or input-request key) NAME")
+    p.add_argument("--cancel", action="store_true", help="headless: cancel every question")
 
 
 def _flow_args(p: Parser) -> None:
@@ -226,6 +228,6 @@ def call_options(ns: argparse.Namespace) -> Any:
     if output is not None and (not output.isidentifier() or keyword.iskeyword(output)):
         raise UsageError(f"-o wants a Python variable name, got {output!r}")
     return CallOptions(
-        answers=Answers(fields=fields, accept_defaults=ns.accept_defaults, raw=raw), timeout=ns.timeout, save=not ns.no_save,
+        answers=Answers(fields=fields, accept_defaults=ns.accept_defaults, raw=raw, decline=list(ns.decline), cancel=ns.cancel), timeout=ns.timeout, save=not ns.no_save,
         trace=ns.trace, output=ns.output, trust=getattr(ns, "trust", False),
     )  # fmt: skip

@@ -149,7 +149,7 @@ class CallOptions:
     trust: bool = False  # resume a record that needs consent without asking
 
     def fresh_answers(self) -> Answers:
-        return Answers(fields=dict(self.answers.fields), accept_defaults=self.answers.accept_defaults, raw=dict(self.answers.raw))
+        return replace(self.answers, fields=dict(self.answers.fields), raw=dict(self.answers.raw), decline=list(self.answers.decline))
 
 
 class Session:
@@ -167,6 +167,7 @@ class Session:
         self.store = Store(max_record_bytes=lambda: self.settings.max_record_bytes)
         self.router = ModelRouter()
         self.roots = Roots(session_path=(shell.user_ns.get("__session__") if shell is not None else None) or None)
+        self.registry.roots = self.roots  # roots/list is answered from these, in a flow or not
         self.prototypes = Prototypes()
         self.frontend = Frontend(self.store)  # no comm until attach_frontend (%load_ext)
         self.last_flow: Flow | None = None

@@ -267,6 +267,39 @@ def test_python_api_without_magics(servers: Any) -> None:
     assert mcp_notebook.read("notes://bo/latest", "api_demo", accept_defaults=True).result().contents[0].text == "note for bo"
 
 
+@pytest.mark.parametrize("generation", GENERATIONS)
+def test_unanswered_question_fails_the_cell_in_both_generations(ip: Any, servers: Any, generation: str) -> None:
+    conn = f"prov_inproc_{generation}"
+    with pytest.raises(FlowError) as info:
+        call(ip, f"call {conn}.provision name=orders --no-save")  # no preset answer and no --accept-defaults
+    assert (info.value.kind, info.value.missing_field) == ("unanswered", "region")
+    assert "--answer region=VALUE" in str(info.value) and "MCP error" not in str(info.value)
+    # saved, a 2026-07-28 flow keeps its record to resume; a 2025 one has no state to keep, so it fails as above
+    with pytest.raises(FlowError) as info:
+        call(ip, f"call {conn}.provision name=orders")
+    assert info.value.missing_field == "region"
+    assert info.value.kind == ("still_saved" if generation == "auto" else "unanswered")
+
+
+@pytest.mark.parametrize("generation", GENERATIONS)
+@pytest.mark.parametrize(("flags", "text"), [
+    ("--decline region", "Provisioning cancelled: the user declined."),
+    ("--cancel", "Provisioning cancelled: the user cancelled."),
+    ("--decline other --cancel", "Provisioning cancelled: the user cancelled."),
+])  # fmt: skip
+def test_decline_and_cancel_headless(ip: Any, servers: Any, generation: str, flags: str, text: str) -> None:
+    flow = call(ip, f"call prov_inproc_{generation}.provision name=orders {flags} --no-save")
+    assert flow.result().content[0].text == text
+    assert flow.answer_summary[-1].endswith(text.rsplit(" ", 1)[-1].rstrip(".").replace("cancelled", "cancel").replace("declined", "decline"))
+
+
+def test_decline_names_a_question_that_is_not_asked(ip: Any, servers: Any) -> None:
+    with pytest.raises(FlowError) as info:
+        call(ip, "call prov_inproc_legacy.provision name=orders --decline other --no-save")
+    assert info.value.missing_field == "region"
+
+
+
 def test_unknown_server_prefix_with_one_server_open() -> None:
     """``nosuch.tool`` with one server open: no server ``nosuch`` (naming the open one), not "no tool"."""
     from mcp_notebook.session import Session
