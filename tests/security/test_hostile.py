@@ -240,7 +240,7 @@ CASES: dict[str, Case] = {
     "call-error": Case(["call {n}.hostile_error"], shown=["tool-error"], markers=["Tool error"]),
     "call-error-blocks": Case(["call {n}.hostile_error_blocks"], shown=["error-result-text"], markers=["Tool error"]),
     "call-progress": Case(["call {n}.hostile_progress"], shown=["progress-result", "log-info-1", "log-error"], markers=["[log-data]", "[logger-name]"]),
-    "call-form": Case(["call {n}.hostile_form --accept-defaults"], shown=["form-result"], markers=["[field-default]", HOSTILE_VALUE]),
+    "call-form": Case(["call {n}.hostile_form --accept-defaults"], shown=["form-result"], markers=["[field-default]", HOSTILE_VALUE, "[elicit-message]"]),  # the answer summary names the question
     "call-form-answered": Case(
         ["call {n}.hostile_form --accept-defaults --answer 'text=<img src=x onerror=\"window.__pwned=1\">'"],
         shown=["form-result"], markers=['<img src=x onerror=\\"window.__pwned=1\\">'],
@@ -717,3 +717,39 @@ def test_sampling_review_panels_and_bundles() -> None:
 def test_payloads_are_what_the_docs_say() -> None:
     assert FLAG == "__pwned" and all(FLAG in p for p in PAYLOADS)
     assert all(p in HOSTILE for p in PAYLOADS)
+
+
+def test_a_hostile_www_authenticate_challenge_is_only_text(shell: Any) -> None:
+    """A 401's ``WWW-Authenticate`` is the server's text: it reaches the error message as given, never HTML."""
+    import http.server
+
+    from mcp_notebook.errors import FlowError
+
+    challenge = 'Bearer realm="<script>window.__pwned=1</script><img src=x onerror=window.__pwned=1>"'
+
+    class Refuse(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            self.send_response(401)
+            self.send_header("WWW-Authenticate", challenge)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_DELETE = do_POST  # noqa: N815
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with capture_output() as shown, pytest.raises(FlowError) as info:
+            shell.run_line_magic("mcp", f"connect hostile_auth http://127.0.0.1:{server.server_port}/mcp")
+    finally:
+        server.shutdown()
+        server.server_close()
+    error = info.value
+    assert error.kind == "auth_required" and error.details["status"] == 401
+    assert error.details["www_authenticate"] == challenge and challenge in str(error)  # text, as sent
+    for output in shown.outputs:
+        html = output.data.get("text/html", "")
+        assert not find_leaks(html), find_leaks(html)
