@@ -29,6 +29,7 @@ class Question:
     key: str
     params: Any
     form: FormModel | None
+    context: str = ""  # ours, shown above the question: e.g. that several calls could be asking
 
     @property
     def is_url(self) -> bool:
@@ -46,13 +47,14 @@ class Answerer:
         if self.ui is None:
             self.ui = HeadlessUI()
 
-    async def elicit(self, flow: Flow, requests: dict[str, Any]) -> dict[str, Any]:
+    async def elicit(self, flow: Flow, requests: dict[str, Any], context: str = "") -> dict[str, Any]:
+        """Ask ``requests``; with a ``context`` (the question may be another call's) no presets apply."""
         limits = getattr(flow, "limits", None)  # the flow's size bounds: too deep or too wide a form gets no widgets
         questions = [
-            Question(key, params, None if getattr(params, "mode", "form") == "url" else FormModel.from_schema(params.requested_schema, params.message, limits))
+            Question(key, params, None if getattr(params, "mode", "form") == "url" else FormModel.from_schema(params.requested_schema, params.message, limits), context)
             for key, params in requests.items()
         ]
-        return await self.ui.ask(flow, questions, self.answers)
+        return await self.ui.ask(flow, questions, Answers() if context else self.answers)
 
     async def sample(self, flow: Flow, key: str, params: Any) -> Any:
         """Route, review (interactive) and answer; a failure or a denial is ``ErrorData`` (see sampling.py)."""

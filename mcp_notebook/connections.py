@@ -17,10 +17,10 @@ import os
 import shlex
 import threading
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import FlowError, describe_exception
 from .roots import Roots
@@ -28,6 +28,8 @@ from .runtime import Runtime
 
 if TYPE_CHECKING:
     from mcp import Client
+
+    from .routing import StreamRoutes
     from mcp.client import ClientRequestContext, IncomingMessage
     from mcp.client.session import ClientSession
     from mcp.types import (
@@ -49,7 +51,6 @@ __all__ = ["Connection", "ConnectionFailed", "Registry", "Target"]
 Protocol = Literal["auto", "legacy", "2026-07-28"]
 # connecting -> open (handshake done) -> closed (close(), disconnect, unload) | dead (the server went away under us)
 State = Literal["connecting", "open", "closed", "dead"]
-_T = TypeVar("_T")
 LOG_LIMIT = 500
 ROOTS_NOTIFY_TIMEOUT = 5.0  # a notification is one write; a server that blocks it longer is not waited for
 
@@ -154,6 +155,7 @@ class Connection:
         self._owner: asyncio.Task[None] | None = None
         self._stderr_file: Any = None
         self._tools: dict[str, Any] | None = None
+        self.routes: StreamRoutes | None = None  # HTTP targets: which call's stream carried a back-channel question
 
     # ------------------------------------------------------------------ lifecycle (loop thread)
     async def open(self) -> None:
@@ -295,8 +297,11 @@ class Connection:
 
             params = StdioServerParameters(command=t.command[0], args=t.command[1:], env=_child_env(t.env), cwd=t.cwd)
             return _watch_end(stdio_client(params, errlog=self._stderr_pipe()), self._server_ended), None
+        import httpx2
         from mcp.client.streamable_http import streamable_http_client
-        from mcp.shared._httpx_utils import create_mcp_http_client
+        from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
+
+        from .routing import StreamRoutes
 
         headers = dict(t.headers)
         if t.bearer_env:
@@ -308,8 +313,13 @@ class Connection:
             own = t.served_token()
             if own:
                 headers["Authorization"] = f"Bearer {own}"
-        http = create_mcp_http_client(headers=headers or None)
-        http.event_hooks = {"response": [self._on_http_response]}
+        self.routes = StreamRoutes(httpx2.AsyncHTTPTransport())
+        http = httpx2.AsyncClient(
+            headers=headers or None,
+            timeout=httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT),  # the SDK's defaults
+            transport=self.routes,
+            event_hooks={"response": [self._on_http_response]},
+        )
         return streamable_http_client(t.url, http_client=http), http
 
     def _stderr_pipe(self) -> Any:
@@ -405,46 +415,64 @@ class Connection:
                 return items
 
     # ------------------------------------------------------------------ back-channel (2025 servers)
-    def _backchannel_flow(self) -> Flow | None:
-        """The flow a server→client request belongs to: the oldest one still running here.
+    @property
+    def tags_calls(self) -> bool:
+        """Whether calls go out tagged so back-channel questions can be routed by stream (2025 over HTTP)."""
+        return self.routes is not None and self.is_legacy
 
-        A 2025-generation request carries no link to the call it serves that the SDK exposes,
-        so with several concurrent flows on one connection the oldest active one answers.
+    def _running(self) -> list[Flow]:
+        return [flow for flow in self.flows if not flow.finished]
+
+    def _asker(self, request_id: Any) -> tuple[Flow | None, list[Flow]]:
+        """The flow a server→client request belongs to, and the running flows when that cannot be told.
+
+        Over streamable HTTP the question arrives on the stream of the call that asks
+        (``routing.StreamRoutes``). Elsewhere a 2025 request carries no link to its call: with one
+        call running it is that call's; with several, the oldest shows it and all are listed, so
+        the question is answered without any call's presets.
         """
-        for flow in self.flows:
-            if not flow.finished:
-                return flow
-        return None
+        running = self._running()
+        tag = self.routes.origin(request_id) if self.routes is not None else None
+        if tag is not None:
+            for flow in running:
+                if flow.route_tag == tag:
+                    return flow, []
+        if len(running) <= 1:
+            return (running[0] if running else None), []
+        return running[0], running
 
     # The SDK's ElicitationFnT, SamplingFnT, ListRootsFnT, LoggingFnT and MessageHandlerFnT.
     async def _on_elicit(self, context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult | ErrorData:
-        return await self._route(lambda flow: flow.answer_elicitations({str(context.request_id): params}, single=True))
+        from mcp.types import ErrorData
+
+        flow, candidates = self._asker(context.request_id)
+        if flow is None:
+            return ErrorData(code=-32600, message="No notebook flow is waiting for this request")
+        return await flow.answer_elicitations({str(context.request_id): params}, single=True, candidates=candidates)
 
     async def _on_sample(self, context: ClientRequestContext, params: CreateMessageRequestParams) -> CreateMessageResult | CreateMessageResultWithTools | ErrorData:
-        return await self._route(lambda flow: flow.answer_sampling(str(context.request_id), params))
+        from mcp.types import ErrorData
+
+        flow, candidates = self._asker(context.request_id)
+        if flow is None:
+            return ErrorData(code=-32600, message="No notebook flow is waiting for this request")
+        # sampling has no per-call presets (the session's models answer), so the oldest call shows it either way
+        return await flow.answer_sampling(str(context.request_id), params)
 
     async def _on_roots(self, context: ClientRequestContext) -> ListRootsResult | ErrorData:
         """Roots belong to the session: asked after connecting or after ``roots/list_changed``, no flow needed."""
         result = self.roots.result()
-        flow = self._backchannel_flow()
+        flow, _ = self._asker(context.request_id)
         if flow is not None:  # asked during a call: the flow's notes say so, same answer
             flow.answerer.note_roots(flow, result)
         return result
 
-    async def _route(self, answer: Callable[[Flow], Awaitable[_T]]) -> _T | ErrorData:
-        from mcp.types import ErrorData
-
-        flow = self._backchannel_flow()
-        if flow is None:
-            return ErrorData(code=-32600, message="No notebook flow is waiting for this request")
-        return await answer(flow)
-
     async def _on_log(self, params: LoggingMessageNotificationParams) -> None:
         entry = {"level": params.level, "logger": params.logger, "data": params.data}
         self.logs.append(entry)
-        flow = self._backchannel_flow()
-        if flow is not None:
-            flow.on_log(entry)
+        running = self._running()
+        if len(running) == 1:  # with several calls running, a log line belongs to the connection's log only
+            running[0].on_log(entry)
 
     async def _on_message(self, message: IncomingMessage) -> None:
         if isinstance(message, Exception):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import secrets
 import threading
 import time
 import uuid
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from .errors import FlowError, describe_exception
 from .limits import Limits
 from .redact import masked, secret_arguments
+from .routing import TAG_KEY
 from .ui import FlowUI, HeadlessUI
 
 if TYPE_CHECKING:
@@ -118,6 +120,8 @@ class Flow:
         self._saved = False  # a record of this flow is in the store
         self._unanswered = False  # a headless run had no preset answer for a question
         self._backchannel_error: FlowError | None = None  # a 2025 back-channel question this client could not answer
+        self._maybe_backchannel_error: FlowError | None = None  # the same, for a question that may have been this call's
+        self.route_tag = secrets.token_hex(8)  # sent in ``_meta`` on 2025 HTTP calls: routes their questions here (routing.py)
         self._unreachable = False  # the server could not be reached
         self._forget = True  # remove the record when the flow is cancelled
         self._task: asyncio.Task[Any] | None = None
@@ -254,13 +258,15 @@ class Flow:
                 self.value = await self._drive()
                 if self._backchannel_error is not None:  # the server's reply to an unanswered question is moot
                     raise self._backchannel_error
+                if self._maybe_backchannel_error is not None and getattr(self.value, "is_error", False):
+                    raise self._maybe_backchannel_error  # this call failed after a question nobody could tell was its own
         except asyncio.CancelledError:
             self._finish(FlowState.CANCELLED, FlowError(f"{self.label} was cancelled"))
             raise
         except TimeoutError:
             error = FlowError(f"{self.label} took longer than {self.timeout} s and was stopped", code=-32001)
         except BaseException as exc:  # noqa: BLE001 - explained, then re-raised as FlowError
-            exc = self._backchannel_error or exc  # 2025: fail as a 2026-07-28 round would, not with the server's echo
+            exc = self._backchannel_error or self._maybe_backchannel_error or exc  # 2025: fail as a 2026-07-28 round would, not with the server's echo
             self._unreachable = _unreachable(exc) or not self.conn.is_open
             if isinstance(exc, FlowError):
                 error = exc
@@ -353,6 +359,8 @@ class Flow:
         self.state = FlowState.RUNNING
         self.view.changed(self)
         common: dict[str, Any] = {"allow_input_required": True, "input_responses": responses, "request_state": state}
+        if self.conn.tags_calls:
+            common["meta"] = {TAG_KEY: self.route_tag}
         if self.method == "tools/call":
             result = await session.call_tool(self.name, self.arguments, progress_callback=self._on_progress, **common)
         elif self.method == "prompts/get":
@@ -387,8 +395,13 @@ class Flow:
         return responses
 
     # ------------------------------------------------------------------ answering (both generations)
-    async def answer_elicitations(self, requests: dict[str, Any], single: bool = False) -> Any:
-        """Elicitation requests of one round -> ``ElicitResult`` per key (one form for all)."""
+    async def answer_elicitations(self, requests: dict[str, Any], single: bool = False, candidates: list[Flow] | None = None) -> Any:
+        """Elicitation requests of one round -> ``ElicitResult`` per key (one form for all).
+
+        ``candidates``: a 2025 back-channel question that could come from any of these running
+        calls (the transport does not say which): it is asked without any call's presets, and
+        the form names the calls.
+        """
         if single:  # back-channel request of a 2025 server: show it, record it in the trace
             self.pending = {key: {"method": "elicitation/create", "params": _dump(p)} for key, p in requests.items()}
             # the 2025 back-channel request arrives while request ``round + 1`` is in flight
@@ -396,11 +409,18 @@ class Flow:
         self.state = FlowState.WAITING
         self.view.changed(self)
         try:
-            answers = await self.answerer.elicit(self, requests)
+            context = _several_calls(candidates) if candidates else ""
+            answers = await self.answerer.elicit(self, requests, context=context)
         except FlowError as exc:
-            self._unanswered = not self.answerer.ui.interactive  # headless: no preset answer fitted
-            if single:
-                self._backchannel_error = exc  # the flow fails with it once the server's call returns
+            unanswered = not self.answerer.ui.interactive  # headless: no preset answer fitted
+            if single and candidates:  # whichever call asked fails with it when the server's reply comes
+                for flow in candidates:
+                    flow._maybe_backchannel_error = flow._maybe_backchannel_error or exc
+                    flow._unanswered = flow._unanswered or unanswered
+            else:
+                self._unanswered = unanswered
+                if single:
+                    self._backchannel_error = exc  # the flow fails with it once the server's call returns
             raise
         finally:
             self.state = FlowState.RUNNING
@@ -595,3 +615,12 @@ def _as_text(value: Any) -> str:
     import json
 
     return value if isinstance(value, str) else json.dumps(value)
+
+
+def _several_calls(flows: list[Flow]) -> str:
+    """What a form says when a question could come from any of ``flows`` (the server does not say which)."""
+    calls = ", ".join(f"{f.label} ({f.id})" for f in flows)
+    return (
+        f"{len(flows)} calls are running on this server ({calls}) and it does not say which one asks; "
+        "no call's preset answers are used. Run them one after another, or connect over streamable HTTP, to keep them apart."
+    )

@@ -51,6 +51,7 @@ __all__ = ["ElicitationPanel", "FieldWidget", "summary_html", "url_html"]
 
 _RED = "var(--jp-error-color1, #d32f2f)"
 _MUTED = "var(--jp-ui-font-color2, #616161)"
+_WARN = "var(--jp-warn-color1, #e65100)"
 _REQUIRED = f'<span style="color:{_RED}" title="required">*</span>'
 _CHECKBOX_LIMIT = CHECKBOX_LIMIT  # more choices than this: a SelectMultiple list instead of checkboxes
 _ACTION_WORDS = {"accept": "accepted", "decline": "declined", "cancel": "cancelled"}
@@ -211,6 +212,7 @@ class _QuestionBox:
         self.header = w.HTML(
             f'<div style="margin-bottom:4px"><b>{html.escape(server)}</b> {verb}:</div>'
             f'<div style="font-size:1.05em;margin-bottom:6px;white-space:pre-wrap">{html.escape(message)}</div>'
+            + (f'<div class="mcp-context">{_small(question.context, _WARN)}</div>' if question.context else "")
         )
         self.header.add_class("mcp-asker")
         self.fields: list[FieldWidget] = []
@@ -340,6 +342,7 @@ class ElicitationPanel:
             button.add_class(f"mcp-{_slug(button.description.lower())}")
         self.widget = w.VBox([b.box for b in self.boxes] + [w.HBox([*self.buttons, self.status])])
         self.widget.add_class("mcp-elicitation")
+        self.widget.add_class("mcp-notebook-form")  # the labextension marks it stale when its kernel restarts
         self.sent = False
         self.results: dict[str, Any] | None = None
         self._lock = threading.Lock()  # clicks may arrive on the main thread and a subshell thread at once

@@ -101,7 +101,8 @@ class HeadlessUI:
             try:
                 content = form.headless_content(answers, server)
             except MissingAnswer as exc:
-                raise FlowError(str(exc), kind="unanswered", server=server, missing_field=exc.field.name) from None
+                text = f"{server} asks: {form.message!r}. {question.context}" if question.context else str(exc)
+                raise FlowError(text, kind="unanswered", server=server, missing_field=exc.field.name) from None
         errors = form.validate(content)
         if errors:
             listed = "; ".join(f"{name or 'form'}: {why}" for name, why in errors.items())

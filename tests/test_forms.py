@@ -717,3 +717,16 @@ def test_inputs_are_labelled_with_their_titles() -> None:
         assert title in panel.field(field).label.value  # the visible label is unchanged
     ok = panel.field("ok")
     assert ok.input.description == "Newsletter" and "Newsletter" not in ok.label.value
+
+
+def test_form_names_the_running_calls_when_the_asker_is_unknown() -> None:
+    """Issue 11 item 2: the context line is ours, escaped, shown above the fields; no presets prefill."""
+    from dataclasses import replace
+
+    schema = {"type": "object", "properties": {"colour": {"type": "string"}}, "required": ["colour"]}
+    question = replace(_question(schema, "Which colour?"), context="2 calls are running on this server (s.<b>x</b> (1), s.y (2))")
+    panel = ElicitationPanel("s", [question], Answers(), lambda r: None)
+    header = panel.boxes[0].header.value
+    assert "2 calls are running on this server (s.&lt;b&gt;x&lt;/b&gt; (1), s.y (2))" in header and "<b>x</b>" not in header
+    assert header.index("Which colour?") < header.index("2 calls are running")
+    assert panel.field("colour").input.value == ""

@@ -1,0 +1,134 @@
+"""Issue 11 item 2: a 2025 back-channel question reaches the call that asked, never another's presets.
+
+Two calls of one tool run at once on one connection; the server holds both until both are in
+flight, then each asks the same question. Over streamable HTTP each question comes on its own
+call's stream, so each is answered with that call's presets. Over stdio and in-process nothing
+tells them apart: no call's presets are used, and the error (headless) or the form names both
+calls.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import mcp_notebook
+from mcp_notebook.api import default_session
+from mcp_notebook.errors import FlowError
+
+from .conftest import free_port
+
+SERVER = '''
+import asyncio, sys
+from pydantic import BaseModel
+from mcp.server.mcpserver import Context, MCPServer
+
+srv = MCPServer("twins")
+arrived = 0
+both = asyncio.Event()
+
+class Colour(BaseModel):
+    colour: str
+
+@srv.tool()
+async def pick(label: str, ctx: Context) -> str:
+    """Waits until two calls are in flight, then asks which colour."""
+    global arrived
+    arrived += 1
+    if arrived % 2 == 0:
+        both.set()
+    await asyncio.wait_for(both.wait(), 20)
+    answer = await ctx.elicit(f"Which colour for {label}?", Colour)
+    if answer.action != "accept":
+        return f"{label}:{answer.action}"
+    return f"{label}:{answer.data.colour}"
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["http"]:
+        import uvicorn
+        uvicorn.run(srv.streamable_http_app(), host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
+    else:
+        srv.run()
+'''
+
+
+@pytest.fixture(scope="module")
+def script(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("twins") / "twins.py"
+    path.write_text(SERVER)
+    return path
+
+
+@pytest.fixture(scope="module")
+def http_url(script: Path) -> Iterator[str]:
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, str(script), "http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 30
+    import socket
+
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else "server exited"
+            time.sleep(0.1)
+    yield f"http://127.0.0.1:{port}/mcp"
+    proc.terminate()
+    proc.wait(10)
+
+
+def both(server: str) -> tuple[Any, Any]:
+    red = mcp_notebook.call(f"{server}.pick", {"label": "a"}, answers={"colour": "red"}, timeout=30)
+    blue = mcp_notebook.call(f"{server}.pick", {"label": "b"}, answers={"colour": "blue"}, timeout=30)
+    return red, blue
+
+
+def test_http_routes_each_question_to_its_own_call(http_url: str) -> None:
+    conn = mcp_notebook.connect("twins_http", http_url, protocol="legacy")
+    try:
+        assert conn.protocol_version == "2025-11-25" and conn.tags_calls
+        for _ in range(3):  # routing must hold every time, whichever question comes first
+            red, blue = both("twins_http")
+            assert red.result(timeout=30).content[0].text == "a:red"
+            assert blue.result(timeout=30).content[0].text == "b:blue"
+            assert red.answer_summary == ["“Which colour for a?”: accept (colour)"]
+            assert blue.answer_summary == ["“Which colour for b?”: accept (colour)"]
+        assert conn.routes is not None and not conn.routes._routes  # every noted route was used
+    finally:
+        default_session().registry.disconnect("twins_http")
+
+
+@pytest.mark.parametrize("kind", ["stdio", "inproc"])
+def test_untellable_questions_use_no_call_presets(script: Path, kind: str) -> None:
+    target: Any = [sys.executable, str(script)] if kind == "stdio" else _inproc(script)
+    name = f"twins_{kind}"
+    conn = mcp_notebook.connect(name, target, protocol="legacy")
+    try:
+        assert not conn.tags_calls
+        red, blue = both(name)
+        for flow in (red, blue):
+            with pytest.raises(FlowError) as info:
+                flow.result(timeout=30)
+            assert (info.value.kind, info.value.missing_field) == ("unanswered", "colour")
+            text = str(info.value)
+            assert "2 calls are running" in text and f"{name}.pick ({red.id})" in text and f"{name}.pick ({blue.id})" in text
+            assert "no call's preset answers are used" in text
+    finally:
+        default_session().registry.disconnect(name)
+
+
+def _inproc(script: Path) -> Any:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("twins_server", script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.srv
