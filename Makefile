@@ -6,7 +6,8 @@ STAMP  := $(VENV)/.installed
 PORT   ?= 8888
 
 CONFORMANCE := .conformance
-.PHONY: venv test lab bench clean chromium conformance-deps
+PEERS       := .peers
+.PHONY: venv test lab bench clean chromium conformance-deps peers-deps
 
 venv: $(STAMP)
 
@@ -17,7 +18,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/jupyter labextension list 2>&1 | grep -q "mcp-notebook" || echo "note: labextension not listed (see labextension/README.md)"
 	touch $@
 
-test: venv chromium conformance-deps
+test: venv chromium conformance-deps peers-deps
 	$(BIN)/ruff check mcp_notebook tests bench scripts
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
@@ -38,6 +39,22 @@ $(CONFORMANCE)/.installed: tests/conformance/package.json tests/conformance/pack
 	cd $(CONFORMANCE) && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
+# Third-party MCP servers that tests/test_peers.py runs as real peers, pinned in tests/peers/:
+# the npm servers and Node 22 by the lock file into $(PEERS)/npm, the PyPI servers into a venv of
+# their own, $(PEERS)/venv (they may want other versions of mcp than ours). Git-ignored.
+peers-deps: $(PEERS)/npm/.installed $(PEERS)/venv/.installed
+
+$(PEERS)/npm/.installed: tests/peers/package.json tests/peers/package-lock.json
+	mkdir -p $(PEERS)/npm
+	cp tests/peers/package.json tests/peers/package-lock.json $(PEERS)/npm/
+	cd $(PEERS)/npm && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+$(PEERS)/venv/.installed: tests/peers/requirements.txt
+	test -x $(PEERS)/venv/bin/python || $(PYTHON) -m venv $(PEERS)/venv
+	$(PEERS)/venv/bin/python -m pip install -q --disable-pip-version-check -r tests/peers/requirements.txt
+	touch $@
+
 lab: venv
 	$(BIN)/jupyter lab --ip 127.0.0.1 --port $(PORT) --no-browser --allow-root \
 		--ServerApp.root_dir=notebooks notebooks/01-first-call.ipynb
@@ -48,4 +65,4 @@ bench: venv
 	$(BIN)/python bench/store.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache $(CONFORMANCE)
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache $(CONFORMANCE) $(PEERS)

