@@ -154,6 +154,9 @@ class Connection:
         self._forget_at_stop: Any = None
         self._owner: asyncio.Task[None] | None = None
         self._stderr_file: Any = None
+        self._stderr_pump: threading.Thread | None = None
+        self._stderr_lines = 0  # stderr lines read in all (marks count from here)
+        self._call_mark = 0  # stderr mark when the latest call on this connection began (a death's last words)
         self._tools: dict[str, Any] | None = None
         self.routes: StreamRoutes | None = None  # HTTP targets: which call's stream carried a back-channel question
 
@@ -162,6 +165,7 @@ class Connection:
         """Start the owner task and wait until the handshake is done (or failed)."""
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.state, self.dead, self.auth_refused = "connecting", None, None
+        opened = self._call_mark = self._stderr_lines  # a failed start shows only what this start wrote
         self._closing = asyncio.Event()
         self._forget_at_stop = self.runtime.at_stop(self.close)  # a stopping runtime closes us cleanly first
         self._owner = asyncio.create_task(self._own(ready), name=f"mcp-connection-{self.name}")
@@ -179,12 +183,12 @@ class Connection:
             await self._abandon()
             text = f"{where}: the server did not finish the handshake within {self.connect_timeout:g} s."
             details = {"timeout": self.connect_timeout, "connection": self}
-            raise ConnectionFailed(self._with_stderr(text), code=-32001, kind="connect_timeout", server=self.name, details=details)
+            raise ConnectionFailed(self._with_stderr(text, opened), code=-32001, kind="connect_timeout", server=self.name, details=details)
         refused = self.auth_error(where) if describe_exception(error)[1] == -32603 else None
         if refused is not None:
             raise refused
         text, code, data = describe_exception(error)
-        raise ConnectionFailed(self._with_stderr(f"{where}: {text}"), code=code, data=data)
+        raise ConnectionFailed(self._with_stderr(f"{where}: {text}", opened), code=code, data=data)
 
     async def _abandon(self) -> None:
         """Give up a handshake that took too long: stop the owner task (it closes the transport, ends a child)."""
@@ -332,13 +336,24 @@ class Connection:
             with reader:
                 for line in reader:
                     self.stderr.append(line.rstrip("\n"))
+                    self._stderr_lines += 1
 
-        threading.Thread(target=pump, name=f"mcp-stderr-{self.name}", daemon=True).start()
+        self._stderr_pump = threading.Thread(target=pump, name=f"mcp-stderr-{self.name}", daemon=True)
+        self._stderr_pump.start()
         return self._stderr_file
 
-    def _with_stderr(self, text: str) -> str:
-        if self.stderr:
-            tail = "\n".join(list(self.stderr)[-8:])
+    def stderr_mark(self) -> int:
+        """How many stderr lines the server has written so far; ``_with_stderr(text, since=mark)`` shows only later ones."""
+        return self._stderr_lines
+
+    def _with_stderr(self, text: str, since: int = 0) -> str:
+        """``text`` plus the last stderr lines written since ``since`` (a mark taken when the failing request began)."""
+        pump = self._stderr_pump
+        if pump is not None and pump.is_alive() and self.state != "open":
+            pump.join(0.5)  # the server is gone: let its last words (a traceback) arrive first
+        fresh = min(self._stderr_lines - since, len(self.stderr))
+        if fresh > 0:
+            tail = "\n".join(list(self.stderr)[-min(fresh, 8):])
             return f"{text}\nThe server wrote on stderr:\n{tail}"
         return text
 
@@ -351,7 +366,7 @@ class Connection:
             fields: dict[str, Any] = dict(server=self.name, details={"connection": self})
             if self.state == "dead":
                 text = f"connection {self.name!r} is dead ({self.dead})."
-                raise FlowError(self._with_stderr(text), kind="connection_dead", reason=self.dead, **fields)
+                raise FlowError(self._with_stderr(text, self._call_mark), kind="connection_dead", reason=self.dead, **fields)
             raise FlowError(f"connection {self.name!r} is {self.state}.", kind="connection_closed", reason=self.state, **fields)
         return client
 

@@ -431,10 +431,11 @@ class TraceView:
 class FlowReport:
     """The settled picture of a flow: status, what was answered (no values), result or error."""
 
-    def __init__(self, flow: Flow, trace: bool = False, limits: Limits | None = None) -> None:
+    def __init__(self, flow: Flow, trace: bool = False, limits: Limits | None = None, show_error: bool = True) -> None:
         self.flow = flow
         self.trace = trace
         self.limits = limits or getattr(flow, "limits", None) or Limits()
+        self.show_error = show_error  # False when the error is raised right after (IPython shows it; once is enough)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         flow = self.flow
@@ -449,10 +450,12 @@ class FlowReport:
             rich.append(f"<div class='hdr'>answered: {esc('; '.join(flow.answer_summary))}</div>")
         for note in flow.notes:
             rich.append(f"<div class='hdr'>{esc(note)}</div>")
-        if flow.error is not None:
+        if flow.error is not None and self.show_error:
             text, inner = _text(str(flow.error), budget)
             plain.append(f"Error: {text}")
             rich.append(f'<div class="err">{inner}</div>')
+        elif flow.error is not None:
+            plain.append(f"{state}: {flow.label} · {rounds} (the error follows)")
         elif flow.value is not None:
             p, h = ResultView(flow.value, self.limits)._parts(budget)
             plain.extend(p)

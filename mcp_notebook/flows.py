@@ -125,6 +125,7 @@ class Flow:
         self._unreachable = False  # the server could not be reached
         self._forget = True  # remove the record when the flow is cancelled
         self._task: asyncio.Task[Any] | None = None
+        self._stderr_mark = 0
         self._future: concurrent.futures.Future[Any] | None = None
 
     @classmethod
@@ -252,6 +253,7 @@ class Flow:
     async def _main(self) -> Any:
         self._task = asyncio.current_task()
         self.conn.flows.append(self)
+        self._stderr_mark = self.conn._call_mark = self.conn.stderr_mark()  # an error shows only stderr written from here on
         self.view.changed(self)
         try:
             async with asyncio.timeout(self.timeout):
@@ -273,7 +275,7 @@ class Flow:
             else:
                 text, code, data = describe_exception(exc)
                 refused = self.conn.auth_error(f"{self.label} failed", FlowError) if code == -32603 else None  # an HTTP 401/403
-                error = refused or FlowError(self.conn._with_stderr(f"{self.label} failed: {text}"), code=code, data=data)
+                error = refused or FlowError(self.conn._with_stderr(f"{self.label} failed: {text}", self._stderr_mark), code=code, data=data)
         else:
             self._finish(FlowState.DONE, None)
             return self.value

@@ -19,6 +19,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_exp
 
 from .args import build_arguments, parse_body, parse_json_object, parse_pairs
 from .errors import FlowError
+from .line_expand import expand_braces, strip_comment
 from .magic_grammar import SUMMARY, Help, build_parsers, call_options, check_choice, headers_of
 from .magic_hints import connect_line, for_magics, with_hint
 from .session import Session, SessionSettings
@@ -46,10 +47,13 @@ class MCPMagics(Magics, SessionSettings):
         self._parsers = build_parsers()
 
     # ------------------------------------------------------------------ entry point
-    @no_var_expand
+    @no_var_expand  # IPython would format the whole line at once and mangle JSON; line_expand does it per {expr}
     @line_cell_magic
     def mcp(self, line: str, cell: str | None = None) -> Any:
         """%mcp SUBCOMMAND ... — see `%mcp --help` for the list of subcommands."""
+        line = strip_comment(line)
+        if self.shell is not None:
+            line = expand_braces(line, self.shell.user_ns)  # {expr} as in `!` commands; never the cell body
         words = self._split(line)
         if not words or words[0] in ("-h", "--help", "help"):
             print(SUMMARY)
@@ -192,7 +196,7 @@ class MCPMagics(Magics, SessionSettings):
             flow.result()
         except Exception:  # noqa: BLE001 - the report shows the error; re-raised below, outside except
             pass
-        display(FlowReport(flow, trace=ns.trace)._repr_mimebundle_(), raw=True)
+        display(FlowReport(flow, trace=ns.trace, show_error=False)._repr_mimebundle_(), raw=True)  # the raised error says it
         self.session.kept_notice(flow)
         if flow.error is not None:
             error = flow.error

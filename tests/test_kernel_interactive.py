@@ -7,6 +7,7 @@ returns at once, the form lives on after the cell, and the result lands in that 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -80,3 +81,26 @@ def test_blocking_on_a_waiting_form_is_refused_not_frozen(kernel: Kernel) -> Non
     assert "waiting for your answer in its form" in text and "await" in text
     kernel.execute("w.cancel()")
     kernel.wait_for(lambda: "cancelled" in kernel.text_of_cell(kernel.execute("print(w.state.value)")), what="cancelled")
+
+
+def test_headless_error_shown_once_with_only_its_own_stderr(kernel: Kernel, tmp_path: Path) -> None:
+    """Issue 11 item 8: the error appears once in the cell, with stderr written during that call only."""
+    script = tmp_path / "grumpy.py"
+    script.write_text(
+        "import sys\nfrom mcp.server.mcpserver import MCPServer\n"
+        "print('OLD CRASH TRACEBACK from start-up', file=sys.stderr, flush=True)\n"
+        "srv = MCPServer('grumpy')\n"
+        "@srv.tool()\ndef fine() -> str:\n    return 'fine'\n"
+        "@srv.tool()\ndef crash() -> str:\n    import os\n    print('crashing now', file=sys.stderr, flush=True)\n    os._exit(5)\n"
+        "srv.run()\n"
+    )
+    kernel.execute(f"import sys\n%mcp connect grumpy -- {{sys.executable}} {script}")
+    kernel.execute("%mcp call grumpy.fine")
+    cell = kernel.execute("%mcp call grumpy.crash", wait=False)
+    kernel.wait_idle(cell)
+    errors = [m["content"] for m in kernel.for_cell(cell) if m["msg_type"] == "error"]
+    assert [e["ename"] for e in errors] == ["FlowError"]  # the cell fails, once
+    text = kernel.text_of_cell(cell)
+    assert text.count("crashing now") == 1 and "grumpy.crash failed" in text
+    assert "OLD CRASH TRACEBACK" not in text  # written long before this call
+    assert "failed: grumpy.crash" in text  # the report keeps its header; the error itself is the error output

@@ -274,8 +274,8 @@ def test_magic_output_is_inert(shell: Any, connected: Connected, case: str) -> N
     text = ran.text
     for tag in spec.shown:
         assert h(tag) in text, f"{case}: {h(tag)[:40]!r}... not shown as text"
-    for marker in spec.markers:
-        assert marker in text, f"{case}: {marker!r} not shown"
+    for marker in spec.markers:  # a raised error is shown once, by IPython, as plain text (not in the report)
+        assert marker in text or (spec.error and marker in ran.errors[0]), f"{case}: {marker!r} not shown"
     # escaped, not dropped: the payload reads as text wherever a hostile string is shown whole
     if spec.shown:
         assert PAYLOADS[0] in text

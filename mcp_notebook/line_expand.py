@@ -1,0 +1,111 @@
+"""``{expr}`` in a ``%mcp`` line, expanded the way IPython expands ``!`` commands.
+
+``%mcp connect demo -- {sys.executable} -m mcp_notebook.demo demo`` runs the kernel's own
+Python, whatever PATH says. IPython's own expansion (``var_expand``) cannot be used as is: it
+treats a whole line as one format string, so a JSON argument (``--answers '{"a":1}'``) is either
+mangled (``{"a":1}`` formats ``"a"`` with spec ``1``) or stops every other expansion on the line.
+Here each ``{...}`` is looked at alone:
+
+* its text must be a Python expression that is not a dict or set display (so JSON objects and
+  ``{a, b}`` stay as typed) and must evaluate in the user's namespace; otherwise it stays as
+  typed, as with ``!`` commands;
+* ``{{`` and ``}}`` are literal braces;
+* outside quotes the value is shell-quoted (a path with spaces stays one word); inside quotes it
+  goes in as is. ``$var`` is not expanded (``$`` is common in values).
+
+Only the line is expanded: a ``%%mcp`` cell body (arguments, a server's code) never is.
+
+``strip_comment`` drops a trailing ``# comment`` first, as a shell does: a ``#`` that starts a
+word outside quotes (``color=#fff`` keeps its ``#``).
+"""
+
+from __future__ import annotations
+
+import ast
+import shlex
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["expand_braces", "strip_comment"]
+
+
+def expand_braces(line: str, global_ns: Mapping[str, Any], local_ns: Mapping[str, Any] | None = None) -> str:
+    """``line`` with every ``{expr}`` that evaluates replaced by its value (see the module docstring)."""
+    if "{" not in line and "}}" not in line:
+        return line  # the common case: nothing to look at
+    out: list[str] = []
+    quote: str | None = None
+    i, n = 0, len(line)
+    while i < n:
+        c = line[i]
+        if c in "{}" and line.startswith(c * 2, i):
+            out.append(c)
+            i += 2
+            continue
+        if c == "{":
+            end = _closing(line, i)
+            if end is not None:
+                value = _evaluate(line[i + 1 : end], global_ns, local_ns)
+                if value is not None:
+                    out.append(value if quote else shlex.quote(value))
+                    i = end + 1
+                    continue
+        elif c in "'\"":
+            quote = None if quote == c else (c if quote is None else quote)
+        elif c == "\\" and quote != "'" and i + 1 < n:
+            out.append(line[i : i + 2])
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def strip_comment(line: str) -> str:
+    """``line`` without a trailing ``# comment`` (a ``#`` at the start of a word, outside quotes)."""
+    if "#" not in line:
+        return line
+    quote: str | None = None
+    i = 0
+    while i < len(line):
+        c = line[i]
+        if c == "\\" and quote != "'":
+            i += 2
+            continue
+        if c in "'\"":
+            quote = None if quote == c else (c if quote is None else quote)
+        elif c == "#" and quote is None and (i == 0 or line[i - 1].isspace()):
+            return line[:i].rstrip()
+        i += 1
+    return line
+
+
+def _closing(line: str, start: int) -> int | None:
+    """The index of the ``}`` that closes the ``{`` at ``start`` (nested braces counted), or ``None``."""
+    depth = 0
+    for j in range(start, len(line)):
+        if line[j] == "{":
+            depth += 1
+        elif line[j] == "}":
+            depth -= 1
+            if depth == 0:
+                return j
+    return None
+
+
+def _evaluate(text: str, global_ns: Mapping[str, Any], local_ns: Mapping[str, Any] | None) -> str | None:
+    """``str(eval(text))``, or ``None`` when ``text`` is no plain expression or does not evaluate."""
+    if not text.strip():
+        return None
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError:
+        return None  # a JSON object's inside ("a": 1) and other non-expressions stay as typed
+    if isinstance(tree.body, ast.Dict | ast.Set | ast.DictComp | ast.SetComp | ast.Tuple):  # {a, b} is a set display
+        return None
+    try:
+        namespace = global_ns if isinstance(global_ns, dict) else dict(global_ns)
+        value = eval(compile(tree, "<%mcp line>", "eval"), namespace, local_ns)  # noqa: S307 - the user's own cell
+    except Exception:  # noqa: BLE001 - like IPython's `!`: a group that does not evaluate stays as typed
+        return None
+    return str(value)

@@ -1,0 +1,50 @@
+"""Issue 11 item 15: the README's tour runs as written in a kernel like ``make lab``'s.
+
+``make lab`` starts JupyterLab from the venv without putting the venv on PATH, so the kernel's
+``python`` is not the one with the package. The tour's stdio line uses ``{sys.executable}``; this
+test runs the tour's code block cell by cell in a real kernel whose PATH has no venv, against
+the demo HTTP server the README says to start (on a free port instead of 8000).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from .conftest import REPO_ROOT
+from .kernel_harness import Kernel
+
+
+def tour_blocks() -> list[str]:
+    """The code blocks of the README's "A tour" section, in order (the python block and the %%mcp cell)."""
+    text = (REPO_ROOT / "README.md").read_text()
+    section = text.split("## A tour", 1)[1].split("\n### ", 1)[0]
+    return re.findall(r"```(?:python)?\n(.*?)```", section, flags=re.S)
+
+
+def test_readme_tour_runs_as_written(start_http_server: Any, tmp_path: Path) -> None:
+    blocks = tour_blocks()
+    assert len(blocks) == 2 and "{sys.executable}" in blocks[0] and blocks[1].startswith("%%mcp call")
+    url = start_http_server("demo")
+    port = url.split(":")[-1].split("/")[0]
+    venv_bin = str(Path(sys.executable).parent)
+    path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep) if p and Path(p) != Path(venv_bin))
+    kernel = Kernel(cwd=str(tmp_path), env={"PATH": path, "VIRTUAL_ENV": ""})
+    try:
+        probe = kernel.execute("import shutil, sys; print('python on PATH:', shutil.which('python'), '|', sys.executable)")
+        assert venv_bin not in kernel.text_of_cell(probe).split("|")[0]  # like make lab: the venv is not on PATH
+        cells = [c for c in re.split(r"\n\s*\n", blocks[0].replace(":8000/", f":{port}/")) if c.strip()] + [blocks[1]]
+        for cell in cells:
+            kernel.execute(cell, allow_stdin=True, timeout=60)  # raises if the cell fails
+        listing = kernel.execute("%mcp servers")
+        servers = kernel.text_of_cell(listing)
+        assert all(name in servers for name in ("prov", "web", "local")), servers
+        done = kernel.execute("print(result.content[0].text)")
+        assert "Counted to 5." in kernel.text_of_cell(done)
+        local = kernel.execute("import mcp_notebook\nprint((await mcp_notebook.call('local.echo', {'text': 'from stdio'})).content[0].text)")
+        assert "from stdio" in kernel.text_of_cell(local)
+    finally:
+        kernel.close()
