@@ -1,7 +1,11 @@
-"""JupyterLab in Debian's Chromium, for the browser tests: one way to start each, shared.
+"""JupyterLab or Notebook 7 in Debian's Chromium, for the browser tests: one way to start each, shared.
 
 Chromium is Debian's ``/usr/bin/chromium``; when missing, ``make chromium`` installs it (the same
 target ``make test`` runs first). Playwright only drives it: never ``playwright install``.
+
+``running_lab(..., app=...)`` starts JupyterLab (``"lab"``) or Notebook 7 (``"notebook7"``, the
+``notebook`` package); ``Front`` hides where the two differ (notebook URLs, tabs, how a test
+knows the kernel is ready), so one test body runs in both.
 """
 
 from __future__ import annotations
@@ -11,15 +15,19 @@ import os
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .conftest import REPO_ROOT, free_port
 
 CHROMIUM = "/usr/bin/chromium"
+APPS = ("lab", "notebook7")
+"""The front ends the browser tests run in: JupyterLab 4 and Notebook 7 (the ``notebook`` package)."""
 CHROMIUM_FLAGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -63,12 +71,18 @@ def quiet_settings(root: Path) -> None:
 
 
 @contextmanager
-def running_lab(base: Path, notebooks: dict[str, dict[str, Any]] | None = None) -> Iterator[tuple[str, Path]]:
-    """JupyterLab on a free port serving ``base/root`` (with ``notebooks`` written there); yields (url, root).
+def running_lab(
+    base: Path, notebooks: dict[str, dict[str, Any]] | None = None, app: str = "lab", expose_app: bool = False
+) -> Iterator[tuple[str, Path]]:
+    """JupyterLab (``app="lab"``) or Notebook 7 (``"notebook7"``) on a free port serving ``base/root``
+    (with ``notebooks`` written there); yields (url, root).
 
     Its config, IPython, runtime, settings and workspaces folders are private to ``base``; a clean
-    shutdown at the end also stops the kernels it started.
+    shutdown at the end also stops the kernels it started. ``expose_app`` sets the page's
+    ``window.jupyterapp`` (``--expose-app-in-browser``), for tests that call the front end's API.
     """
+    if app not in APPS:
+        raise ValueError(f"app must be one of {APPS}, not {app!r}")
     root, settings, workspaces = base / "root", base / "settings", base / "workspaces"
     for d in (root, settings, workspaces, base / "config", base / "ipython", base / "runtime"):
         d.mkdir()
@@ -85,11 +99,13 @@ def running_lab(base: Path, notebooks: dict[str, dict[str, Any]] | None = None) 
     }
     log_path = base / "lab.log"
     log = log_path.open("wb")
+    module, app_class = ("jupyterlab", "LabApp") if app == "lab" else ("notebook", "JupyterNotebookApp")
     proc = subprocess.Popen(
         [
-            sys.executable, "-m", "jupyterlab", "--allow-root", "--no-browser", "--ip", "127.0.0.1", f"--port={port}",
+            sys.executable, "-m", module, "--allow-root", "--no-browser", "--ip", "127.0.0.1", f"--port={port}",
             "--ServerApp.port_retries=0", "--IdentityProvider.token=", "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True",
-            f"--ServerApp.root_dir={root}", f"--LabApp.user_settings_dir={settings}", f"--LabApp.workspaces_dir={workspaces}",
+            f"--ServerApp.root_dir={root}", f"--{app_class}.user_settings_dir={settings}", f"--{app_class}.workspaces_dir={workspaces}",
+            *(["--expose-app-in-browser"] if expose_app else []),
         ],
         env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root,
     )  # fmt: skip
@@ -98,7 +114,7 @@ def running_lab(base: Path, notebooks: dict[str, dict[str, Any]] | None = None) 
         deadline = time.monotonic() + 60
         while True:
             if proc.poll() is not None:
-                raise RuntimeError(f"jupyter lab exited with {proc.returncode}:\n{log_path.read_text(errors='replace')}")
+                raise RuntimeError(f"jupyter {app} exited with {proc.returncode}:\n{log_path.read_text(errors='replace')}")
             try:
                 with urllib.request.urlopen(f"{url}/api/status", timeout=1) as reply:
                     if reply.status == 200:
@@ -106,7 +122,7 @@ def running_lab(base: Path, notebooks: dict[str, dict[str, Any]] | None = None) 
             except OSError:
                 pass
             if time.monotonic() > deadline:
-                raise RuntimeError(f"jupyter lab not answering:\n{log_path.read_text(errors='replace')}")
+                raise RuntimeError(f"jupyter {app} not answering:\n{log_path.read_text(errors='replace')}")
             time.sleep(0.2)
         yield url, root
     finally:
@@ -137,3 +153,126 @@ def chromium_page(profile: Path, width: int = 1100, height: int = 900) -> Iterat
             yield context.pages[0] if context.pages else context.new_page()
         finally:
             context.close()
+
+
+# ---------------------------------------------------------------------- the server's REST API
+def api(url: str, path: str, method: str = "GET", body: Any = None) -> Any:
+    """Call the Jupyter server's REST API at ``url`` (``/api/PATH``); the decoded JSON reply, if any."""
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(f"{url}/api/{path}", data=data, method=method, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10) as reply:
+        text = reply.read()
+    return json.loads(text) if text else None
+
+
+def put_notebook(url: str, name: str, nb: dict[str, Any]) -> None:
+    api(url, f"contents/{name}", "PUT", {"type": "notebook", "format": "json", "content": nb})
+
+
+def saved_flows(url: str, name: str) -> dict[str, Any]:
+    """The records on disk; ``{}`` while the server is still writing the file.
+
+    Caught mid-write, the contents API answers 500, or 400 "Unreadable Notebook" for a half-written file.
+    """
+    try:
+        model = api(url, f"contents/{name}?content=1")
+    except urllib.error.HTTPError as exc:
+        if exc.code == 400 or exc.code >= 500:
+            return {}
+        raise
+    return dict(model["content"]["metadata"].get("mcp_notebook", {}).get("flows", {}))
+
+
+def shut_down_kernels(url: str) -> None:
+    for session in api(url, "sessions"):
+        api(url, f"sessions/{session['id']}", "DELETE")
+
+
+def has_class(name: str) -> Any:
+    """A pattern for ``expect(...).to_have_class``: the element's classes include ``name``."""
+    import re
+
+    return re.compile(rf"(^|\s){re.escape(name)}(\s|$)")
+
+
+def wait_for(predicate: Callable[[], Any], what: str, timeout: float = 30) -> Any:
+    """Poll ``predicate`` until it returns something true (returned), else fail naming ``what``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.25)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+# ---------------------------------------------------------------------- the page
+_CURRENT_NOTEBOOK_READY = """(name) => {
+  const app = window.jupyterapp;
+  const panel = app && app.shell.currentWidget;
+  const session = panel && panel.sessionContext;
+  if (!session || !panel.context) return false;
+  return (name === null || panel.context.path === name) && session.kernelDisplayStatus === 'idle';
+}"""
+
+
+@dataclass(frozen=True)
+class Front:
+    """A JupyterLab or Notebook 7 page (``app`` in ``APPS``) at ``url``, served with ``expose_app=True``.
+
+    Both show a notebook in a ``.jp-NotebookPanel`` with the same menus ("Run" > "Run All Cells",
+    "File" > "Save Notebook"). They differ in the notebook's URL (``/lab/tree/PATH`` against
+    ``/notebooks/PATH``), in tabs (JupyterLab keeps every opened notebook in a tab, restored from
+    the workspace; Notebook 7 shows one per page) and in where the kernel's state shows (no
+    status bar in Notebook 7), so the kernel is asked through ``window.jupyterapp`` in both.
+    """
+
+    page: Any
+    url: str
+    app: str
+
+    def notebook_url(self, name: str) -> str:
+        return f"{self.url}/lab/tree/{name}" if self.app == "lab" else f"{self.url}/notebooks/{name}"
+
+    def wait_idle(self, name: str | None = None, timeout: float = 60_000) -> None:
+        """Wait until the current notebook (``name`` if given) has a connected, idle kernel."""
+        self.page.wait_for_function(_CURRENT_NOTEBOOK_READY, arg=name, timeout=timeout)
+
+    def open(self, name: str) -> Any:
+        """Show notebook ``name`` (in JupyterLab as the only tab) and wait for its kernel; returns the panel."""
+        if self.app == "lab" and self.page.url.startswith(f"{self.url}/lab"):
+            self.menu("File", "Close All Tabs")  # otherwise the workspace brings the old tabs back
+        self.page.goto(self.notebook_url(name))
+        self.wait_idle(name)
+        return self.page.locator(".jp-NotebookPanel:visible")
+
+    def menu(self, top: str, item: str) -> None:
+        self.page.locator(".lm-MenuBar-itemLabel").get_by_text(top, exact=True).click()
+        self.page.locator(".lm-Menu-itemLabel").get_by_text(item, exact=True).click()
+
+    def run_all(self) -> None:
+        self.page.locator(".jp-NotebookPanel:visible .jp-Cell").first.click()
+        self.menu("Run", "Run All Cells")
+
+    def save(self) -> None:
+        self.menu("File", "Save Notebook")
+
+    def restart_kernel(self) -> None:
+        """Restart the current notebook's kernel through the front end's API (no dialog, no page reload)."""
+        self.page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.restartKernel()")
+
+    def run_in_cell(self, index: int, source: str, timeout: float = 60_000) -> Any:
+        """Type ``source`` into the empty cell ``index`` as a person would, run it, wait until it ran; returns the cell.
+
+        "Ran" is the prompt showing an execution count (an empty cell's prompt has none).
+        """
+        import re
+
+        from playwright.sync_api import expect
+
+        cell = self.page.locator(".jp-NotebookPanel:visible .jp-Cell").nth(index)
+        cell.locator(".jp-InputArea-editor").click()
+        self.page.keyboard.insert_text(source)  # CodeMirror closes no brackets, indents nothing
+        self.page.keyboard.press("Shift+Enter")
+        expect(cell.locator(".jp-InputPrompt")).to_have_text(re.compile(r"\[\d+\]"), timeout=timeout)
+        return cell

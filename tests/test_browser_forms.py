@@ -1,10 +1,12 @@
-"""The form in a real browser: JupyterLab in Debian's Chromium, driven by Playwright.
+"""The form in a real browser: JupyterLab and Notebook 7 in Debian's Chromium, driven by Playwright.
 
 A notebook defines a small server whose tool asks for a text, an e-mail, a dropdown choice, a
 multi-select and a checkbox. The test opens it in JupyterLab, runs every cell, then fills the
 form like a person (types key by key, picks an option, clicks boxes), first sees a wrong e-mail
 refused next to the field, fixes it, presses Accept and finds the tool's result in the same
-cell. A screenshot of the filled form goes to ``docs/images/form.png`` (shown in the README).
+cell. A screenshot of the filled form in JupyterLab goes to ``docs/images/form.png`` (shown in
+the README). The server fixture is parametrized over ``browser.APPS``: every test here, and the
+resume tests that share these fixtures, runs once in JupyterLab and once in Notebook 7.
 
 Chromium is Debian's ``/usr/bin/chromium``; when missing, ``make chromium`` installs it (the
 same target ``make test`` runs first). Playwright only drives it: never ``playwright install``.
@@ -17,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from .browser import chromium_page, notebook, running_lab
+from .browser import APPS, Front, chromium_page, notebook, running_lab
 from .conftest import REPO_ROOT
 
 SCREENSHOT = REPO_ROOT / "docs" / "images" / "form.png"
@@ -49,30 +51,33 @@ CELLS = ["%load_ext mcp_notebook", SERVER_CELL, "%mcp connect beta beta", "%mcp 
 EXPECTED = "Registered Ada Lovelace <ada@example.com> on team; topics=releases,events; newsletter=True"
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A JupyterLab server on a free port serving a temp folder with ``form.ipynb``; yields its URL."""
-    with running_lab(tmp_path_factory.mktemp("lab"), {"form.ipynb": notebook(CELLS)}) as (url, _root):
-        yield url
+@pytest.fixture(scope="module", params=APPS)
+def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """A JupyterLab or Notebook 7 server on a free port serving a temp folder with ``form.ipynb``; yields (URL, app)."""
+    app = request.param
+    with running_lab(tmp_path_factory.mktemp(app), {"form.ipynb": notebook(CELLS)}, app=app, expose_app=True) as (url, _root):
+        yield url, app
 
 
 @pytest.fixture(scope="module")
-def page(lab: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+def page(served: tuple[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     with chromium_page(tmp_path_factory.mktemp("chromium-profile")) as page:
         yield page
 
 
-def test_fill_the_form_like_a_person(lab: str, page: Any) -> None:
+@pytest.fixture
+def front(served: tuple[str, str], page: Any) -> Front:
+    page.set_default_timeout(30_000)
+    return Front(page, *served)
+
+
+def test_fill_the_form_like_a_person(front: Front) -> None:
     from playwright.sync_api import expect
 
-    page.set_default_timeout(30_000)
-    page.goto(f"{lab}/lab/tree/form.ipynb")
-    expect(page.locator("#jp-main-statusbar")).to_contain_text("Idle", timeout=60_000)
+    panel = front.open("form.ipynb")
+    front.run_all()
 
-    page.locator(".lm-MenuBar-itemLabel").get_by_text("Run", exact=True).click()
-    page.locator(".lm-Menu-itemLabel").get_by_text("Run All Cells", exact=True).click()
-
-    cell = page.locator(".jp-Notebook .jp-Cell").nth(len(CELLS) - 1)
+    cell = panel.locator(".jp-Cell").nth(len(CELLS) - 1)
     form = cell.locator(".mcp-elicitation")
     expect(form).to_be_visible(timeout=60_000)
     expect(form.locator(".mcp-asker")).to_contain_text("beta asks")
@@ -102,8 +107,9 @@ def test_fill_the_form_like_a_person(lab: str, page: Any) -> None:
     email.press("End")
     email.press_sequentially("example.com", delay=20)
     form.get_by_role("button", name="Accept").focus()  # the field loses focus, as when a person moves on
-    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-    cell.locator(".mcp-flow").screenshot(path=str(SCREENSHOT))
+    if front.app == "lab":  # the README shows JupyterLab
+        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        cell.locator(".mcp-flow").screenshot(path=str(SCREENSHOT))
 
     form.get_by_role("button", name="Accept").click()
     expect(cell.locator(".jp-OutputArea").first).to_contain_text(EXPECTED, timeout=30_000)
