@@ -60,6 +60,7 @@ class LiveView:
             [w.HBox([self.header, self.cancel_button]), w.HBox([self.progress_bar, self.progress_text]), self.form_area, self.log_box]
         )
         self.box.add_class("mcp-flow")
+        self.box.add_class("mcp-notebook-form")  # the labextension marks it stale when its kernel restarts
         self.handle = display(self.box, display_id=True)
         self._log_lines: list[str] = []
         self._closed = False
@@ -108,6 +109,7 @@ class LiveView:
         if area is None:
             area = w.VBox([])
             area.add_class("mcp-review")
+            area.add_class("mcp-notebook-form")
             children = list(self.box.children)
             at = children.index(self.form_area) + 1 if self.form_area in children else len(children)
             children.insert(at, area)
@@ -277,6 +279,7 @@ class ChoicePanel:
             choice.button.on_click(lambda _b, c=choice: self._choose(c))
         self.box = w.VBox([self.text, w.HBox([c.button for c in choices])])
         self.box.add_class(css_class)
+        self.box.add_class("mcp-notebook-form")  # the labextension marks it stale when its kernel restarts
         self.handle = display(self.box, display_id=True)
         self.chosen: Choice | None = None
 

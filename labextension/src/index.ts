@@ -23,6 +23,12 @@
  *                                            (unsolicited, when a reloaded page adopts
  *                                             a comm the kernel already had open)
  * A `req` field in a kernel message is echoed in the reply.
+ *
+ * Forms and panels of a flow live in widgets of the kernel that showed them;
+ * their root carries the class `mcp-notebook-form`.  When that kernel
+ * restarts, stops or is replaced, nothing can answer them any more: the
+ * extension marks each one stale (a banner saying so, its controls disabled).
+ * Saved flows stay in the metadata and continue with `%mcp resume ID`.
  */
 
 import {
@@ -46,6 +52,18 @@ export const WAITING_CLASS = 'mcp-notebook-waiting';
 
 /** CSS class of the badge inside such a cell. */
 export const BADGE_CLASS = 'mcp-notebook-badge';
+
+/** CSS class the kernel puts on the root widget of a form or panel. */
+export const FORM_CLASS = 'mcp-notebook-form';
+
+/** CSS class added to a form whose kernel is gone. */
+export const STALE_CLASS = 'mcp-notebook-stale';
+
+/** CSS class of the banner inside such a form. */
+export const STALE_BANNER_CLASS = 'mcp-notebook-stale-banner';
+
+/** What happened to the kernel that showed a form. */
+export type KernelGone = 'restarted' | 'stopped' | 'replaced';
 
 type JSONObject = { [key: string]: unknown };
 
@@ -427,6 +445,90 @@ function updateMarkers(panel: NotebookPanel): void {
   }
 }
 
+const GONE_WORDS: { [why in KernelGone]: string } = {
+  restarted: 'has restarted',
+  stopped: 'has stopped',
+  replaced: 'was replaced by another kernel'
+};
+
+/**
+ * The banner of a stale form: our own text, built with text nodes only.
+ */
+function staleBanner(why: KernelGone): HTMLElement {
+  const banner = document.createElement('div');
+  banner.className = STALE_BANNER_CLASS;
+  banner.setAttribute('role', 'status');
+  banner.dataset.why = why;
+  const parts: Array<[string, boolean]> = [
+    [
+      `The kernel that asked this question ${GONE_WORDS[why]}; this form can no longer send. Run `,
+      false
+    ],
+    ['%mcp flows', true],
+    [' then ', false],
+    ['%mcp resume ID', true],
+    [' (saved flows continue). A new kernel needs ', false],
+    ['%load_ext mcp_notebook', true],
+    [' first.', false]
+  ];
+  for (const [text, code] of parts) {
+    if (code) {
+      const node = document.createElement('code');
+      node.textContent = text;
+      banner.appendChild(node);
+    } else {
+      banner.appendChild(document.createTextNode(text));
+    }
+  }
+  return banner;
+}
+
+/**
+ * Mark every live form in the outputs of one notebook view as stale.
+ *
+ * Only outermost form roots get a banner (a flow's live area holds its form
+ * and review panels).  A form already marked keeps its first banner.  Forms
+ * shown later by the new kernel are not touched: this runs once per event.
+ */
+export function markStaleForms(root: ParentNode, why: KernelGone): number {
+  let marked = 0;
+  const forms = root.querySelectorAll<HTMLElement>(`.${FORM_CLASS}`);
+  for (const form of Array.from(forms)) {
+    if (form.parentElement?.closest(`.${FORM_CLASS}`)) {
+      continue;
+    }
+    if (!form.classList.contains(STALE_CLASS)) {
+      form.classList.add(STALE_CLASS);
+      form.insertBefore(staleBanner(why), form.firstChild);
+      marked++;
+    }
+    // (again on a second event: a control may have been drawn since)
+    for (const control of Array.from(
+      form.querySelectorAll<HTMLElement>('button, input, select, textarea')
+    )) {
+      (control as HTMLButtonElement).disabled = true;
+      control.setAttribute('aria-disabled', 'true');
+    }
+  }
+  return marked;
+}
+
+/** Mark the stale forms of every cell of one view (detached cells too). */
+function markPanelStale(panel: NotebookPanel, why: KernelGone): void {
+  if (panel.isDisposed) {
+    return;
+  }
+  let marked = 0;
+  for (const cell of panel.content.widgets) {
+    marked += markStaleForms(cell.node, why);
+  }
+  if (marked) {
+    console.info(
+      `mcp-notebook: the kernel ${GONE_WORDS[why]}; ${marked} form(s) marked stale`
+    );
+  }
+}
+
 /** Set up one notebook view (JupyterLab or Notebook 7). */
 function setupPanel(panel: NotebookPanel, seen: WeakSet<NotebookPanel>): void {
   if (seen.has(panel)) {
@@ -438,6 +540,27 @@ function setupPanel(panel: NotebookPanel, seen: WeakSet<NotebookPanel>): void {
 
   sessionContext.kernelChanged.connect((_, args) => {
     hookKernel(args.newValue, context);
+    // restartKernel() emits this with the same connection as old and new
+    // value; a kernel picked by "Change Kernel" or a shutdown differs.
+    if (args.oldValue) {
+      const why: KernelGone =
+        args.newValue === args.oldValue
+          ? 'restarted'
+          : args.newValue
+            ? 'replaced'
+            : 'stopped';
+      markPanelStale(panel, why);
+    }
+  });
+  // A restart by anyone (this page, another page, the kernel dying and the
+  // server restarting it) passes through one of these states.  A dropped
+  // connection does not: the kernel and its forms may still be alive.
+  sessionContext.statusChanged.connect((_, status) => {
+    if (status === 'restarting' || status === 'autorestarting') {
+      markPanelStale(panel, 'restarted');
+    } else if (status === 'dead') {
+      markPanelStale(panel, 'stopped');
+    }
   });
   hookKernel(sessionContext.session?.kernel, context);
   void sessionContext.ready.then(() =>
