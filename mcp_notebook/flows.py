@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import re
 import secrets
 import threading
 import time
@@ -249,6 +250,22 @@ class Flow:
 
         display_flow(self)
 
+    def _no_backchannel(self, text: str) -> FlowError | None:
+        """The error for a server that could not ask its question because this connection has no back-channel.
+
+        FastMCP 4 and the SDK's servers ask only over the 2025 back-channel (``ctx.elicit``,
+        sampling, roots); on a 2026-07-28 connection they fail the call with a tool error
+        instead. A 2025 connection over stateless HTTP has no back-channel either.
+        """
+        if not _NO_BACKCHANNEL.search(text):
+            return None
+        said = f"{self.label} failed: the server wanted to ask a question over the 2025 back-channel, which this connection does not have (it said: {text.strip()[:300]!r})."
+        if self.conn.is_legacy:
+            why = " The server runs without HTTP sessions (stateless), so on 2025-11-25 it cannot ask at all; ask its author for the 2026-07-28 way (questions returned in the result)."
+            return FlowError(said + why, kind="no_backchannel", server=self.conn.name)
+        how = " Connect again with protocol 'legacy' (2025-11-25) and call again: then it asks, and the form or presets answer."
+        return FlowError(said + how, kind="needs_legacy", server=self.conn.name, details={"connection": self.conn})
+
     # ------------------------------------------------------------------ driving (loop thread)
     async def _main(self) -> Any:
         self._task = asyncio.current_task()
@@ -262,6 +279,10 @@ class Flow:
                     raise self._backchannel_error
                 if self._maybe_backchannel_error is not None and getattr(self.value, "is_error", False):
                     raise self._maybe_backchannel_error  # this call failed after a question nobody could tell was its own
+                if getattr(self.value, "is_error", False):
+                    refused = self._no_backchannel(_result_text(self.value))
+                    if refused is not None:
+                        raise refused
         except asyncio.CancelledError:
             self._finish(FlowState.CANCELLED, FlowError(f"{self.label} was cancelled"))
             raise
@@ -270,8 +291,11 @@ class Flow:
         except BaseException as exc:  # noqa: BLE001 - explained, then re-raised as FlowError
             exc = self._backchannel_error or self._maybe_backchannel_error or exc  # 2025: fail as a 2026-07-28 round would, not with the server's echo
             self._unreachable = _unreachable(exc) or not self.conn.is_open
+            refused = None if isinstance(exc, FlowError) else self._no_backchannel(str(exc))
             if isinstance(exc, FlowError):
                 error = exc
+            elif refused is not None:
+                error = refused
             else:
                 text, code, data = describe_exception(exc)
                 refused = self.conn.auth_error(f"{self.label} failed", FlowError) if code == -32603 else None  # an HTTP 401/403
@@ -617,6 +641,14 @@ def _as_text(value: Any) -> str:
     import json
 
     return value if isinstance(value, str) else json.dumps(value)
+
+
+_NO_BACKCHANNEL = re.compile(r"via server-initiated requests is unavailable on 2026-07-28|has no back-channel for server-initiated requests")
+
+
+def _result_text(result: Any) -> str:
+    """The text blocks of a tool result, joined (what a server says in an error result)."""
+    return "\n".join(getattr(block, "text", "") for block in getattr(result, "content", None) or [])
 
 
 def _several_calls(flows: list[Flow]) -> str:

@@ -17,12 +17,13 @@ from .errors import FlowError, Note, SessionError
 __all__ = ["connect_line", "for_magics", "hint", "with_hint"]
 
 
-def connect_line(conn: Any) -> str:
-    """The ``%mcp connect`` line that opens ``conn`` again (secret values left as ``…``)."""
+def connect_line(conn: Any, protocol: str | None = None) -> str:
+    """The ``%mcp connect`` line that opens ``conn`` again (secret values left as ``…``), optionally on another protocol."""
     t = conn.target
     words = ["%mcp", "connect", conn.name]
-    if conn.protocol != "auto":
-        words += ["--protocol", conn.protocol]
+    protocol = protocol or conn.protocol
+    if protocol != "auto":
+        words += ["--protocol", protocol]
     if t.kind == "stdio":
         words += ["--cwd", shlex.quote(t.cwd)] if t.cwd else []
         words += [f"--env {var}=…" for var in sorted(t.env)]
@@ -52,6 +53,8 @@ def hint(kind: str | None, fields: dict[str, Any]) -> str | None:
             "env": f"Connect again with %mcp connect {name} --env NAME=VALUE ... -- COMMAND",
         }.get(reason or "", f"Connect again with %mcp connect {name} ...")
         return f"{how}, then {resume}."
+    if kind == "needs_legacy" and details.get("connection") is not None:
+        return f"Reconnect with {connect_line(details['connection'], 'legacy')}, then run the call again."
     if kind == "auth_required":
         url = shlex.quote(str(details.get("url") or "URL"))
         return (f"Give credentials with %mcp connect {name} {url} --bearer-env VAR (a token in environment variable VAR) "

@@ -286,6 +286,29 @@ def test_fastmcp4_elicit_on_legacy_answered_by_presets(fastmcp4_legacy: str) -> 
     assert set(schema["properties"]) == {"guests", "name"} and schema["properties"]["guests"]["type"] == "integer"
 
 
+def test_fastmcp4_elicit_on_2026_says_to_connect_legacy(fastmcp4: str) -> None:
+    """Issue 11 item 4: FastMCP 4 refuses ctx.elicit on 2026-07-28 with a tool error; the flow says what to do."""
+    from mcp_notebook.errors import FlowError
+    from mcp_notebook.magic_hints import for_magics
+
+    flow = mcp_notebook.call(f"{fastmcp4}.book_table", {"restaurant": "Chez Panisse"}, answers={"guests": 4, "name": "Ada"})
+    with pytest.raises(FlowError) as info:
+        flow.result(timeout=30)
+    assert flow.conn.protocol_version == MODERN and flow.state.value == "failed"
+    assert (info.value.kind, info.value.server) == ("needs_legacy", fastmcp4)
+    text = str(info.value)
+    assert "elicitation via server-initiated requests is unavailable on 2026-07-28" in text and "protocol 'legacy'" in text
+    hinted = str(for_magics(info.value))
+    assert f"Reconnect with %mcp connect {fastmcp4} --protocol legacy -- " in hinted and hinted.endswith("then run the call again.")
+    # the hint's advice works: the same call on a legacy connection is answered by the same presets
+    legacy = mcp_notebook.connect(f"{fastmcp4}_hinted", flow.conn.target.command, protocol="legacy")
+    try:
+        again = mcp_notebook.call(f"{legacy.name}.book_table", {"restaurant": "Chez Panisse"}, answers={"guests": 4, "name": "Ada"})
+        assert texts(done(again)) == "Booked Chez Panisse for 4 under Ada."
+    finally:
+        default_session().registry.disconnect(legacy.name)
+
+
 @pytest.mark.parametrize("generation", ["default", "legacy"])
 def test_fastmcp4_log_message_with_structured_data(fastmcp4: str, fastmcp4_legacy: str, generation: str) -> None:
     name = fastmcp4 if generation == "default" else fastmcp4_legacy
