@@ -60,6 +60,10 @@ class MissingAnswer(ValueError):
 class Answers:
     """Preset answers for a flow: ``--answer``, ``--answers``, ``--accept-defaults``, ``--decline``, ``--cancel``.
 
+    Headless runs answer from them alone. Interactive runs send them without waiting when they
+    answer every question of a round validly (``--confirm`` shows the form instead); otherwise
+    they prefill the form.
+
     ``decline`` names the questions a headless run declines: NAME matches an elicitation whose form
     has a field NAME, or whose input-request key is NAME (2026-07-28). ``cancel`` cancels every one.
     """
@@ -68,6 +72,7 @@ class Answers:
     accept_defaults: bool = False
     decline: list[str] = field(default_factory=list)  # --decline NAME (repeatable)
     cancel: bool = False  # --cancel
+    confirm: bool = False  # --confirm: an interactive run shows the form even when these presets answer it
     raw: dict[str, str] = field(default_factory=dict)  # FIELD -> VALUE as typed in ``--answer``, for text fields
 
     def __bool__(self) -> bool:

@@ -20,7 +20,9 @@ import ipywidgets as w
 
 from .bridge import KernelLoop, Reply
 from .display import STYLE, FlowReport, badge, esc, log_text
+from .errors import FlowError
 from .limits import Limits
+from .ui import HeadlessUI
 
 if TYPE_CHECKING:
     from .answering import Question
@@ -91,7 +93,20 @@ class LiveView:
         self.main.call(self._add_log, f"[{entry['level']}] {log_text(entry['data'])}")
 
     async def ask(self, flow: Flow, questions: list[Question], answers: Answers) -> dict[str, Any]:
-        """Show one panel with every question of the round; resolve when the user sends it."""
+        """Show one panel with every question of the round; resolve when the user sends it.
+
+        Presets that answer every question validly are sent at once, with a summary in place of
+        the form (Run All must not stop at forms the user already answered); ``--confirm`` keeps
+        the form for a look first.
+        """
+        if answers and not answers.confirm:
+            try:
+                results = {q.key: HeadlessUI.answer(flow, q, answers) for q in questions}
+            except FlowError:
+                pass  # a missing or unfitting preset: the form asks, prefilled
+            else:
+                self.main.call(self._show_sent, flow.conn.name, questions, results)
+                return results
         reply: Reply[dict[str, Any]] = Reply()  # given on a widget callback thread, awaited here on the runtime loop
         self.main.call(self._show_form, flow.conn.name, questions, answers, reply.offer)
         return await reply
@@ -171,6 +186,12 @@ class LiveView:
 
         panel = ElicitationPanel(server, questions, answers, deliver)
         self.form_area.children = [panel.widget]
+
+    def _show_sent(self, server: str, questions: list[Question], results: dict[str, Any]) -> None:
+        from .forms import summary_html
+
+        summary = w.HTML(summary_html(server, results, questions) + '<div class="mcp-preset-note"><small>answered by the presets given (--confirm shows the form first)</small></div>')
+        self.form_area.children = [summary]
 
     def _on_cancel(self, _button: Any) -> None:
         if self.flow is not None:

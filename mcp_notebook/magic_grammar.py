@@ -13,7 +13,7 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-__all__ = ["Help", "Parser", "SUMMARY", "build_parsers", "call_options", "check_choice", "fresh_namespace", "headers_of"]
+__all__ = ["Help", "Parser", "SUMMARY", "summary", "build_parsers", "call_options", "check_choice", "fresh_namespace", "headers_of"]
 
 
 class Help(Exception):
@@ -60,8 +60,9 @@ def _answer_args(p: Parser) -> None:
     p.add_argument("--answer", action="append", default=[], metavar="FIELD=VALUE", help="pre-fill form field FIELD in every elicitation (VALUE is JSON when it parses)")
     p.add_argument("--answers", metavar="JSON", help="several fields at once, as a JSON object")
     p.add_argument("--accept-defaults", action="store_true", help="accept every form with its defaults for fields not answered")
-    p.add_argument("--decline", action="append", default=[], metavar="NAME", help="headless: decline the question with field (or input-request key) NAME")
-    p.add_argument("--cancel", action="store_true", help="headless: cancel every question")
+    p.add_argument("--decline", action="append", default=[], metavar="NAME", help="decline the question with field (or input-request key) NAME")
+    p.add_argument("--cancel", action="store_true", help="cancel every question")
+    p.add_argument("--confirm", action="store_true", help="show the form even when the presets answer it (interactive runs send those at once)")
 
 
 def _flow_args(p: Parser) -> None:
@@ -184,9 +185,12 @@ SUMMARY = """\
   %%mcp server NAME         the server defined in the cell becomes connection NAME (re-run reloads)
   serve NAME | stop NAME    serve a notebook-defined server over streamable HTTP
   model add|use|remove|list models that answer sampling requests
-  review [ask|always|never] whether you see sampling requests and replies first
+  review [ask|always|never] whether you see sampling requests and replies first"""
 
-Settings: %config MCPMagics (max_rounds, flow_timeout, interactive, log_level, models, default_model, review)."""
+
+def summary(settings: list[str]) -> str:
+    """``%mcp --help``: the subcommands, then every ``%config MCPMagics`` setting by name."""
+    return f"{SUMMARY}\n\nSettings: %config MCPMagics ({', '.join(settings)}); %config MCPMagics shows each with its help."
 
 
 def fresh_namespace(ns: argparse.Namespace) -> argparse.Namespace:
@@ -228,6 +232,6 @@ def call_options(ns: argparse.Namespace) -> Any:
     if output is not None and (not output.isidentifier() or keyword.iskeyword(output)):
         raise UsageError(f"-o wants a Python variable name, got {output!r}")
     return CallOptions(
-        answers=Answers(fields=fields, accept_defaults=ns.accept_defaults, raw=raw, decline=list(ns.decline), cancel=ns.cancel), timeout=ns.timeout, save=not ns.no_save,
+        answers=Answers(fields=fields, accept_defaults=ns.accept_defaults, raw=raw, decline=list(ns.decline), cancel=ns.cancel, confirm=ns.confirm), timeout=ns.timeout, save=not ns.no_save,
         trace=ns.trace, output=ns.output, trust=getattr(ns, "trust", False),
     )  # fmt: skip

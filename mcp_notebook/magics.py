@@ -20,7 +20,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_exp
 from .args import build_arguments, parse_body, parse_json_object, parse_pairs
 from .errors import FlowError
 from .line_expand import expand_braces, strip_comment
-from .magic_grammar import SUMMARY, Help, build_parsers, call_options, check_choice, headers_of
+from .magic_grammar import Help, summary, build_parsers, call_options, check_choice, headers_of
 from .magic_hints import connect_line, for_magics, with_hint
 from .session import Session, SessionSettings
 
@@ -56,7 +56,7 @@ class MCPMagics(Magics, SessionSettings):
             line = expand_braces(line, self.shell.user_ns)  # {expr} as in `!` commands; never the cell body
         words = self._split(line)
         if not words or words[0] in ("-h", "--help", "help"):
-            print(SUMMARY)
+            print(summary(list(SessionSettings.class_trait_names(config=True))))
             return None
         sub, rest = words[0], words[1:]
         handler: Callable[..., Any] | None = getattr(self, f"_do_{sub}", None) if sub not in _LISTINGS else partial(self._listing, sub)

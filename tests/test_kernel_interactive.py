@@ -104,3 +104,32 @@ def test_headless_error_shown_once_with_only_its_own_stderr(kernel: Kernel, tmp_
     assert text.count("crashing now") == 1 and "grumpy.crash failed" in text
     assert "OLD CRASH TRACEBACK" not in text  # written long before this call
     assert "failed: grumpy.crash" in text  # the report keeps its header; the error itself is the error output
+
+
+def test_presets_that_answer_everything_are_sent_without_waiting(kernel: Kernel) -> None:
+    """Issue 11 item 12: Run All in JupyterLab does not stop at forms the presets already answer."""
+    cell = kernel.execute("%mcp call demo.provision_db name=presets --answers '{\"region\": \"us-east-1\"}' --accept-defaults", allow_stdin=True)
+    kernel.wait_for(lambda: "Provisioned 'presets' in us-east-1 (size small)." in kernel.text_of_cell(cell), what="the result with no click")
+    html = " ".join(m["content"]["data"].get("text/html", "") for m in kernel.for_cell(cell) if "data" in m["content"])
+    summaries = [s["value"] for s in kernel.comms.values() if s.get("_model_name") == "HTMLModel" and "answered by the presets given" in s.get("value", "")]
+    assert len(summaries) == 2 and all("answers sent to <b>demo</b>" in s for s in summaries)  # one per round, no click
+    assert "fields: region" in summaries[0] and "<b>accepted</b>" in summaries[1]
+    assert "mcp-elicitation" not in html
+
+    # presets that leave a required field open: the form waits, prefilled with what was given
+    before = set(kernel.find_widgets("ButtonModel", description="Accept"))
+    partial = kernel.execute("%mcp call prov.provision name=partial --answer unrelated=1", allow_stdin=True)
+    accept = kernel.wait_for(lambda: set(kernel.find_widgets("ButtonModel", description="Accept")) - before, what="a waiting form")
+    kernel.pump(0.5)
+    assert "Provisioned" not in kernel.text_of_cell(partial)
+    kernel.click(sorted(accept)[-1])
+    kernel.wait_for(lambda: "Provisioned 'partial' in eu-west-1." in kernel.text_of_cell(partial), what="the result after Accept")
+
+    # --confirm: the same complete presets, but the form waits for a look first
+    before = set(kernel.find_widgets("ButtonModel", description="Accept"))
+    confirm = kernel.execute("%mcp call prov.provision name=confirmed --answer region=ap-south-1 --confirm", allow_stdin=True)
+    accept = kernel.wait_for(lambda: set(kernel.find_widgets("ButtonModel", description="Accept")) - before, what="the --confirm form")
+    kernel.pump(0.5)
+    assert "Provisioned" not in kernel.text_of_cell(confirm)
+    kernel.click(sorted(accept)[-1])
+    kernel.wait_for(lambda: "Provisioned 'confirmed' in ap-south-1." in kernel.text_of_cell(confirm), what="the result after Accept")

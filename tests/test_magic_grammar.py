@@ -185,3 +185,18 @@ def test_fresh_namespace() -> None:
     assert vars(fresh) == {**vars(ns), "output": None}
     assert ns.output == "res"  # the original is untouched
     assert vars(fresh_namespace(argparse.Namespace(id="x"))) == {"id": "x", "output": None}
+
+
+def test_help_names_every_setting(capsys: pytest.CaptureFixture[str]) -> None:
+    """`%mcp --help` lists every %config MCPMagics setting (connect_timeout was missing)."""
+    from mcp_notebook.magics import MCPMagics
+    from mcp_notebook.session import SessionSettings
+
+    from .conftest import get_shell
+
+    get_shell().run_line_magic("mcp", "--help")
+    text = capsys.readouterr().out
+    names = SessionSettings.class_trait_names(config=True)
+    assert "connect_timeout" in names and len(names) >= 13
+    settings = text.split("Settings: %config MCPMagics (", 1)[1].split(")", 1)[0].split(", ")
+    assert sorted(settings) == sorted(names) == sorted(MCPMagics.class_trait_names(config=True))
