@@ -316,3 +316,54 @@ def _children() -> list[int]:
     import psutil
 
     return [p.pid for p in psutil.Process().children(recursive=True) if p.status() != psutil.STATUS_ZOMBIE]
+
+
+@contextlib.contextmanager
+def revocable_demo_server() -> Iterator[tuple[str, threading.Event]]:
+    """The demo server over streamable HTTP behind a gate that answers 401 once ``revoked`` is set."""
+    import uvicorn
+
+    from mcp_notebook.demo import http_app
+
+    inner = http_app("demo")
+    revoked = threading.Event()
+
+    async def gate(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and revoked.is_set():
+            await send({"type": "http.response.start", "status": 401, "headers": [(b"www-authenticate", b'Bearer error="invalid_token"'), (b"content-length", b"0")]})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        await inner(scope, receive, send)
+
+    server = uvicorn.Server(uvicorn.Config(gate, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.05)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}/mcp", revoked
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+def test_http_401_during_a_call_says_the_server_wants_credentials(ip: Any) -> None:
+    """Issue 11 item 5: a 401 on a call (a token revoked mid-session), not only on connect."""
+    with revocable_demo_server() as (url, revoked):
+        ip.run_line_magic("mcp", f"connect revoking {url}")
+        try:
+            assert ip.run_line_magic("mcp", "call revoking.echo text=before --no-save").result().content[0].text == "before"
+            revoked.set()
+            with pytest.raises(FlowError) as info:
+                ip.run_line_magic("mcp", "call revoking.echo text=after --no-save")
+            error = info.value
+            assert (error.kind, error.server, error.details["status"]) == ("auth_required", "revoking", 401)
+            assert error.details["www_authenticate"] == 'Bearer error="invalid_token"'
+            text = str(error)
+            assert "revoking.echo failed" in text and "HTTP 401 (Unauthorized)" in text and "internal error" not in text
+            assert f"%mcp connect revoking {url} --bearer-env VAR" in text
+            revoked.clear()  # credentials back: the same connection works again, nothing was lost
+            assert ip.run_line_magic("mcp", "call revoking.echo text=again --no-save").result().content[0].text == "again"
+        finally:
+            ip.run_line_magic("mcp", "disconnect revoking")
