@@ -29,6 +29,7 @@ from .runtime import Runtime
 if TYPE_CHECKING:
     from mcp import Client
 
+    from .auth import OAuthOptions, SignIn
     from .routing import StreamRoutes
     from mcp.client import ClientRequestContext, IncomingMessage
     from mcp.client.session import ClientSession
@@ -75,6 +76,7 @@ class Target:
     # () -> token of a server this kernel itself serves at ``url`` (``%mcp serve``), read at every
     # open so a re-served server's new token is used; kept out of ``headers``, so never saved or listed.
     served_token: Any = field(default=None, repr=False, compare=False)
+    oauth: OAuthOptions | None = None  # signs in with OAuth on a 401 (HTTP without an Authorization of its own)
 
     def describe(self) -> str:
         """A secret-free, human-readable form, also what saved flows record."""
@@ -97,6 +99,8 @@ class Target:
                 out["headers"] = sorted(self.headers)  # names only, never values
             if self.bearer_env:
                 out["bearer_env"] = self.bearer_env  # the variable's name, not its value
+            if self.oauth is not None and (self.oauth.client_id or self.oauth.client_credentials or self.oauth.scope):
+                out["oauth"] = self.oauth.saved()  # that it signs in and with which client: names, never tokens or secrets
             return out
         if self.kind == "stdio":
             out = {"target": "-- " + shlex.join(self.command)}
@@ -132,6 +136,8 @@ class Connection:
         connect_timeout: float | None = None,
         runtime: Runtime | None = None,
         roots: Roots | None = None,
+        sign_in_setup: Callable[[Connection], tuple[SignIn, Any]] | None = None,
+        return_on_sign_in: bool = False,
     ) -> None:
         self.name = name
         self.roots = roots if roots is not None else Roots()  # answers every roots/list, in a flow or not (the session's)
@@ -159,25 +165,43 @@ class Connection:
         self._call_mark = 0  # stderr mark when the latest call on this connection began (a death's last words)
         self._tools: dict[str, Any] | None = None
         self.routes: StreamRoutes | None = None  # HTTP targets: which call's stream carried a back-channel question
+        # OAuth (HTTP targets sending no Authorization of their own): the session builds the SDK's
+        # provider and this connection's SignIn; a failure inside the auth flow is kept to explain it
+        self.sign_in_setup = sign_in_setup
+        self.sign_in: SignIn | None = None
+        self.auth_failure: BaseException | None = None
+        self.return_on_sign_in = return_on_sign_in  # an interactive connect returns once a sign-in is shown, and opens later
+        self._sign_in_started: asyncio.Event | None = None
+        self._ready: asyncio.Future[None] | None = None
+        self._auth: Any = None  # the SDK's OAuth provider (its discovered metadata explains failures)
 
     # ------------------------------------------------------------------ lifecycle (loop thread)
     async def open(self) -> None:
         """Start the owner task and wait until the handshake is done (or failed)."""
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.state, self.dead, self.auth_refused = "connecting", None, None
+        self.state, self.dead, self.auth_refused, self.auth_failure = "connecting", None, None, None
         opened = self._call_mark = self._stderr_lines  # a failed start shows only what this start wrote
         self._closing = asyncio.Event()
+        self._sign_in_started = asyncio.Event()
+        self._ready = ready
         self._forget_at_stop = self.runtime.at_stop(self.close)  # a stopping runtime closes us cleanly first
         self._owner = asyncio.create_task(self._own(ready), name=f"mcp-connection-{self.name}")
         deadline = asyncio.timeout(self.connect_timeout)
         try:
             async with deadline:
+                await self._ready_or_sign_in(ready)
+            if not ready.done():  # a person is signing in: the sign-in has its own timeout, not the handshake's
+                if self.return_on_sign_in:
+                    ready.add_done_callback(self._opened_late)
+                    return
                 await asyncio.shield(ready)
         except BaseException as exc:  # noqa: BLE001 - explained below, raised outside except
             error = exc
         else:
             return
         where = f"Could not connect {self.name!r} to {self.target.describe()}"
+        if self.auth_failure is not None:
+            raise self.sign_in_error(where)
         if deadline.expired():
             ready.cancel()  # the owner must not report into it any more
             await self._abandon()
@@ -189,6 +213,67 @@ class Connection:
             raise refused
         text, code, data = describe_exception(error)
         raise ConnectionFailed(self._with_stderr(f"{where}: {text}", opened), code=code, data=data)
+
+    async def _ready_or_sign_in(self, ready: asyncio.Future[None]) -> None:
+        """Until the handshake ends (its error raised) or a sign-in page is shown to a person."""
+        assert self._sign_in_started is not None
+        signing: asyncio.Future[Any] = asyncio.ensure_future(self._sign_in_started.wait())
+        try:
+            await asyncio.wait([ready, signing], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            signing.cancel()
+        if ready.done():
+            ready.result()
+
+    def _opened_late(self, ready: asyncio.Future[None]) -> None:
+        """An interactive connect that returned for a sign-in: the handshake ended later (its error is kept)."""
+        if not ready.cancelled() and ready.exception() is not None and self.dead is None:
+            self.dead = str(self.sign_in_error("sign-in")) if self.auth_failure is not None else describe_exception(ready.exception())[0]  # type: ignore[arg-type]
+
+    async def wait_open(self, timeout: float | None) -> None:
+        """Wait for a connection that is still signing in; raise its error when it did not open."""
+        ready = self._ready
+        if self.state != "connecting" or ready is None:
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(ready), timeout)
+        except TimeoutError:
+            raise FlowError(f"connection {self.name!r} is still waiting for you to sign in", kind="sign_in_pending", server=self.name) from None
+        except Exception:  # noqa: BLE001 - explained
+            if self.auth_failure is not None:
+                raise self.sign_in_error(f"Could not connect {self.name!r}", FlowError) from None
+            raise
+
+    def sign_in_error(self, where: str, error_type: type[FlowError] = ConnectionFailed) -> FlowError:
+        """The failed sign-in (``auth_failure``) in plain words, with a ``kind``.
+
+        A server that answered 401 but offers no OAuth (no protected-resource or authorization-server
+        metadata, so registration failed) wants some other credential: that is the plain 401 error.
+        """
+        from .auth import explain
+
+        assert self.auth_failure is not None
+        context = getattr(self._auth, "context", None)
+        offered = context is not None and (context.protected_resource_metadata is not None or context.oauth_metadata is not None)
+        registration_failed = type(self.auth_failure).__name__ == "OAuthRegistrationError"  # what a non-OAuth 401 ends in
+        if not offered and registration_failed and self.auth_refused is not None:
+            refused = self.auth_error(where, error_type)
+            if refused is not None:
+                refused.args = (f"{refused} (It offers no OAuth sign-in: no authorization server metadata.)",)
+                return refused
+        issuer = self.sign_in.issuer if self.sign_in is not None else None
+        error = explain(self.auth_failure, self.name, self.target.url, issuer)
+        error.details = {**(error.details or {}), "connection": self}
+        return error
+
+    def note_auth_failure(self, exc: BaseException) -> None:
+        """The OAuth provider's flow raised: kept so the SDK's bare -32603 can be explained (any task)."""
+        self.auth_failure = exc
+
+    def sign_in_shown(self) -> None:
+        """A sign-in page is in front of a person now: an interactive ``open`` may return (loop thread)."""
+        if self._sign_in_started is not None:
+            self._sign_in_started.set()
 
     async def _abandon(self) -> None:
         """Give up a handshake that took too long: stop the owner task (it closes the transport, ends a child)."""
@@ -318,11 +403,16 @@ class Connection:
             if own:
                 headers["Authorization"] = f"Bearer {own}"
         self.routes = StreamRoutes(httpx2.AsyncHTTPTransport())
+        auth = None
+        if self.sign_in_setup is not None and not any(k.lower() == "authorization" for k in headers):
+            self.sign_in, auth = self.sign_in_setup(self)
+            self._auth = auth
         http = httpx2.AsyncClient(
             headers=headers or None,
             timeout=httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT),  # the SDK's defaults
             transport=self.routes,
             event_hooks={"response": [self._on_http_response]},
+            auth=auth,
         )
         return streamable_http_client(t.url, http_client=http), http
 
@@ -367,6 +457,9 @@ class Connection:
             if self.state == "dead":
                 text = f"connection {self.name!r} is dead ({self.dead})."
                 raise FlowError(self._with_stderr(text, self._call_mark), kind="connection_dead", reason=self.dead, **fields)
+            if self.state == "connecting" and self.sign_in is not None and self.sign_in.pending is not None:
+                text = f"connection {self.name!r} is waiting for you to sign in (the panel in the cell that connected it)."
+                raise FlowError(text, kind="sign_in_pending", **fields)
             raise FlowError(f"connection {self.name!r} is {self.state}.", kind="connection_closed", reason=self.state, **fields)
         return client
 

@@ -271,9 +271,11 @@ class Flow:
         self._task = asyncio.current_task()
         self.conn.flows.append(self)
         self._stderr_mark = self.conn._call_mark = self.conn.stderr_mark()  # an error shows only stderr written from here on
+        failure_before = self.conn.auth_failure  # a sign-in that fails during this flow explains its error
         self.view.changed(self)
         try:
             async with asyncio.timeout(self.timeout):
+                await self.conn.wait_open(None)  # a connection still signing in: its sign-in has its own timeout
                 self.value = await self._drive()
                 if self._backchannel_error is not None:  # the server's reply to an unanswered question is moot
                     raise self._backchannel_error
@@ -296,6 +298,10 @@ class Flow:
                 error = exc
             elif refused is not None:
                 error = refused
+            elif self.conn.auth_failure is not None and self.conn.auth_failure is not failure_before:
+                error = self.conn.sign_in_error(f"{self.label} failed", FlowError)
+                if error.kind != "auth_required":
+                    error.args = (f"{self.label} failed. {error}",)
             else:
                 text, code, data = describe_exception(exc)
                 refused = self.conn.auth_error(f"{self.label} failed", FlowError) if code == -32603 else None  # an HTTP 401/403

@@ -433,7 +433,7 @@ def summary_html(server: str, results: dict[str, Any], questions: list[Question]
     )
 
 
-def url_html(url: str) -> str:
+def url_html(url: str, note: str = "(the kernel never opens it; press Done when you have finished there)", label: str = "Open in a new tab ↗") -> str:
     """The URL as the server sent it, the host the browser will open, warnings; a link the user clicks.
 
     The host and the link come from ``urls.read_url`` (the browser's WHATWG reading), never
@@ -461,8 +461,8 @@ def url_html(url: str) -> str:
     link = ""
     if read.linkable:  # a javascript: or file: URL must not be one click away
         link = (
-            f'<a href="{html.escape(read.href, quote=True)}" target="_blank" rel="noopener noreferrer">Open in a new tab ↗</a> '
-            + _small("(the kernel never opens it; press Done when you have finished there)")
+            f'<a class="mcp-open-link" href="{html.escape(read.href, quote=True)}" target="_blank" rel="noopener noreferrer">{html.escape(label)}</a> '
+            + _small(note)
         )
     return f"{sent}{opens}{warn}{link}"
 

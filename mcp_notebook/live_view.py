@@ -26,6 +26,7 @@ from .ui import HeadlessUI
 
 if TYPE_CHECKING:
     from .answering import Question
+    from .auth import SignIn, SignInRequest
     from .flows import Flow
     from .form_model import Answers
 
@@ -186,6 +187,16 @@ class LiveView:
 
         panel = ElicitationPanel(server, questions, answers, deliver)
         self.form_area.children = [panel.widget]
+
+    def show_sign_in(self, request: SignInRequest, sign_in: SignIn | None) -> None:
+        """The server wants a sign-in for this call: the panel in the form area; the call goes on after it (loop thread)."""
+        if sign_in is not None:
+            self.main.call(self._show_sign_in, request, sign_in)
+
+    def _show_sign_in(self, request: SignInRequest, sign_in: SignIn) -> None:
+        from .sign_in_view import SignInPanel
+
+        self.form_area.children = [SignInPanel(request, sign_in, call=self.main.call).widget]
 
     def _show_sent(self, server: str, questions: list[Question], results: dict[str, Any]) -> None:
         from .forms import summary_html

@@ -85,6 +85,16 @@ def build_parsers() -> dict[str, Parser]:
     p.add_argument("--cwd", help="working directory of a stdio server")
     p.add_argument("--env", action="append", default=[], metavar="K=V", help="environment variable for a stdio server")
     p.add_argument("--timeout", type=float, metavar="SECONDS", help="per-request read timeout")
+    p.add_argument("--client-id", metavar="ID", help="sign in as this pre-registered OAuth client (else the server's registration)")
+    p.add_argument("--client-secret-env", metavar="VAR", help="the OAuth client's secret, read from environment variable VAR")
+    p.add_argument("--scope", metavar="SCOPES", help="OAuth scopes to ask for when signing in (space-separated, quoted)")
+    p.add_argument("--client-credentials", action="store_true", help="sign in as a machine (OAuth client credentials: --client-id with --client-secret-env or --private-key-env)")
+    p.add_argument("--private-key-env", metavar="VAR", help="PEM private key of a private_key_jwt client, from environment variable VAR")
+    p.add_argument("--no-sign-in", action="store_true", help="never start an OAuth sign-in for this server (a 401 is an error)")
+    p = ps["auth"] = Parser("auth", "OAuth sign-ins kept for you (in your Jupyter data folder, never in notebooks): list them, or sign out.")
+    p.add_argument("action", choices=["list", "logout"], nargs="?", default="list")
+    p.add_argument("server", nargs="?", help="a connection name or a server URL (logout)")
+    p.add_argument("--all", action="store_true", help="logout: forget every sign-in")
     ps["servers"] = Parser("servers", "List the connected servers.")
     p = ps["log"] = Parser("log", "Show a connection's log: server log messages and what a stdio server wrote on stderr.")
     p.add_argument("name", nargs="?")
@@ -182,6 +192,7 @@ SUMMARY = """\
   resume [ID] | forget ID|--all   continue a saved flow, or drop it
   trace [last] [--json]     the last flow's messages, round by round
   roots [list|add|remove|reset]  folders offered to servers
+  auth [list] | auth logout NAME|--all   OAuth sign-ins kept for you
   %%mcp server NAME         the server defined in the cell becomes connection NAME (re-run reloads)
   serve NAME | stop NAME    serve a notebook-defined server over streamable HTTP
   model add|use|remove|list models that answer sampling requests

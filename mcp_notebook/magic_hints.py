@@ -31,6 +31,13 @@ def connect_line(conn: Any, protocol: str | None = None) -> str:
     if t.kind == "http":
         words += [f"--header {header}:…" for header in sorted(t.headers)]
         words += ["--bearer-env", t.bearer_env] if t.bearer_env else []
+        oauth = getattr(t, "oauth", None)
+        if oauth is not None:
+            words += ["--client-id", shlex.quote(oauth.client_id)] if oauth.client_id else []
+            words += ["--client-secret-env", oauth.client_secret_env] if oauth.client_secret_env else []
+            words += ["--scope", shlex.quote(oauth.scope)] if oauth.scope else []
+            words += ["--client-credentials"] if oauth.client_credentials else []
+            words += ["--private-key-env", oauth.private_key_env] if oauth.private_key_env else []
     return " ".join([*words, shlex.quote(t.describe()) if t.kind == "http" else t.describe()])
 
 
@@ -55,6 +62,11 @@ def hint(kind: str | None, fields: dict[str, Any]) -> str | None:
         return f"{how}, then {resume}."
     if kind == "needs_legacy" and details.get("connection") is not None:
         return f"Reconnect with {connect_line(details['connection'], 'legacy')}, then run the call again."
+    if kind in ("sign_in_required", "sign_in_denied", "sign_in_timeout", "sign_in_failed") and details.get("connection") is not None:
+        again = "in JupyterLab or Notebook 7 (interactive)" if kind == "sign_in_required" else "again"
+        return f"Sign in {again} with {connect_line(details['connection'])}; %mcp auth list shows the sign-ins kept."
+    if kind == "sign_in_pending":
+        return "Finish the sign-in in the panel of the cell that ran %mcp connect, then run this again."
     if kind == "auth_required":
         url = shlex.quote(str(details.get("url") or "URL"))
         return (f"Give credentials with %mcp connect {name} {url} --bearer-env VAR (a token in environment variable VAR) "

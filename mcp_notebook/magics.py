@@ -18,6 +18,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
 from .args import build_arguments, parse_body, parse_json_object, parse_pairs
+from .auth import OAuthOptions
 from .errors import FlowError
 from .line_expand import expand_braces, strip_comment
 from .magic_grammar import Help, summary, build_parsers, call_options, check_choice, headers_of
@@ -94,12 +95,49 @@ class MCPMagics(Magics, SessionSettings):
             raise UsageError("give either a TARGET or -- COMMAND, not both")
         if not command and not ns.target:
             raise UsageError("missing TARGET: a URL, an object name, module:attr, or -- COMMAND ARGS")
+        oauth = None
+        if ns.client_id or ns.client_secret_env or ns.scope or ns.client_credentials or ns.private_key_env:
+            oauth = OAuthOptions(ns.client_id, ns.client_secret_env, ns.scope, ns.client_credentials, ns.private_key_env)
         conn = self.session.connect(
             ns.name, command or ns.target, headers=headers_of(ns.header) or None, bearer_env=ns.bearer_env, protocol=ns.protocol,
             cwd=ns.cwd, env=parse_pairs(ns.env) if ns.env else {}, namespace=self.session.namespace or None, read_timeout=ns.timeout,
+            oauth=oauth, sign_in=not ns.no_sign_in, interactive=self._is_interactive(),
         )  # fmt: skip
+        request = conn.sign_in.pending if conn.sign_in is not None and conn.state == "connecting" else None
+        if request is not None and conn.sign_in is not None:  # a person signs in here; the connection opens after
+            from IPython.display import display
+
+            from .bridge import KernelLoop
+            from .sign_in_view import SignInPanel
+
+            print(f"Connecting {conn.name!r} to {conn.target.describe()}: the server wants you to sign in first. Calls wait for it.")
+            display(SignInPanel(request, conn.sign_in, call=KernelLoop().call).widget)
+            return None
         print(f"Connected {conn.name!r} to {conn.server_label} at {conn.target.describe()} (protocol {conn.protocol_version}).")
         return None
+
+    def _do_auth(self, words: list[str], cell: str | None) -> Any:
+        from .display import Table
+
+        ns, _ = self._parsers["auth"].parse(words)
+        vault = self.session.vault
+        if ns.action == "logout":
+            if ns.all:
+                print(f"Signed out everywhere: forgot {vault.clear()} sign-in(s).")
+                return None
+            if not ns.server:
+                raise UsageError("say which: %mcp auth logout NAME (a connection or a server URL), or --all")
+            url = self.session.registry.get(ns.server).target.url if ns.server in self.session.registry else ns.server
+            if not vault.remove(url):
+                raise UsageError(f"no sign-in kept for {url!r}. See %mcp auth list.")
+            print(f"Signed out of {url}: its tokens are forgotten (the next call signs in again).")
+            return None
+        names = {c.target.url: c.name for c in self.session.registry if c.target.kind == "http"}
+        rows = [
+            [names.get(e["resource"], ""), e["resource"], e["issuer"], e["scope"], _expiry(e["expires_at"]), "yes" if e["refreshable"] else "no"]
+            for e in vault.entries()
+        ]
+        return Table(["connection", "server", "issuer", "scope", "expires", "refreshable"], rows, title=f"Sign-ins kept in {vault.path}", empty="No sign-ins kept.")
 
     def _do_servers(self, words: list[str], cell: str | None) -> Any:
         from .display import Table
@@ -355,3 +393,14 @@ class MCPMagics(Magics, SessionSettings):
         }[self.session.router.review]
         print(f"Sampling review: {self.session.router.review} ({meaning}). Headless runs never review.")
 
+
+def _expiry(at: float | None) -> str:
+    """When an access token expires, relative to now ("in 5 min", "expired 2 h ago")."""
+    import time
+
+    if at is None:
+        return "unknown"
+    left = at - time.time()
+    span = abs(left)
+    text = f"{span:.0f} s" if span < 120 else f"{span / 60:.0f} min" if span < 7200 else f"{span / 3600:.0f} h"
+    return f"in {text}" if left >= 0 else f"expired {text} ago (refreshed on next use)"

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypedDict
 
-from traitlets import Dict, Enum, Int, TraitError, Unicode, validate
+from traitlets import Dict, Enum, Float, Int, TraitError, Unicode, validate
 from traitlets import Any as TAny
 from traitlets.config import Configurable
 
@@ -37,6 +37,7 @@ from .prototype import Prototypes
 from .roots import Roots
 from .runtime import Runtime
 from .sampling import ModelRouter
+from .auth import CALLBACK_PATH, LoopbackCatcher, OAuthOptions, SignIn, SignInRequest, SignInUnavailable, TokenVault, build_provider
 from .store import SavedFlow, Store
 from .trust import target_of
 from .ui import FlowUI, HeadlessUI
@@ -98,6 +99,17 @@ class SessionSettings(Configurable):
         "levels); a deeper schema is shown as a JSON editor that cannot send, so a hostile schema cannot exhaust the "
         "kernel's recursion limit (RecursionError) in the form or in jsonschema.",
     ).tag(config=True)  # fmt: skip
+    sign_in_timeout = Float(
+        600.0, min=5.0,
+        help="Seconds a sign-in (OAuth) may wait for you to finish at the authorization server before the request that "
+        "needed it fails. The SDK has no limit of its own: without one a closed tab would hold the call forever.",
+    ).tag(config=True)  # fmt: skip
+    oauth_client_metadata_url = Unicode(
+        None, allow_none=True,
+        help="An https URL of this client's OAuth Client ID Metadata Document, used as the client id where the authorization "
+        "server supports it (else dynamic registration). Its redirect_uris must include this notebook's callback.",
+    ).tag(config=True)  # fmt: skip
+    oauth_client_name = Unicode("mcp-notebook", help="The client name shown by authorization servers when you sign in.").tag(config=True)
     max_form_fields = Int(
         200, min=1,
         help="Most fields one elicitation form renders as widgets (each tick box of a multi-select counts as one). "
@@ -170,6 +182,8 @@ class Session:
         self.registry.roots = self.roots  # roots/list is answered from these, in a flow or not
         self.prototypes = Prototypes()
         self.frontend = Frontend(self.store)  # no comm until attach_frontend (%load_ext)
+        self.vault = TokenVault()  # OAuth tokens per resource, in the user's Jupyter data folder (never the notebook)
+        self._catcher: LoopbackCatcher | None = None  # the loopback way back from a sign-in, started on first need
         self.last_flow: Flow | None = None
         self.settings.router = self.router
         self._apply_models()
@@ -222,6 +236,9 @@ class Session:
         self.prototypes.stop_all()
         self.registry.disconnect_all()
         self.runtime.stop()
+        if self._catcher is not None:
+            self._catcher.close()
+            self._catcher = None
 
     # ------------------------------------------------------------------ connections
     def connect(
@@ -236,8 +253,17 @@ class Session:
         env: Mapping[str, str] | None = None,
         namespace: Mapping[str, Any] | None = None,
         read_timeout: float | None = None,
+        oauth: OAuthOptions | None = None,
+        sign_in: bool = True,
+        interactive: bool = False,
     ) -> Connection:
-        """Open connection ``name`` to a URL, a command (list or ``-- cmd``), ``module:attr`` or a server object."""
+        """Open connection ``name`` to a URL, a command (list or ``-- cmd``), ``module:attr`` or a server object.
+
+        An HTTP server that answers 401 gets an OAuth sign-in (``oauth`` picks the client; ``sign_in=False``
+        turns it off), unless ``headers`` or ``bearer_env`` give an Authorization already. ``interactive``:
+        a person is at this cell, so a sign-in is shown there and this returns at once; the connection
+        opens when the sign-in completes.
+        """
         from .api import parse_target
 
         if protocol not in ("auto", "legacy", "2026-07-28"):
@@ -248,8 +274,13 @@ class Session:
             resolved.bearer_env = bearer_env
             if self.prototypes.token_for(resolved.url) is not None:  # our own %mcp serve: its token, in memory only
                 resolved.served_token = lambda url=resolved.url: self.prototypes.token_for(url)
-        elif headers or bearer_env:
-            raise SessionError("headers and bearer_env only apply to HTTP URLs", kind="bad_input")
+            own_authorization = bool(bearer_env) or any(k.lower() == "authorization" for k in resolved.headers) or resolved.served_token is not None
+            if sign_in and not own_authorization:
+                resolved.oauth = oauth or OAuthOptions()
+            elif oauth is not None:
+                raise SessionError("OAuth sign-in options cannot be combined with an Authorization header or bearer_env", kind="bad_input")
+        elif headers or bearer_env or oauth is not None:
+            raise SessionError("headers, bearer_env and sign-in options only apply to HTTP URLs", kind="bad_input")
         if resolved.kind == "stdio":
             resolved.cwd, resolved.env = cwd, dict(env or {})
         elif cwd or env:
@@ -258,7 +289,54 @@ class Session:
         return self.registry.connect(
             name, resolved, protocol=protocol, log_level=self.settings.log_level, read_timeout=read_timeout,
             connect_timeout=float(limit) if limit is not None else None,
+            sign_in_setup=self._sign_in_setup if resolved.oauth is not None else None, return_on_sign_in=interactive,
         )  # fmt: skip
+
+    # ------------------------------------------------------------------ sign-in (OAuth)
+    def _sign_in_setup(self, conn: Connection) -> tuple[SignIn, Any]:
+        """The SDK's OAuth provider for ``conn`` and the ``SignIn`` it asks through (loop thread, at open)."""
+        page = getattr(self.frontend, "page_url", None)
+        redirect = f"{page}{CALLBACK_PATH}" if page else self._loopback().redirect_uri
+        sign_in = SignIn(conn.name, conn.target.url, redirect, lambda request, deliver: self._present_sign_in(conn, request, deliver), float(self.settings.sign_in_timeout))
+        options = conn.target.oauth or OAuthOptions()
+        provider = build_provider(
+            conn.target.url, options, self.vault, sign_in, client_name=self.settings.oauth_client_name,
+            client_metadata_url=self.settings.oauth_client_metadata_url, on_failure=conn.note_auth_failure,
+        )  # fmt: skip
+        return sign_in, provider
+
+    def _loopback(self) -> LoopbackCatcher:
+        if self._catcher is None:
+            self._catcher = LoopbackCatcher()
+        return self._catcher
+
+    def _present_sign_in(self, conn: Connection, request: SignInRequest, deliver: Callable[[dict[str, Any]], None]) -> None:
+        """Show a sign-in where a person can act on it, and open every way back (loop thread).
+
+        Where: the cell of an interactive call on that connection; the cell of an interactive
+        connect (which returns, showing it); a terminal or script without a kernel (the browser is
+        opened and the loopback catcher listens); nowhere in a headless kernel run (an error that
+        says to sign in once interactively).
+        """
+        flow = next((f for f in conn.flows if not f.finished and f.view.interactive and hasattr(f.view, "show_sign_in")), None)
+        kernel = self.shell is not None and getattr(self.shell, "kernel", None) is not None
+        connecting_here = conn.return_on_sign_in and conn.state == "connecting"  # the connect cell shows it
+        if flow is None and not connecting_here and kernel:
+            raise SignInUnavailable("Sign in once from an interactive notebook (JupyterLab or Notebook 7): the token is kept for you, and headless runs reuse it.")
+        if self._catcher is not None and request.redirect_uri == self._catcher.redirect_uri:
+            self._catcher.await_state(request.state, deliver)
+        await_oauth = getattr(self.frontend, "await_oauth", None)
+        if await_oauth is not None and request.redirect_uri and not request.redirect_uri.startswith("http://127.0.0.1:"):
+            await_oauth(request.state, deliver)
+        if flow is not None:
+            flow.view.show_sign_in(request, conn.sign_in)  # type: ignore[attr-defined]
+        elif not kernel and not connecting_here:
+            import webbrowser
+
+            at = f" at {request.issuer}" if request.issuer else ""
+            self.tell(f"Sign in to {conn.name}{at}: {request.url}")
+            webbrowser.open(request.url)
+        conn.sign_in_shown()
 
     def resolve(self, qualified: str) -> tuple[Connection, str]:
         """``server.tool`` or ``tool`` (when one connection is open) -> (connection, name)."""

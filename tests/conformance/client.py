@@ -12,9 +12,11 @@ Exit status 0 when every magic succeeded; the suite judges the protocol side its
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Callable
+from typing import Any
 
 # What each scenario asks of a client, as the magics a notebook user would type.
 SCENARIOS: dict[str, list[str]] = {
@@ -24,7 +26,35 @@ SCENARIOS: dict[str, list[str]] = {
     "tools_call": ["tools conformance", "call conformance.add_numbers a=5 b=3"],
     # a form whose every field has a default: accept it with the defaults (SEP-1034)
     "elicitation-sep1034-client-defaults": ["call conformance.test_client_elicitation_defaults --accept-defaults"],
+    # a tool whose response stream the server closes; the client reconnects with Last-Event-ID
+    "sse-retry": ["tools conformance", "call conformance.test_reconnection"],
+    # auth/*: connecting signs in (the 401 on initialize); then a first request with the token
+    "auth/scope-step-up": ["tools conformance", "call conformance.test-tool"],
 }
+
+
+# The suite's CIMD scenario wants a client id that is a URL (the SDK's own driver uses this one).
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+
+
+def sign_in_flags(scenario: str, context: dict[str, Any]) -> str:
+    """The ``%mcp connect`` sign-in flags a user would give for this scenario's server.
+
+    The suite hands pre-registered credentials in ``MCP_CONFORMANCE_CONTEXT``; secrets go into
+    environment variables and the flags name them, as a user would (never the value on the line).
+    """
+    flags = []
+    if context.get("client_id"):
+        flags += ["--client-id", context["client_id"]]
+    if context.get("client_secret"):
+        os.environ["CONFORMANCE_CLIENT_SECRET"] = context["client_secret"]
+        flags += ["--client-secret-env", "CONFORMANCE_CLIENT_SECRET"]
+    if context.get("private_key_pem"):
+        os.environ["CONFORMANCE_PRIVATE_KEY"] = context["private_key_pem"]
+        flags += ["--private-key-env", "CONFORMANCE_PRIVATE_KEY"]
+    if scenario.startswith("auth/client-credentials"):
+        flags.append("--client-credentials")
+    return " ".join(flags)
 
 
 def run(url: str, scenario: str, say: Callable[[str], None] = print) -> None:
@@ -33,7 +63,16 @@ def run(url: str, scenario: str, say: Callable[[str], None] = print) -> None:
     ip = start_ipython()
     ip.run_line_magic("load_ext", "mcp_notebook")
     ip.run_line_magic("config", "MCPMagics.interactive = False")
-    lines = ["connect conformance " + url, *SCENARIOS.get(scenario, ["tools conformance"]), "disconnect conformance"]
+    flags = ""
+    if scenario.startswith("auth/"):
+        # A terminal user signing in: the notebook opens "the browser" (BROWSER, a stand-in that follows
+        # the suite's auto-approving redirects) and its loopback catcher takes the code.
+        here = os.path.dirname(os.path.abspath(__file__))
+        os.environ["BROWSER"] = f"{sys.executable} {os.path.join(os.path.dirname(here), 'follow_redirects.py')} %s"
+        ip.run_line_magic("config", f"MCPMagics.oauth_client_metadata_url = {CLIENT_METADATA_URL!r}")
+        ip.run_line_magic("config", "MCPMagics.sign_in_timeout = 25.0")
+        flags = sign_in_flags(scenario, json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}"))
+    lines = [f"connect conformance {flags} {url}".replace("  ", " "), *SCENARIOS.get(scenario, ["tools conformance"]), "disconnect conformance"]
     for line in lines:
         say(f"%mcp {line}")
         result = ip.run_line_magic("mcp", line)

