@@ -191,12 +191,15 @@ class ResourceTokens:
             return self.preset_client
         raw = self.vault.get(self.resource).get("client")
         try:
-            client = OAuthClientInformationFull.model_validate(raw) if raw else None
+            return OAuthClientInformationFull.model_validate(raw) if raw else None
         except ValueError:
             return None
-        if client is not None and self.redirect_uri and self.redirect_uri not in [str(u) for u in client.redirect_uris or []]:
-            return None  # registered for another callback address (another front end, another port): register again
-        return client
+
+    def registered_elsewhere(self, client: OAuthClientInformationFull | None) -> bool:
+        """A stored registration made for another callback address (another front end, another loopback port)."""
+        if client is None or self.preset_client is not None or not self.redirect_uri or not client.redirect_uris:
+            return False
+        return self.redirect_uri not in [str(u) for u in client.redirect_uris]
 
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
         if self.preset_client is not None:
@@ -419,6 +422,13 @@ def build_provider(resource: str, options: OAuthOptions, vault: TokenVault, sign
         async def _initialize(self) -> None:
             await super()._initialize()
             self.context.token_expiry_time = storage.expires_at()
+
+        def _expected_issuer(self) -> str:
+            # Called as a new authorization begins (after any refresh, which keeps the old client): a
+            # client registered for another callback address is dropped here, so it registers again.
+            if storage.registered_elsewhere(self.context.client_info) and not self.context.client_metadata_url:
+                self.context.client_info = None
+            return str(super()._expected_issuer())
 
         async def _perform_authorization_code_grant(self) -> tuple[str, str]:
             meta = self.context.oauth_metadata

@@ -18,6 +18,7 @@ only in the router.
 from __future__ import annotations
 
 import contextlib
+import weakref
 from dataclasses import dataclass, field, replace
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypedDict
@@ -184,6 +185,8 @@ class Session:
         self.frontend = Frontend(self.store)  # no comm until attach_frontend (%load_ext)
         self.vault = TokenVault()  # OAuth tokens per resource, in the user's Jupyter data folder (never the notebook)
         self._catcher: LoopbackCatcher | None = None  # the loopback way back from a sign-in, started on first need
+        self._sign_ins: weakref.WeakSet[SignIn] = weakref.WeakSet()  # of open connections, for complete_sign_in
+        self.open_browser: Callable[[str], object] | None = None  # without a kernel: how a sign-in page opens (webbrowser.open)
         self.last_flow: Flow | None = None
         self.settings.router = self.router
         self._apply_models()
@@ -298,12 +301,31 @@ class Session:
         page = getattr(self.frontend, "page_url", None)
         redirect = f"{page}{CALLBACK_PATH}" if page else self._loopback().redirect_uri
         sign_in = SignIn(conn.name, conn.target.url, redirect, lambda request, deliver: self._present_sign_in(conn, request, deliver), float(self.settings.sign_in_timeout))
+        self._sign_ins.add(sign_in)
         options = conn.target.oauth or OAuthOptions()
         provider = build_provider(
             conn.target.url, options, self.vault, sign_in, client_name=self.settings.oauth_client_name,
             client_metadata_url=self.settings.oauth_client_metadata_url, on_failure=conn.note_auth_failure,
         )  # fmt: skip
         return sign_in, provider
+
+    def complete_sign_in(self, address: str) -> str:
+        """Finish a waiting sign-in with the address the browser was sent back to (paste-back without a panel).
+
+        Returns the connection's name. The answer goes to the sign-in whose state it carries, or to the
+        only one waiting (whose check then refuses a foreign state, saying so).
+        """
+        from .auth import parse_redirect
+
+        answer = parse_redirect(address)
+        waiting = [s for s in self._sign_ins if s.pending is not None]
+        target = next((s for s in waiting if s.pending is not None and s.pending.state == answer["state"]), None)
+        if target is None and len(waiting) == 1:
+            target = waiting[0]
+        if target is None:
+            raise SessionError("no sign-in is waiting for that address" if not waiting else "several sign-ins are waiting and that address belongs to none of them", kind="bad_input")
+        target.deliver(answer)
+        return target.server
 
     def _loopback(self) -> LoopbackCatcher:
         if self._catcher is None:
@@ -335,7 +357,7 @@ class Session:
 
             at = f" at {request.issuer}" if request.issuer else ""
             self.tell(f"Sign in to {conn.name}{at}: {request.url}")
-            webbrowser.open(request.url)
+            (self.open_browser or webbrowser.open)(request.url)
         conn.sign_in_shown()
 
     def resolve(self, qualified: str) -> tuple[Connection, str]:

@@ -15,11 +15,19 @@ from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as w
+from traitlets import Unicode
 
 from .auth import SignIn, SignInRequest, parse_redirect
 from .forms import url_html
 
 __all__ = ["SignInPanel"]
+
+
+class _AddressField(w.Text):
+    """A text field whose typed value the kernel does not echo back (ipywidgets 8 echoes by default):
+    the pasted address holds the authorization code, which must not travel further than the kernel."""
+
+    value = Unicode("", help="the pasted address").tag(sync=True, echo_update=False)
 
 
 class SignInPanel:
@@ -31,7 +39,7 @@ class SignInPanel:
         at = f" at <b>{html.escape(request.issuer)}</b>" if request.issuer else ""
         self.header = w.HTML(f'<div class="mcp-sign-in-title"><b>Sign in to {html.escape(request.server)}</b>{at}</div>')
         self.link = w.HTML(url_html(request.url, note="(opens the sign-in page; you come back here by yourself)", label="Sign in ↗"))
-        self.paste = w.Text(placeholder="http://…/mcp-notebook/oauth/callback?code=…&state=…", description="Address", layout=w.Layout(width="520px"))
+        self.paste = _AddressField(placeholder="http://…/mcp-notebook/oauth/callback?code=…&state=…", description="Address", layout=w.Layout(width="520px"))
         self.paste.add_class("mcp-sign-in-paste")
         use = w.Button(description="Use this address", icon="check")
         cancel = w.Button(description="Cancel", icon="times")
