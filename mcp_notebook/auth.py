@@ -69,13 +69,19 @@ class OAuthOptions:
     scope: str | None = None  # scopes to ask for up front (the server's challenge otherwise decides)
     client_credentials: bool = False  # a machine client: no person, no browser (client_secret or private key)
     private_key_env: str | None = None  # PEM of a private_key_jwt client (with client_credentials)
+    # enterprise sign-in (SEP-990, cross-app access): the identity provider's ID token is exchanged there
+    # for an identity assertion grant (ID-JAG), which the authorization server ``issuer`` turns into a token
+    id_token_env: str | None = None
+    idp_token_endpoint: str | None = None
+    idp_client_id: str | None = None
+    issuer: str | None = None
 
     def saved(self) -> dict[str, Any]:
         """What a saved record may say about sign-in: names, never secrets."""
         out: dict[str, Any] = {"sign_in": "client_credentials" if self.client_credentials else "oauth"}
         if self.client_id:
             out["client_id"] = self.client_id
-        for name in ("client_secret_env", "private_key_env", "scope"):
+        for name in ("client_secret_env", "private_key_env", "scope", "id_token_env", "idp_token_endpoint", "idp_client_id", "issuer"):
             if getattr(self, name):
                 out[name] = getattr(self, name)
         return out
@@ -385,6 +391,8 @@ def build_provider(resource: str, options: OAuthOptions, vault: TokenVault, sign
 
     secret = _env(options.client_secret_env, "--client-secret-env")
     redirect = sign_in.redirect_uri
+    if options.id_token_env:
+        return _identity_assertion_provider(resource, options, vault, secret, on_failure)
     if options.client_credentials:
         if not options.client_id:
             raise FlowError("a client-credentials sign-in needs a client id (--client-id)", kind="bad_input")
@@ -438,6 +446,41 @@ def build_provider(resource: str, options: OAuthOptions, vault: TokenVault, sign
     provider: OAuthClientProvider = NotebookOAuth(
         resource, metadata, storage, redirect_handler=sign_in.redirect, callback_handler=sign_in.callback,
         client_metadata_url=client_metadata_url, on_failure=on_failure,
+    )  # fmt: skip
+    return provider
+
+
+def _identity_assertion_provider(resource: str, options: OAuthOptions, vault: TokenVault, secret: str | None, on_failure: Callable[[BaseException], None]) -> httpx2.Auth:
+    """SEP-990: the IdP's ID token -> an ID-JAG at the IdP (RFC 8693 token exchange) -> a token at ``issuer`` (RFC 7523)."""
+    import httpx2
+    from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuthProvider
+
+    id_token = _env(options.id_token_env, "--id-token-env")
+    if not (options.client_id and secret and options.issuer and options.idp_token_endpoint):
+        raise FlowError("an enterprise sign-in needs --client-id, --client-secret-env, --issuer (the authorization server) and --idp-token-endpoint", kind="bad_input")
+    endpoint = options.idp_token_endpoint
+
+    async def fetch_id_jag(audience: str, resource_id: str) -> str:
+        form = {
+            "grant_type": "urn:ietf:params:oauth:grant-type:token-exchange",
+            "subject_token": id_token or "", "subject_token_type": "urn:ietf:params:oauth:token-type:id_token",
+            "requested_token_type": "urn:ietf:params:oauth:token-type:id-jag", "audience": audience, "resource": resource_id,
+        }  # fmt: skip
+        if options.idp_client_id:
+            form["client_id"] = options.idp_client_id
+        async with httpx2.AsyncClient(timeout=30) as http:
+            response = await http.post(endpoint, data=form)
+        if response.status_code != 200:
+            raise RuntimeError(f"the identity provider refused the token exchange (HTTP {response.status_code}): {response.text[:300]}")
+        grant = response.json().get("access_token")
+        if not isinstance(grant, str):
+            raise RuntimeError("the identity provider's token exchange returned no identity assertion grant")
+        return grant
+
+    base: type = _recording(IdentityAssertionOAuthProvider)  # type: ignore[arg-type]
+    provider: httpx2.Auth = base(
+        resource, ResourceTokens(vault, resource, None), options.client_id, secret, options.issuer, fetch_id_jag,
+        scope=options.scope, token_endpoint_auth_method="client_secret_basic", on_failure=on_failure,
     )  # fmt: skip
     return provider
 

@@ -38,6 +38,9 @@ def connect_line(conn: Any, protocol: str | None = None) -> str:
             words += ["--scope", shlex.quote(oauth.scope)] if oauth.scope else []
             words += ["--client-credentials"] if oauth.client_credentials else []
             words += ["--private-key-env", oauth.private_key_env] if oauth.private_key_env else []
+            for flag in ("id_token_env", "idp_token_endpoint", "idp_client_id", "issuer"):
+                value = getattr(oauth, flag)
+                words += [f"--{flag.replace('_', '-')}", shlex.quote(value)] if value else []
     return " ".join([*words, shlex.quote(t.describe()) if t.kind == "http" else t.describe()])
 
 

@@ -96,8 +96,9 @@ class MCPMagics(Magics, SessionSettings):
         if not command and not ns.target:
             raise UsageError("missing TARGET: a URL, an object name, module:attr, or -- COMMAND ARGS")
         oauth = None
-        if ns.client_id or ns.client_secret_env or ns.scope or ns.client_credentials or ns.private_key_env:
-            oauth = OAuthOptions(ns.client_id, ns.client_secret_env, ns.scope, ns.client_credentials, ns.private_key_env)
+        sign_in_flags = (ns.client_id, ns.client_secret_env, ns.scope, ns.client_credentials, ns.private_key_env, ns.id_token_env, ns.idp_token_endpoint, ns.idp_client_id, ns.issuer)
+        if any(sign_in_flags):
+            oauth = OAuthOptions(*sign_in_flags)
         conn = self.session.connect(
             ns.name, command or ns.target, headers=headers_of(ns.header) or None, bearer_env=ns.bearer_env, protocol=ns.protocol,
             cwd=ns.cwd, env=parse_pairs(ns.env) if ns.env else {}, namespace=self.session.namespace or None, read_timeout=ns.timeout,

@@ -37,7 +37,7 @@ SCENARIOS: dict[str, list[str]] = {
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
 
 
-def sign_in_flags(scenario: str, context: dict[str, Any]) -> str:
+def sign_in_flags(scenario: str, context: dict[str, Any], url: str) -> str:
     """The ``%mcp connect`` sign-in flags a user would give for this scenario's server.
 
     The suite hands pre-registered credentials in ``MCP_CONFORMANCE_CONTEXT``; secrets go into
@@ -54,7 +54,25 @@ def sign_in_flags(scenario: str, context: dict[str, Any]) -> str:
         flags += ["--private-key-env", "CONFORMANCE_PRIVATE_KEY"]
     if scenario.startswith("auth/client-credentials"):
         flags.append("--client-credentials")
+    if context.get("idp_id_token"):  # cross-app access: an enterprise user's ID token and their IdP
+        os.environ["CONFORMANCE_ID_TOKEN"] = context["idp_id_token"]
+        flags += ["--id-token-env", "CONFORMANCE_ID_TOKEN", "--idp-token-endpoint", context["idp_token_endpoint"]]
+        flags += ["--idp-client-id", context["idp_client_id"]] if context.get("idp_client_id") else []
+        flags += ["--issuer", authorization_server(url)]
     return " ".join(flags)
+
+
+def authorization_server(url: str) -> str:
+    """The MCP server's authorization server, from its protected-resource metadata (RFC 9728).
+
+    An enterprise user is told which authorization server their MCP server uses; the suite does not
+    say, so the driver reads it where an administrator would look it up.
+    """
+    import httpx2
+
+    parts = httpx2.URL(url)
+    metadata = httpx2.get(f"{parts.scheme}://{parts.netloc.decode()}/.well-known/oauth-protected-resource{parts.path}", timeout=10).json()
+    return str(metadata["authorization_servers"][0])
 
 
 def run(url: str, scenario: str, say: Callable[[str], None] = print) -> None:
@@ -71,7 +89,7 @@ def run(url: str, scenario: str, say: Callable[[str], None] = print) -> None:
         os.environ["BROWSER"] = f"{sys.executable} {os.path.join(os.path.dirname(here), 'follow_redirects.py')} %s"
         ip.run_line_magic("config", f"MCPMagics.oauth_client_metadata_url = {CLIENT_METADATA_URL!r}")
         ip.run_line_magic("config", "MCPMagics.sign_in_timeout = 25.0")
-        flags = sign_in_flags(scenario, json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}"))
+        flags = sign_in_flags(scenario, json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}"), url)
     lines = [f"connect conformance {flags} {url}".replace("  ", " "), *SCENARIOS.get(scenario, ["tools conformance"]), "disconnect conformance"]
     for line in lines:
         say(f"%mcp {line}")

@@ -33,6 +33,7 @@ def client_scenarios() -> list[str]:
         "auth/token-endpoint-auth-none", "auth/pre-registration", "auth/2025-03-26-oauth-metadata-backcompat",
         "auth/2025-03-26-oauth-endpoint-fallback", "auth/resource-mismatch", "auth/offline-access-scope",
         "auth/offline-access-not-supported", "auth/client-credentials-jwt", "auth/client-credentials-basic",
+        "auth/cross-app-access-complete-flow",
     ]  # fmt: skip
 
 
