@@ -50,7 +50,6 @@ class SignInPanel:
             "paste its whole address:</small>"
         )
         use.on_click(lambda _b: self._use())
-        self.paste.on_submit(lambda _t: self._use())
         cancel.on_click(lambda _b: sign_in.cancel())
         self.widget = w.VBox([self.header, self.link, self.note, w.HBox([self.paste, use, cancel]), self.error])
         self.widget.add_class("mcp-sign-in")

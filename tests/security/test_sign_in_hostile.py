@@ -1,0 +1,82 @@
+"""Issue 12: what an authorization server or MCP server controls in a sign-in is shown inert.
+
+The authorization URL (from the server's metadata), the issuer and the connection's name reach the
+sign-in panel; the callback answer (code, state, error text) reaches the loopback catcher's page.
+Nothing of it may run as script, the link only ever goes where the highlighted host says, and a
+``javascript:`` endpoint gets no link at all.
+"""
+
+from __future__ import annotations
+
+import urllib.error
+import urllib.request
+from typing import Any
+
+import ipywidgets as w
+import pytest
+
+from mcp_notebook.auth import LoopbackCatcher, SignIn, SignInRequest, parse_redirect
+
+from .test_hostile import find_leaks
+
+PAYLOAD = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
+
+
+def panel_html(request: SignInRequest) -> str:
+    from mcp_notebook.sign_in_view import SignInPanel
+
+    sign_in = SignIn(request.server, request.resource, request.redirect_uri, lambda r, d: None, 5)
+    panel = SignInPanel(request, sign_in)
+
+    def walk(widget: Any) -> Any:
+        if isinstance(widget, w.HTML):
+            yield widget.value
+        for child in getattr(widget, "children", ()):
+            yield from walk(child)
+
+    return "".join(walk(panel.widget))
+
+
+@pytest.mark.parametrize(("url", "opens", "warning"), [
+    ("https://auth.example.com/authorize?state=s&client_id=" + PAYLOAD, "auth.example.com", None),
+    ("https://аpple.com/authorize?state=s", "xn--pple-43d.com", "looks like apple.com"),
+    ("https://evil.example\\@auth.example.com/authorize", None, None),
+    ("javascript:alert(document.cookie)//https://auth.example.com/authorize", None, None),
+])  # fmt: skip
+def test_sign_in_panel_is_inert(url: str, opens: str | None, warning: str | None) -> None:
+    request = SignInRequest(server=f"srv{PAYLOAD}", resource="https://mcp.example.com/mcp", url=url, state="s", issuer=f"https://issuer.example{PAYLOAD}", redirect_uri=None)
+    html = panel_html(request)
+    assert find_leaks(html) == []
+    assert "&lt;img src=x onerror=" in html and "<script>" not in html  # escaped, shown, not dropped
+    links = html.count('class="mcp-open-link"')
+    if url.startswith("javascript:"):
+        assert links == 0 and "no link is offered" in html
+    else:
+        assert links == 1 and 'rel="noopener noreferrer"' in html
+    if opens is not None:
+        assert f'class="mcp-domain" style="background:#fff3cd;color:#000;padding:0 2px">{opens}</b>' in html
+    if warning is not None:
+        assert warning in html
+
+
+def test_catcher_page_and_parser_take_hostile_answers_as_text() -> None:
+    catcher = LoopbackCatcher()
+    got: list[dict[str, Any]] = []
+    try:
+        catcher.await_state("state-1", got.append)
+        query = "state=state-1&error=" + urllib.request.quote(PAYLOAD) + "&error_description=" + urllib.request.quote(PAYLOAD)
+        with urllib.request.urlopen(f"{catcher.redirect_uri}?{query}", timeout=10) as response:
+            page = response.read().decode()
+        assert find_leaks(page) == [] and "&lt;img" in page and response.headers["Cache-Control"] == "no-store"
+        assert got == [{"state": "state-1", "error": PAYLOAD, "error_description": PAYLOAD}]  # delivered once, as text
+        with pytest.raises(urllib.error.HTTPError) as info:  # the same state again: nothing is waiting for it
+            urllib.request.urlopen(f"{catcher.redirect_uri}?state=state-1&code=again", timeout=10)
+        assert info.value.code == 400 and len(got) == 1
+        with pytest.raises(urllib.error.HTTPError) as info:
+            urllib.request.urlopen(f"http://127.0.0.1:{catcher.port}/elsewhere", timeout=10)
+        assert info.value.code == 404
+    finally:
+        catcher.close()
+    with pytest.raises(ValueError, match="no sign-in answer"):
+        parse_redirect("https://example.com/?" + PAYLOAD)
+    assert parse_redirect(f"http://x/cb?code=c&state=s&iss={PAYLOAD}")["iss"] == PAYLOAD
