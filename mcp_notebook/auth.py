@@ -76,6 +76,13 @@ class OAuthOptions:
     idp_client_id: str | None = None
     issuer: str | None = None
 
+    @classmethod
+    def from_saved(cls, saved: dict[str, Any]) -> OAuthOptions:
+        """Options back from a record's ``oauth`` entry (strings only; anything else is dropped)."""
+        names = ("client_id", "client_secret_env", "scope", "private_key_env", "id_token_env", "idp_token_endpoint", "idp_client_id", "issuer")
+        values = {k: saved[k] for k in names if isinstance(saved.get(k), str)}
+        return cls(client_credentials=saved.get("sign_in") == "client_credentials", **values)
+
     def saved(self) -> dict[str, Any]:
         """What a saved record may say about sign-in: names, never secrets."""
         out: dict[str, Any] = {"sign_in": "client_credentials" if self.client_credentials else "oauth"}
@@ -267,6 +274,7 @@ class SignIn:
         self._future: asyncio.Future[_Answer] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.on_settled: list[Callable[[str | None], None]] = []  # views told when it ends (error text or None)
+        self.after_success: Callable[[], None] | None = None  # told each time a sign-in completes
 
     async def redirect(self, url: str) -> None:
         """The SDK's ``redirect_handler``: show the URL where a person can act (raises ``SignInUnavailable`` if nowhere)."""
@@ -290,6 +298,8 @@ class SignIn:
             self._settle(answer.error)
             raise SignInDenied(answer.error, answer.error_description)
         self._settle(None)
+        if self.after_success is not None:
+            self.after_success()
         return AuthorizationCodeResult(code=answer.code or "", state=answer.state, iss=answer.iss)
 
     def deliver(self, values: dict[str, Any]) -> None:

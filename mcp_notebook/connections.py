@@ -77,6 +77,7 @@ class Target:
     # open so a re-served server's new token is used; kept out of ``headers``, so never saved or listed.
     served_token: Any = field(default=None, repr=False, compare=False)
     oauth: OAuthOptions | None = None  # signs in with OAuth on a 401 (HTTP without an Authorization of its own)
+    signed_in: bool = False  # a sign-in completed on it: saved records say so (never the token)
 
     def describe(self) -> str:
         """A secret-free, human-readable form, also what saved flows record."""
@@ -99,7 +100,7 @@ class Target:
                 out["headers"] = sorted(self.headers)  # names only, never values
             if self.bearer_env:
                 out["bearer_env"] = self.bearer_env  # the variable's name, not its value
-            if self.oauth is not None and (self.oauth.client_id or self.oauth.client_credentials or self.oauth.scope):
+            if self.oauth is not None and (self.signed_in or self.oauth != type(self.oauth)()):
                 out["oauth"] = self.oauth.saved()  # that it signs in and with which client: names, never tokens or secrets
             return out
         if self.kind == "stdio":

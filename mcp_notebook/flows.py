@@ -275,6 +275,9 @@ class Flow:
         self.view.changed(self)
         try:
             async with asyncio.timeout(self.timeout):
+                sign_in = self.conn.sign_in
+                if sign_in is not None and sign_in.pending is not None and hasattr(self.view, "show_sign_in"):
+                    self.view.show_sign_in(sign_in.pending, sign_in)  # the sign-in this call waits for, here too
                 await self.conn.wait_open(None)  # a connection still signing in: its sign-in has its own timeout
                 self.value = await self._drive()
                 if self._backchannel_error is not None:  # the server's reply to an unanswered question is moot

@@ -301,6 +301,7 @@ class Session:
         page = getattr(self.frontend, "page_url", None)
         redirect = f"{page}{CALLBACK_PATH}" if page else self._loopback().redirect_uri
         sign_in = SignIn(conn.name, conn.target.url, redirect, lambda request, deliver: self._present_sign_in(conn, request, deliver), float(self.settings.sign_in_timeout))
+        sign_in.after_success = lambda: setattr(conn.target, "signed_in", True)  # saved records say it needs sign-in
         self._sign_ins.add(sign_in)
         options = conn.target.oauth or OAuthOptions()
         provider = build_provider(
@@ -659,7 +660,7 @@ class Session:
                 self._confirm_resume(record, concerns, options, cell_id)
                 return None
             raise consent_needed(record, concerns)
-        conn, reconnected = self.reconnect(record)
+        conn, reconnected = self.reconnect(record, interactive=interactive and not wait)
         if reconnected:
             text = f"Reconnected {conn.name!r} to {conn.target.describe()} to resume flow {record['id']}."
             self.tell(Note(text, "reconnected", flow_id=record["id"], server=conn.name))
@@ -754,7 +755,7 @@ class Session:
                 concerns.append(f"connection {name!r} now points to {now}, but the flow was saved against {where}; its saved state would go there")
         return concerns
 
-    def reconnect(self, record: dict[str, Any]) -> tuple[Connection, bool]:
+    def reconnect(self, record: dict[str, Any], interactive: bool = False) -> tuple[Connection, bool]:
         """The connection a saved flow talks to, and whether it had to be opened again.
 
         Open by its name, else reconnected from its saved target. Says plainly what the user must
@@ -769,7 +770,11 @@ class Session:
             conn = registry.get(name)
             if conn.is_open:
                 return conn, False
-            return registry.connect(name, conn.target, protocol=conn.protocol, log_level=conn.log_level, read_timeout=conn.read_timeout, connect_timeout=conn.connect_timeout), True
+            again = registry.connect(
+                name, conn.target, protocol=conn.protocol, log_level=conn.log_level, read_timeout=conn.read_timeout,
+                connect_timeout=conn.connect_timeout, sign_in_setup=conn.sign_in_setup, return_on_sign_in=interactive,
+            )  # fmt: skip
+            return again, True
         kind = Target.kind_of_saved(server)
         refusal = dict(kind="reconnect_needed", flow_id=flow_id, server=name, details={"target": target})
         if kind == "inproc":
@@ -794,7 +799,9 @@ class Session:
             )  # fmt: skip
         if kind == "http":
             how: Any = target
-            options: dict[str, Any] = {"bearer_env": server.get("bearer_env")}
+            options: dict[str, Any] = {"bearer_env": server.get("bearer_env"), "interactive": interactive}
+            if isinstance(server.get("oauth"), dict):  # the sign-in it used (names only; a foreign record was consented to)
+                options["oauth"] = OAuthOptions.from_saved(server["oauth"])
         else:
             how = target  # "-- COMMAND ARGS", exactly what %mcp connect takes
             options = {"cwd": server.get("cwd")}

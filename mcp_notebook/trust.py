@@ -134,6 +134,10 @@ def describe_record(record: Mapping[str, Any]) -> list[tuple[str, str]]:
             lines.append(("sends as bearer token", f"the value of ${server['bearer_env']}"))
         if server.get("headers"):
             lines.append(("with headers", _names(server["headers"])))
+        oauth = server.get("oauth")
+        if isinstance(oauth, dict):
+            said = ", ".join(f"{k} {v}" for k, v in sorted(oauth.items()) if k != "sign_in" and isinstance(v, str))
+            lines.append(("signs in with OAuth", f"{oauth.get('sign_in', 'oauth')}{f' ({said})' if said else ''}; secrets named by variable are read from this kernel"))
     kind = {"tools/call": "calls tool", "prompts/get": "gets prompt", "resources/read": "reads resource"}.get(str(record.get("method")), "calls")
     lines.append((kind, str(record.get("name", ""))))
     if record.get("method") != "resources/read":

@@ -95,7 +95,7 @@ def test_sign_in_consent_and_call(server: OAuthServer, vault: TokenVault) -> Non
         # what the session says and keeps names the sign-in, never a token or the code
         stored = json.loads(vault.path.read_text())[server.url]
         secrets = [stored["tokens"]["access_token"], stored["tokens"]["refresh_token"]]
-        shown = " ".join(session.notes) + repr(conn.target.saved()) + json.dumps(session.store.all() if hasattr(session.store, "all") else {})
+        shown = " ".join(session.notes) + repr(conn.target.saved())
         assert not any(s in shown for s in secrets)
     finally:
         session.close()
@@ -235,3 +235,31 @@ def test_kernel_headless_refuses_interactive_panel_and_paste_back(server: OAuthS
         assert "Signed out of" in out and server.url not in json.loads((tmp_path / "jd" / "mcp_notebook" / "oauth.json").read_text())
     finally:
         kernel.close()
+
+
+def test_saved_flow_resumes_in_a_new_kernel_with_the_stored_token(vault: TokenVault) -> None:
+    """The record says only that the server needs sign-in; a new session reuses the kept token (no new sign-in)."""
+    from mcp_notebook.form_model import Answers
+    from mcp_notebook.session import CallOptions
+
+    with running_oauth_server(consent="auto") as srv:
+        first = new_session(vault, browser())
+        try:
+            conn = first.connect("secure", srv.url)
+            flow = first.call("tools/call", conn, "provision_db", {"name": "orders"}, CallOptions(answers=Answers(fields={"region": "us-west-2"})), interactive=False, cell_id=None)
+            with pytest.raises(FlowError):
+                flow.result(timeout=30)  # round two has no answer: the flow stays saved
+            record = first.store.get(flow.id)
+            assert record is not None and record["server"]["oauth"] == {"sign_in": "oauth"}
+            tokens = json.loads(vault.path.read_text())[srv.url]["tokens"]
+            assert tokens["access_token"] not in json.dumps(record) and tokens["refresh_token"] not in json.dumps(record)
+        finally:
+            first.close()
+        opened: list[str] = []
+        second = new_session(vault, opened.append)  # a new kernel, same user
+        try:
+            resumed = second.resume(record, CallOptions(answers=Answers(accept_defaults=True), trust=True), interactive=False, cell_id=None)
+            assert resumed is not None and resumed.result(timeout=30).content[0].text == "Provisioned 'orders' in us-west-2 (size small)."
+            assert opened == [] and srv.stats()["authorization_code_grants"] == 1  # no second sign-in
+        finally:
+            second.close()
