@@ -44,6 +44,11 @@ def _jupyter_labextension_paths() -> list[dict[str, str]]:
     return [{"src": "labextension", "dest": "mcp-notebook"}]
 
 
+def _jupyter_server_extension_points() -> list[dict[str, str]]:
+    """The Jupyter Server extension: the OAuth sign-in callback (``server_extension.py``)."""
+    return [{"module": "mcp_notebook.server_extension"}]
+
+
 def __getattr__(name: str) -> Any:
     if name in ("connect", "call", "prompt", "read"):
         from . import api

@@ -15,6 +15,13 @@ answers ``restore`` with the records saved in the notebook, and afterwards ``ack
 * Every connected front end answers, and a page reloaded while the kernel runs sends an
   unsolicited ``restore`` with ``"reason": "reconnect"`` holding what that page has.
 
+OAuth sign-in uses the same comm: every ``restore`` carries ``page_url``, the Jupyter server's
+base URL as the browser sees it (the redirect URI is ``page_url + "mcp-notebook/oauth/callback"``).
+``await_oauth(state, deliver)`` sends ``oauth_wait``; the extension relays what the callback
+page got for that state as ``{"op": "oauth", ...}`` and ``deliver`` gets it, once. These
+messages go out at once from any thread (a cell may be blocked waiting for the sign-in), and the
+answer arrives on whatever thread the kernel handles the comm on.
+
 Without the extension the records of the saved ``.ipynb`` are read from disk with
 ``nbformat`` (``__session__`` when the kernel knows it, or ``%mcp flows --from PATH``), new
 records stay in this kernel, and the user is told so once, plainly.
@@ -23,8 +30,12 @@ records stay in this kernel, and the user is told so once, plainly.
 from __future__ import annotations
 
 import os
+import re
 import sys
+import threading
+from collections.abc import Callable
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from .bridge import KernelLoop
 from .store import Store, parse_flows, read_notebook
@@ -37,6 +48,10 @@ PROTOCOL_VERSION = 1
 Status = Literal["pending", "connected", "absent", "none"]
 """``pending``: hello sent, no answer yet; ``connected``: the extension answered;
 ``absent``: the front end closed the comm (no extension); ``none``: no kernel, nothing to ask."""
+
+OAUTH_STATE = re.compile(r"^[A-Za-z0-9_-]{8,256}$")
+"""What the extension and the server extension accept as an OAuth ``state``."""
+OAUTH_FIELDS = ("code", "iss", "error", "error_description")
 
 NOT_SAVED_NOTICE = (
     "Note: flows waiting for input are kept in this kernel only and will not be saved in the "
@@ -56,10 +71,13 @@ class Frontend:
         self.warnings: list[str] = []  # not yet shown to the user
         self.replies = 0  # restore/ack/error messages received (tests, bench)
         self.files_read: list[str] = []
+        self.page_url: str | None = None  # the Jupyter server's base URL in the browser (latest restore), for OAuth redirects
         self._comm: Any = None
         self._kernel: KernelLoop | None = None  # the kernel's loop, where the comm's messages go out
         self._session_read = False
         self._noticed = False
+        self._oauth: dict[str, Callable[[dict[str, Any]], None]] = {}  # state -> deliver, until the answer comes
+        self._oauth_lock = threading.Lock()
 
     # ------------------------------------------------------------------ lifecycle
     def open(self) -> None:
@@ -81,12 +99,15 @@ class Frontend:
         self._kernel = KernelLoop(cell_context=False)
         comm.on_msg(self._on_msg)
         comm.on_close(self._on_close)
+        _answers_where_sent(comm)
         self._comm = comm
         self.status = "pending"
 
     def close(self) -> None:
         """Close the comm (``%unload_ext``); the notebook keeps what it has."""
         comm, self._comm = self._comm, None
+        with self._oauth_lock:
+            self._oauth.clear()
         if comm is not None:
             comm.on_msg(None)
             comm.on_close(None)
@@ -117,6 +138,12 @@ class Frontend:
         else:
             kernel.now_or_soon(self._publish, comm, data)  # store saves come from the runtime loop
 
+    def _send_now(self, data: dict[str, Any]) -> None:
+        """Send from this thread (ipykernel's iopub socket takes messages from any thread), not later on the kernel's loop."""
+        comm = self._comm
+        if comm is not None and self.status not in ("absent", "none"):
+            self._publish(comm, data)
+
     @staticmethod
     def _publish(comm: Any, data: dict[str, Any]) -> None:
         try:
@@ -142,6 +169,8 @@ class Frontend:
             self._on_restore(data)
         elif op == "path":
             self.path = data.get("path") if isinstance(data.get("path"), str) else self.path
+        elif op == "oauth":
+            self._on_oauth(data)
         elif op == "error":
             self.warnings.append(f"the notebook refused a {data.get('for') or 'message'}: {data.get('message')}")
 
@@ -149,6 +178,7 @@ class Frontend:
         self.status = "connected"
         if isinstance(data.get("path"), str):
             self.path = data["path"]
+        self.page_url = checked_page_url(data.get("page_url"))
         records, warnings = parse_flows(data.get("flows"), max_bytes=self.store.max_record_bytes)
         self.warnings.extend(warnings)
         _added, stale = self.store.merge(records, "notebook")
@@ -159,10 +189,52 @@ class Frontend:
                 self._send({"op": "delete", "id": flow_id})
             for record in self.store.kernel_records(exclude=records):
                 self._send({"op": "save", "record": record})
+            with self._oauth_lock:
+                waiting = list(self._oauth)
+            for state in waiting:  # the reloaded page does not know them yet
+                self._send_now({"op": "oauth_wait", "state": state})
 
     def _on_close(self, msg: dict[str, Any]) -> None:
         self._comm = None
         self.status = "absent"
+
+    # ------------------------------------------------------------------ OAuth sign-in (any thread)
+    def await_oauth(self, state: str, deliver: Callable[[dict[str, Any]], None]) -> bool:
+        """Ask the extension to relay what the OAuth callback gets for ``state``; ``False`` without one.
+
+        ``deliver`` is called once, on the thread the comm message arrives on, with
+        ``{"state", "code", "iss", "error", "error_description"}`` (strings or ``None``). Without a
+        connected extension nothing can relay the callback: the caller needs another way.
+        """
+        if not isinstance(state, str) or not OAUTH_STATE.match(state):
+            raise ValueError("an OAuth state is 8 to 256 letters, digits, '-' or '_'")
+        if self._comm is None or self.status != "connected":
+            return False
+        with self._oauth_lock:
+            self._oauth[state] = deliver
+        self._send_now({"op": "oauth_wait", "state": state})
+        return True
+
+    def cancel_oauth(self, state: str) -> None:
+        """Stop waiting for ``state`` (timed out, cancelled): ``deliver`` will not be called."""
+        with self._oauth_lock:
+            known = self._oauth.pop(state, None) is not None
+        if known:
+            self._send_now({"op": "oauth_cancel", "state": state})
+
+    def _on_oauth(self, data: dict[str, Any]) -> None:
+        state = data.get("state")
+        if not isinstance(state, str):
+            return
+        with self._oauth_lock:
+            deliver = self._oauth.pop(state, None)  # once: every connected page may relay it
+        if deliver is None:
+            return
+        answer = {"state": state, **{name: data[name] if isinstance(data.get(name), str) else None for name in OAUTH_FIELDS}}
+        try:
+            deliver(answer)
+        except Exception as exc:  # noqa: BLE001 - the comm handler must survive the caller's bug
+            print(f"mcp-notebook: the OAuth callback could not be handed over: {type(exc).__name__}", file=sys.__stderr__)
 
     # ------------------------------------------------------------------ the .ipynb fallback
     def session_path(self) -> str | None:
@@ -221,3 +293,41 @@ class Frontend:
             names = ", ".join(dict.fromkeys(os.path.basename(p) for p in self.files_read))
             return f"read from {names}; changes stay in this kernel"
         return "kept in this kernel"
+
+
+def _answers_where_sent(comm: Any) -> None:
+    """Have ipykernel 7 handle ``oauth`` messages on the subshell the front end sent them on.
+
+    ipykernel 7 routes a front end's comm message to the subshell this comm last sent from
+    (``BaseComm._reply_subshell_for``): after a ``hello`` or a save sent from a cell, that is the
+    main shell, where nothing is handled while a cell blocks (a ``%mcp`` line waiting for the
+    sign-in). JupyterLab and Notebook 7 send comm messages on a subshell of their own, so an
+    OAuth answer routed there is handled on that subshell's thread at once. Other messages keep
+    ipykernel's routing; a comm without the hook (another kernel library) is left as it is.
+    """
+    route = getattr(comm, "_reply_subshell_for", None)
+    if not callable(route):
+        return
+
+    def reply_subshell(data: Any, default: Any) -> Any:
+        if isinstance(data, dict) and data.get("op") == "oauth":
+            return default  # the subshell named in the message's own header
+        return route(data, default)
+
+    comm._reply_subshell_for = reply_subshell
+
+
+def checked_page_url(value: Any) -> str | None:
+    """The base URL the front end reported, if it is a plain http(s) URL ending in ``/``; else ``None``."""
+    if not isinstance(value, str) or not value.endswith("/") or len(value) > 2048:
+        return None
+    if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        return None
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises on a bad port
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.username is not None or parts.query or parts.fragment or "?" in value or "#" in value:
+        return None
+    return value

@@ -72,7 +72,12 @@ def quiet_settings(root: Path) -> None:
 
 @contextmanager
 def running_lab(
-    base: Path, notebooks: dict[str, dict[str, Any]] | None = None, app: str = "lab", expose_app: bool = False
+    base: Path,
+    notebooks: dict[str, dict[str, Any]] | None = None,
+    app: str = "lab",
+    expose_app: bool = False,
+    base_url: str = "/",
+    token: str = "",
 ) -> Iterator[tuple[str, Path]]:
     """JupyterLab (``app="lab"``) or Notebook 7 (``"notebook7"``) on a free port serving ``base/root``
     (with ``notebooks`` written there); yields (url, root).
@@ -80,6 +85,8 @@ def running_lab(
     Its config, IPython, runtime, settings and workspaces folders are private to ``base``; a clean
     shutdown at the end also stops the kernels it started. ``expose_app`` sets the page's
     ``window.jupyterapp`` (``--expose-app-in-browser``), for tests that call the front end's API.
+    ``base_url`` (like JupyterHub's ``/user/NAME/``) is part of the yielded url (without its last
+    ``/``); with a ``token`` the server requires it (the helpers here that call the REST API do not send it).
     """
     if app not in APPS:
         raise ValueError(f"app must be one of {APPS}, not {app!r}")
@@ -103,20 +110,21 @@ def running_lab(
     proc = subprocess.Popen(
         [
             sys.executable, "-m", module, "--allow-root", "--no-browser", "--ip", "127.0.0.1", f"--port={port}",
-            "--ServerApp.port_retries=0", "--IdentityProvider.token=", "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True",
+            "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True",
             f"--ServerApp.root_dir={root}", f"--{app_class}.user_settings_dir={settings}", f"--{app_class}.workspaces_dir={workspaces}",
-            *(["--expose-app-in-browser"] if expose_app else []),
+            f"--ServerApp.base_url={base_url}", *(["--expose-app-in-browser"] if expose_app else []),
         ],
         env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root,
     )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
+    url = f"http://127.0.0.1:{port}{base_url.rstrip('/')}"
+    auth = {"Authorization": f"token {token}"} if token else {}
     try:
         deadline = time.monotonic() + 60
         while True:
             if proc.poll() is not None:
                 raise RuntimeError(f"jupyter {app} exited with {proc.returncode}:\n{log_path.read_text(errors='replace')}")
             try:
-                with urllib.request.urlopen(f"{url}/api/status", timeout=1) as reply:
+                with urllib.request.urlopen(urllib.request.Request(f"{url}/api/status", headers=auth), timeout=1) as reply:
                     if reply.status == 200:
                         break
             except OSError:
@@ -127,7 +135,7 @@ def running_lab(
         yield url, root
     finally:
         try:  # a clean shutdown also stops the kernels it started
-            urllib.request.urlopen(urllib.request.Request(f"{url}/api/shutdown", method="POST"), timeout=5).close()
+            urllib.request.urlopen(urllib.request.Request(f"{url}/api/shutdown", method="POST", headers=auth), timeout=5).close()
             proc.wait(timeout=20)
         except (OSError, subprocess.TimeoutExpired):
             proc.terminate()

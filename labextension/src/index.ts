@@ -13,7 +13,7 @@
  *
  * Protocol (all messages are JSON objects on the one comm):
  *   kernel -> front end                    front end -> kernel
- *   comm_open {op: "hello", v: 1}          {op: "restore", v: 1, reason: "hello", flows, path, [warnings]}
+ *   comm_open {op: "hello", v: 1}          {op: "restore", v: 1, reason: "hello", flows, path, page_url, [warnings]}
  *   {op: "save", record: {id, ...}}        {op: "ack", id}            (or op "error")
  *   {op: "delete", id}                     {op: "ack", id}
  *   {op: "delete", all: true}              {op: "ack", id: null, all: true}
@@ -22,7 +22,21 @@
  *                                          {op: "restore", reason: "reconnect", ...}
  *                                            (unsolicited, when a reloaded page adopts
  *                                             a comm the kernel already had open)
+ *   {op: "oauth_wait", state}              {op: "ack", id: null, state}
+ *   {op: "oauth_cancel", state}            {op: "ack", id: null, state}
+ *                                          {op: "oauth", state, code, iss, error, error_description}
+ *                                            (once, when the OAuth callback for an awaited
+ *                                             state arrived; strings or null)
  * A `req` field in a kernel message is echoed in the reply.
+ *
+ * OAuth sign-in (`oauth.ts`): every restore carries `page_url`, the absolute
+ * base URL of the Jupyter server as this browser sees it (ending in "/"); the
+ * kernel's redirect URI is `page_url + "mcp-notebook/oauth/callback"`, served
+ * by the package's Jupyter Server extension.  The callback page posts what it
+ * got on `BroadcastChannel("mcp-notebook-oauth")`; this page forwards it to
+ * the one comm that awaits that state, and polls
+ * `page_url + "mcp-notebook/oauth/result?state=..."` every 2 s (up to 15 min)
+ * in case the broadcast is lost.
  *
  * Forms and panels of a flow live in widgets of the kernel that showed them;
  * their root carries the class `mcp-notebook-form`.  When that kernel
@@ -37,6 +51,8 @@ import {
 } from '@jupyterlab/application';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel, KernelMessage } from '@jupyterlab/services';
+
+import { OAuthRelay, pageUrl } from './oauth';
 
 /** Notebook metadata key owned by this extension. */
 export const METADATA_KEY = 'mcp_notebook';
@@ -291,7 +307,8 @@ const hookedKernels = new WeakSet<Kernel.IKernelConnection>();
  */
 function hookKernel(
   kernel: Kernel.IKernelConnection | null | undefined,
-  context: Context
+  context: Context,
+  relay: OAuthRelay
 ): void {
   if (!kernel || kernel.isDisposed || hookedKernels.has(kernel)) {
     return;
@@ -310,12 +327,26 @@ function hookKernel(
     state.comms.add(comm);
     mine.add(comm);
     comm.onMsg = (m: KernelMessage.ICommMsgMsg) => {
-      respond(comm, m.content.data);
+      dispatch(comm, m.content.data);
     };
     comm.onClose = () => {
       state.comms.delete(comm);
       mine.delete(comm);
+      relay.forgetComm(comm);
     };
+  };
+
+  // OAuth waits need no document: answered at once, so a callback that comes
+  // back quickly is not missed.  Everything else goes through `respond`.
+  const dispatch = (comm: Kernel.IComm, data: unknown): void => {
+    if (
+      isObject(data) &&
+      (data.op === 'oauth_wait' || data.op === 'oauth_cancel')
+    ) {
+      safeSend(comm, relay.handle(comm, kernel.serverSettings, data));
+    } else {
+      respond(comm, data);
+    }
   };
 
   // Replies wait for the document to be loaded; they keep their order
@@ -331,6 +362,7 @@ function hookKernel(
         const reply = handleKernelMessage(context, data);
         if (reply.op === 'restore') {
           reply.reason = reason;
+          reply.page_url = pageUrl(kernel.serverSettings);
         }
         safeSend(comm, reply);
       })
@@ -349,7 +381,7 @@ function hookKernel(
       if (isObject(data) && data.op === 'hello' && adopted.has(comm.commId)) {
         return;
       }
-      respond(comm, data);
+      dispatch(comm, data);
     }
   );
 
@@ -383,6 +415,7 @@ function hookKernel(
   kernel.disposed.connect(() => {
     for (const comm of mine) {
       state.comms.delete(comm);
+      relay.forgetComm(comm);
     }
     mine.clear();
   });
@@ -530,7 +563,11 @@ function markPanelStale(panel: NotebookPanel, why: KernelGone): void {
 }
 
 /** Set up one notebook view (JupyterLab or Notebook 7). */
-function setupPanel(panel: NotebookPanel, seen: WeakSet<NotebookPanel>): void {
+function setupPanel(
+  panel: NotebookPanel,
+  seen: WeakSet<NotebookPanel>,
+  relay: OAuthRelay
+): void {
   if (seen.has(panel)) {
     return;
   }
@@ -539,7 +576,7 @@ function setupPanel(panel: NotebookPanel, seen: WeakSet<NotebookPanel>): void {
   const sessionContext = panel.sessionContext;
 
   sessionContext.kernelChanged.connect((_, args) => {
-    hookKernel(args.newValue, context);
+    hookKernel(args.newValue, context, relay);
     // restartKernel() emits this with the same connection as old and new
     // value; a kernel picked by "Change Kernel" or a shutdown differs.
     if (args.oldValue) {
@@ -562,9 +599,9 @@ function setupPanel(panel: NotebookPanel, seen: WeakSet<NotebookPanel>): void {
       markPanelStale(panel, 'stopped');
     }
   });
-  hookKernel(sessionContext.session?.kernel, context);
+  hookKernel(sessionContext.session?.kernel, context, relay);
   void sessionContext.ready.then(() =>
-    hookKernel(sessionContext.session?.kernel, context)
+    hookKernel(sessionContext.session?.kernel, context, relay)
   );
 
   let scheduled = false;
@@ -602,13 +639,14 @@ function setupPanel(panel: NotebookPanel, seen: WeakSet<NotebookPanel>): void {
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'mcp-notebook:plugin',
   description:
-    'Keeps MCP flows that wait for input in the notebook metadata and marks their cells.',
+    'Keeps MCP flows that wait for input in the notebook metadata, marks their cells, and relays OAuth sign-ins to the kernel.',
   autoStart: true,
   requires: [INotebookTracker],
   activate: (_app: JupyterFrontEnd, tracker: INotebookTracker) => {
     const seen = new WeakSet<NotebookPanel>();
-    tracker.widgetAdded.connect((_, panel) => setupPanel(panel, seen));
-    tracker.forEach(panel => setupPanel(panel, seen));
+    const relay = new OAuthRelay(safeSend);
+    tracker.widgetAdded.connect((_, panel) => setupPanel(panel, seen, relay));
+    tracker.forEach(panel => setupPanel(panel, seen, relay));
   }
 };
 
