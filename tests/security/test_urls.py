@@ -132,7 +132,7 @@ def test_url_html(name: str) -> None:
     if want.href is None:
         assert links == []
     else:
-        assert links == [{"href": want.href, "target": "_blank", "rel": "noopener noreferrer"}]
+        assert links == [{"class": "mcp-open-link", "href": want.href, "target": "_blank", "rel": "noopener noreferrer"}]
     hostname = (want.host or "").rsplit(":", 1)[0] if want.host and not want.host.endswith("]") else want.host
     assert page.domain == (hostname or "")  # the highlighted host is the one the browser opens
     warned = "mcp-url-warning" in page.classes()
