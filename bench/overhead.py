@@ -3,6 +3,7 @@
 P1  ``%mcp call`` headless / raw ``Client.call_tool``, sequential calls on the same echo server,
     over stdio (target <= 1.10) and in-process (target <= 1.5).
 P2  a three-round flow with preset answers / the raw SDK manual loop, over stdio (target <= 1.15).
+P1 also over streamable HTTP (target <= 1.10): the path with the OAuth provider and the back-channel router.
 P3  ``%load_ext mcp_notebook`` / ``import mcp`` wall time in fresh processes (target <= 0.10).
 
 Both sides run in this process, alternating in blocks, and the best block of each side is kept
@@ -24,7 +25,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 ECHO_STDIO = [sys.executable, "-m", "mcp_notebook.demo", "echo"]
@@ -97,6 +98,28 @@ async def _accept_defaults(ctx: Any, params: Any) -> Any:
     if "region" in props:
         content["region"] = "us-east-1"
     return ElicitResult(action="accept", content=content)
+
+
+@contextlib.contextmanager
+def http_echo() -> Iterator[str]:
+    """The demo echo server over streamable HTTP on a free loopback port (a subprocess, stopped after)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "mcp_notebook.demo", "echo", "--transport", "http", "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(300):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(10)
 
 
 def stdio_params(command: list[str]) -> Any:
@@ -214,8 +237,11 @@ def main(argv: list[str] | None = None) -> int:
     ip = shell()
     from mcp_notebook.demo import make_echo
 
+    with http_echo() as url:  # the HTTP path carries the sign-in provider and the back-channel router
+        http = p1(ip, "http", url, url, args.calls, args.blocks)
     results = {
         "P1 stdio": (p1(ip, "stdio", f"-- {' '.join(ECHO_STDIO)}", stdio_params(ECHO_STDIO), args.calls, args.blocks), 1.10),
+        "P1 streamable HTTP": (http, 1.10),
         "P1 in-process": (p1(ip, "inproc", "mcp_notebook.demo:echo_server", make_echo(), args.calls, args.blocks), 1.5),
         "P2 three rounds, stdio": (p2(ip, args.calls, args.blocks), 1.15),
         "P3 load_ext / import mcp": (p3(5), 0.10),

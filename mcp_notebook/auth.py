@@ -30,7 +30,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
@@ -344,6 +343,8 @@ class LoopbackCatcher:
     """A small HTTP listener on 127.0.0.1 that catches ``/mcp-notebook/oauth/callback`` redirects (one per session)."""
 
     def __init__(self) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer  # only when a sign-in needs it
+
         self._waiting: dict[str, Callable[[dict[str, Any]], None]] = {}
         catcher = self
 

@@ -411,7 +411,7 @@ class Connection:
         http = httpx2.AsyncClient(
             headers=headers or None,
             timeout=httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT),  # the SDK's defaults
-            transport=self.routes,
+            transport=self.routes,  # type: ignore[arg-type]  # duck-typed: httpx2 only calls the transport methods
             event_hooks={"response": [self._on_http_response]},
             auth=auth,
         )

@@ -17,16 +17,21 @@ from __future__ import annotations
 import json
 from collections import OrderedDict
 from collections.abc import AsyncIterator
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
-import httpx2
+if TYPE_CHECKING:
+    import httpx2
 
 TAG_KEY = "mcp-notebook/flow"  # a ``_meta`` key of ours (spec: prefix + "/" + name); the value is opaque
 _MAX_ROUTES = 1024  # questions noted but never asked for (a server that asks and then gives up) age out
 
 
-class StreamRoutes(httpx2.AsyncBaseTransport):
-    """An httpx2 transport that notes, per server request id, the tag of the call whose stream carried it."""
+class StreamRoutes:
+    """An httpx2 transport that notes, per server request id, the tag of the call whose stream carried it.
+
+    Duck-typed (httpx2 is imported only when a connection uses it: ``%load_ext`` stays fast).
+    """
 
     def __init__(self, inner: httpx2.AsyncBaseTransport) -> None:
         self.inner = inner
@@ -40,11 +45,18 @@ class StreamRoutes(httpx2.AsyncBaseTransport):
         response = await self.inner.handle_async_request(request)
         tag = _tag_of(request)
         if tag is not None and response.headers.get("content-type", "").startswith("text/event-stream"):
-            response.stream = _WatchedStream(response.stream, tag, self._note)
+            response.stream = _watched_stream_class()(response.stream, tag, self._note)
         return response
 
     async def aclose(self) -> None:
         await self.inner.aclose()
+
+    async def __aenter__(self) -> StreamRoutes:
+        await self.inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.inner.__aexit__(*exc)
 
     def _note(self, request_id: str, tag: str) -> None:
         self._routes[request_id] = tag
@@ -58,39 +70,48 @@ def _tag_of(request: httpx2.Request) -> str | None:
         return None
     try:
         body = json.loads(request.content)
-    except (ValueError, UnicodeDecodeError, httpx2.RequestNotRead):
+    except (ValueError, UnicodeDecodeError):
+        return None
+    except Exception:  # noqa: BLE001 - httpx2.RequestNotRead: a streamed body is not ours to read
         return None
     meta = body.get("params", {}).get("_meta") if isinstance(body, dict) and isinstance(body.get("params"), dict) else None
     tag = meta.get(TAG_KEY) if isinstance(meta, dict) else None
     return tag if isinstance(tag, str) else None
 
 
-class _WatchedStream(httpx2.AsyncByteStream):
-    """Passes an SSE body through unchanged, noting the id of every server request in its ``data:`` lines."""
+@cache
+def _watched_stream_class() -> type:
+    """``_WatchedStream`` as a real ``httpx2.AsyncByteStream`` (httpx2 checks the type), made on first use."""
+    import httpx2
 
-    def __init__(self, inner: Any, tag: str, note: Any) -> None:
-        self.inner, self.tag, self.note = inner, tag, note
-        self._partial = b""
+    class _WatchedStream(httpx2.AsyncByteStream):
+        """Passes an SSE body through unchanged, noting the id of every server request in its ``data:`` lines."""
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for chunk in self.inner:
-            self._scan(chunk)  # before the chunk goes on: the route is known when the SDK reads the question
-            yield chunk
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-    def _scan(self, chunk: bytes) -> None:
-        lines = (self._partial + chunk).split(b"\n")
-        self._partial = lines.pop()
-        if len(self._partial) > 4 * 1024 * 1024:  # one line this long is no question we can route: stop buffering it
+        def __init__(self, inner: Any, tag: str, note: Any) -> None:
+            self.inner, self.tag, self.note = inner, tag, note
             self._partial = b""
-        for line in lines:
-            if not line.startswith(b"data:"):
-                continue
-            try:
-                message = json.loads(line[5:])
-            except ValueError:
-                continue
-            if isinstance(message, dict) and "method" in message and isinstance(message.get("id"), str | int):
-                self.note(str(message["id"]), self.tag)
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            async for chunk in self.inner:
+                self._scan(chunk)  # before the chunk goes on: the route is known when the SDK reads the question
+                yield chunk
+
+        async def aclose(self) -> None:
+            await self.inner.aclose()
+
+        def _scan(self, chunk: bytes) -> None:
+            lines = (self._partial + chunk).split(b"\n")
+            self._partial = lines.pop()
+            if len(self._partial) > 4 * 1024 * 1024:  # one line this long is no question we can route: stop buffering it
+                self._partial = b""
+            for line in lines:
+                if not line.startswith(b"data:"):
+                    continue
+                try:
+                    message = json.loads(line[5:])
+                except ValueError:
+                    continue
+                if isinstance(message, dict) and "method" in message and isinstance(message.get("id"), str | int):
+                    self.note(str(message["id"]), self.tag)
+
+    return _WatchedStream
