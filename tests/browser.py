@@ -78,6 +78,7 @@ def running_lab(
     expose_app: bool = False,
     base_url: str = "/",
     token: str = "",
+    env: dict[str, str] | None = None,
 ) -> Iterator[tuple[str, Path]]:
     """JupyterLab (``app="lab"``) or Notebook 7 (``"notebook7"``) on a free port serving ``base/root``
     (with ``notebooks`` written there); yields (url, root).
@@ -87,6 +88,8 @@ def running_lab(
     ``window.jupyterapp`` (``--expose-app-in-browser``), for tests that call the front end's API.
     ``base_url`` (like JupyterHub's ``/user/NAME/``) is part of the yielded url (without its last
     ``/``); with a ``token`` the server requires it (the helpers here that call the REST API do not send it).
+    ``env`` adds to (or overrides) the server's environment, which its kernels inherit: e.g.
+    ``JUPYTER_DATA_DIR``, so a kernel's sign-in tokens go to a temp folder, never the user's.
     """
     if app not in APPS:
         raise ValueError(f"app must be one of {APPS}, not {app!r}")
@@ -97,12 +100,13 @@ def running_lab(
     for name, nb in (notebooks or {}).items():
         (root / name).write_text(json.dumps(nb))
     port = free_port()
-    env = {
+    server_env = {
         **os.environ,
         "JUPYTER_CONFIG_DIR": str(base / "config"),
         "IPYTHONDIR": str(base / "ipython"),
         "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
         "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])),
+        **(env or {}),
     }
     log_path = base / "lab.log"
     log = log_path.open("wb")
@@ -114,7 +118,7 @@ def running_lab(
             f"--ServerApp.root_dir={root}", f"--{app_class}.user_settings_dir={settings}", f"--{app_class}.workspaces_dir={workspaces}",
             f"--ServerApp.base_url={base_url}", *(["--expose-app-in-browser"] if expose_app else []),
         ],
-        env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root,
+        env=server_env, stdout=log, stderr=subprocess.STDOUT, cwd=root,
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}{base_url.rstrip('/')}"
     auth = {"Authorization": f"token {token}"} if token else {}
