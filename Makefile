@@ -41,8 +41,10 @@ $(CONFORMANCE)/.installed: tests/conformance/package.json tests/conformance/pack
 
 # Third-party MCP servers that tests/test_peers.py runs as real peers, pinned in tests/peers/:
 # the npm servers and Node 22 by the lock file into $(PEERS)/npm, the PyPI servers into a venv of
-# their own, $(PEERS)/venv (they may want other versions of mcp than ours). Git-ignored.
-peers-deps: $(PEERS)/npm/.installed $(PEERS)/venv/.installed
+# their own, $(PEERS)/venv (they may want other versions of mcp than ours), and fastmcp-tasks
+# (tests/test_task_servers.py) into $(PEERS)/venv-tasks, since its FastMCP pin clashes with the
+# one in $(PEERS)/venv. Git-ignored; each part is redone only when its pins change.
+peers-deps: $(PEERS)/npm/.installed $(PEERS)/venv/.installed $(PEERS)/venv-tasks/.installed
 
 $(PEERS)/npm/.installed: tests/peers/package.json tests/peers/package-lock.json
 	mkdir -p $(PEERS)/npm
@@ -53,6 +55,11 @@ $(PEERS)/npm/.installed: tests/peers/package.json tests/peers/package-lock.json
 $(PEERS)/venv/.installed: tests/peers/requirements.txt
 	test -x $(PEERS)/venv/bin/python || $(PYTHON) -m venv $(PEERS)/venv
 	$(PEERS)/venv/bin/python -m pip install -q --disable-pip-version-check -r tests/peers/requirements.txt
+	touch $@
+
+$(PEERS)/venv-tasks/.installed: tests/peers/requirements-tasks.txt
+	test -x $(PEERS)/venv-tasks/bin/python || $(PYTHON) -m venv $(PEERS)/venv-tasks
+	$(PEERS)/venv-tasks/bin/python -m pip install -q --disable-pip-version-check -r tests/peers/requirements-tasks.txt
 	touch $@
 
 lab: venv

