@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import html
 import json
+import logging
 import os
 import threading
 import time
@@ -281,7 +282,11 @@ class SignIn:
         self._loop = asyncio.get_running_loop()
         self._future = self._loop.create_future()
         self.pending = SignInRequest(self.server, self.resource, url, state, self.issuer, self.redirect_uri)
-        self.present(self.pending, self.deliver)
+        try:
+            self.present(self.pending, self.deliver)
+        except BaseException:
+            self.pending = None  # shown nowhere: nothing waits for it
+            raise
 
     async def callback(self) -> Any:
         """The SDK's ``callback_handler``: the answer, within ``timeout`` seconds."""
@@ -496,8 +501,24 @@ def _identity_assertion_provider(resource: str, options: OAuthOptions, vault: To
     return provider
 
 
+class _ExplainedHere(logging.Filter):
+    """Drops the SDK's "OAuth flow error" traceback: the failure is recorded and explained in the cell
+    (``explain``); in a kernel that log line would print a traceback into whatever cell is running."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != "OAuth flow error"
+
+
+def _quiet_sdk_log() -> None:
+    logger = logging.getLogger("mcp.client.auth.oauth2")
+    if not any(isinstance(f, _ExplainedHere) for f in logger.filters):
+        logger.addFilter(_ExplainedHere())
+
+
 def _recording(base: type[OAuthClientProvider]) -> type:
     """``base`` with its auth flow's exceptions handed to ``on_failure`` first (the SDK reports them as a bare -32603)."""
+
+    _quiet_sdk_log()
 
     class Recording(base):  # type: ignore[valid-type,misc]
         def __init__(self, *args: Any, on_failure: Callable[[BaseException], None], **kwargs: Any) -> None:

@@ -229,6 +229,7 @@ class Connection:
     def _opened_late(self, ready: asyncio.Future[None]) -> None:
         """An interactive connect that returned for a sign-in: the handshake ended later (its error is kept)."""
         if not ready.cancelled() and ready.exception() is not None and self.dead is None:
+            self.state = "dead"  # not "closed": calls say why (a failed sign-in, a refused handshake)
             self.dead = str(self.sign_in_error("sign-in")) if self.auth_failure is not None else describe_exception(ready.exception())[0]  # type: ignore[arg-type]
 
     async def wait_open(self, timeout: float | None) -> None:

@@ -24,6 +24,7 @@ from functools import partial
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import Enum
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import FlowError, describe_exception
@@ -88,6 +89,7 @@ class Flow:
         save: bool = True,
         cell_id: str | None = None,
         limits: Limits | None = None,
+        prepare: Callable[[], Awaitable[dict[str, Any]]] | None = None,
     ) -> None:
         self.id = uuid.uuid4().hex[:8]
         self.conn = conn
@@ -101,6 +103,7 @@ class Flow:
         self.store = store
         self.save = save
         self.cell_id = cell_id
+        self._prepare = prepare  # makes the arguments on the loop, first thing (see Session.start)
         self._wake = threading.Event()  # set when the outcome is known or the flow starts waiting (result())
         self.state = FlowState.RUNNING
         self.round = 0
@@ -279,6 +282,9 @@ class Flow:
                 if sign_in is not None and sign_in.pending is not None and hasattr(self.view, "show_sign_in"):
                     self.view.show_sign_in(sign_in.pending, sign_in)  # the sign-in this call waits for, here too
                 await self.conn.wait_open(None)  # a connection still signing in: its sign-in has its own timeout
+                if self._prepare is not None:
+                    prepare, self._prepare = self._prepare, None
+                    self.arguments = await prepare()
                 self.value = await self._drive()
                 if self._backchannel_error is not None:  # the server's reply to an unanswered question is moot
                     raise self._backchannel_error

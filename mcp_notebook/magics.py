@@ -180,8 +180,18 @@ class MCPMagics(Magics, SessionSettings):
         json_args = parse_json_object(ns.json) if ns.json else {}
         if cell is not None:
             json_args = {**parse_body(cell), **json_args}
-        schema = self.session.tool_schema_sync(conn, tool)
-        arguments = build_arguments(f"{conn.name}.{tool}", schema, parse_pairs(extra), json_args)
+        pairs, label = parse_pairs(extra), f"{conn.name}.{tool}"
+        try:
+            schema = self.session.tool_schema_sync(conn, tool)
+        except FlowError as exc:
+            if exc.kind not in ("sign_in_required", "sign_in_pending") or not self._is_interactive() or ns.wait:
+                raise
+
+            async def prepare() -> dict[str, Any]:  # after the sign-in this call's cell shows
+                return build_arguments(label, await self.session.tool_schema(conn, tool), pairs, json_args)
+
+            return self._run_flow("tools/call", conn, tool, {}, ns, prepare=prepare)
+        arguments = build_arguments(label, schema, pairs, json_args)
         return self._run_flow("tools/call", conn, tool, arguments, ns)
 
     def _do_prompt(self, words: list[str], cell: str | None) -> Any:
@@ -217,10 +227,10 @@ class MCPMagics(Magics, SessionSettings):
     def _cell_id(self) -> str | None:
         return self._request().get("metadata", {}).get("cellId")
 
-    def _run_flow(self, method: Any, conn: Any, name: str, arguments: Any, ns: argparse.Namespace) -> Any:
+    def _run_flow(self, method: Any, conn: Any, name: str, arguments: Any, ns: argparse.Namespace, prepare: Any = None) -> Any:
         """Start a flow in this cell: interactive returns it at once; headless waits and shows the report."""
         interactive = self._is_interactive() and not ns.wait
-        flow = self.session.call(method, conn, name, arguments, call_options(ns), interactive=interactive, cell_id=self._cell_id())
+        flow = self.session.call(method, conn, name, arguments, call_options(ns), interactive=interactive, cell_id=self._cell_id(), prepare=prepare)
         return flow if interactive else self._report(flow, ns)
 
     def _report(self, flow: Any, ns: argparse.Namespace) -> Any:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import weakref
 from dataclasses import dataclass, field, replace
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal, TypedDict
 
 from traitlets import Dict, Enum, Float, Int, TraitError, Unicode, validate
@@ -54,6 +54,7 @@ class _Started(TypedDict):
     save: bool
     cell_id: str | None
     saved: SavedFlow | None
+    prepare: Callable[[], Awaitable[dict[str, Any]]] | None
 
 
 class SessionSettings(Configurable):
@@ -341,6 +342,8 @@ class Session:
         opened and the loopback catcher listens); nowhere in a headless kernel run (an error that
         says to sign in once interactively).
         """
+        if conn.state == "connecting" and conn.auth_failure is not None:
+            raise conn.auth_failure  # this open's sign-in already failed: the handshake's retry must not ask again, unseen
         flow = next((f for f in conn.flows if not f.finished and f.view.interactive and hasattr(f.view, "show_sign_in")), None)
         kernel = self.shell is not None and getattr(self.shell, "kernel", None) is not None
         connecting_here = conn.return_on_sign_in and conn.state == "connecting"  # the connect cell shows it
@@ -348,9 +351,16 @@ class Session:
             raise SignInUnavailable("Sign in once from an interactive notebook (JupyterLab or Notebook 7): the token is kept for you, and headless runs reuse it.")
         if self._catcher is not None and request.redirect_uri == self._catcher.redirect_uri:
             self._catcher.await_state(request.state, deliver)
-        await_oauth = getattr(self.frontend, "await_oauth", None)
-        if await_oauth is not None and request.redirect_uri and not request.redirect_uri.startswith("http://127.0.0.1:"):
-            await_oauth(request.state, deliver)
+        frontend = self.frontend
+        catcher = self._catcher
+        relayed = request.redirect_uri and (catcher is None or request.redirect_uri != catcher.redirect_uri)  # the page's callback
+        if relayed and frontend.await_oauth(request.state, deliver):
+            if conn.sign_in is not None:  # answered, timed out or cancelled: the page stops waiting for it
+
+                def stop_waiting(_error: str | None, state: str = request.state) -> None:
+                    frontend.cancel_oauth(state)
+
+                conn.sign_in.on_settled.append(stop_waiting)
         if flow is not None:
             flow.view.show_sign_in(request, conn.sign_in)  # type: ignore[attr-defined]
         elif not kernel and not connecting_here:
@@ -372,7 +382,13 @@ class Session:
 
     async def tool_schema(self, conn: Connection, tool: str) -> dict[str, Any]:
         """The input schema of ``tool``, with a clear error naming the tools when it is unknown."""
-        tools = await conn.tools()
+        failure_before = conn.auth_failure
+        try:
+            tools = await conn.tools()
+        except Exception:
+            if conn.auth_failure is not None and conn.auth_failure is not failure_before:  # it wanted a sign-in first
+                raise conn.sign_in_error(f"{conn.name}: listing its tools failed", FlowError) from None
+            raise
         if tool not in tools:
             tools = await conn.tools(refresh=True)
         if tool not in tools:
@@ -495,8 +511,12 @@ class Session:
         cell_id: str | None = None,
         max_rounds: int | None = None,
         saved: SavedFlow | None = None,
+        prepare: Callable[[], Awaitable[dict[str, Any]]] | None = None,
     ) -> Flow:
         """Create and start a flow (going on from ``saved`` when given); returns at once.
+
+        ``prepare``: the arguments are made on the loop once the flow runs (they need the tool's
+        schema, which a server that wants a sign-in first gives only after it, shown in the flow's cell).
 
         Settings are read now: the flow keeps them.
         """
@@ -512,6 +532,7 @@ class Session:
             store=self.store,
             save=save,
             cell_id=cell_id,
+            prepare=prepare,
         )
         flow = Flow.from_saved(conn, saved, **options) if saved is not None else Flow(conn, method, name, arguments, **options)
         self.last_flow = flow
@@ -528,6 +549,7 @@ class Session:
         interactive: bool,
         cell_id: str | None,
         resume: dict[str, Any] | None = None,
+        prepare: Callable[[], Awaitable[dict[str, Any]]] | None = None,
     ) -> Flow | None:
         """Start a flow (or continue the saved ``resume`` record) for a cell; returns at once.
 
@@ -550,7 +572,7 @@ class Session:
                 self.store.save(replace(saved, cell_id=cell_id).to_dict())  # the marker follows the form
         if interactive and options.save:
             self._notice(interactive=True)
-        started = _Started(answers=options.fresh_answers(), timeout=options.timeout, save=options.save, cell_id=cell_id, saved=saved)
+        started = _Started(answers=options.fresh_answers(), timeout=options.timeout, save=options.save, cell_id=cell_id, saved=saved, prepare=prepare)
         if not interactive:
             flow = self.start(method, conn, name, arguments, **started)
             flow.shown = True  # type: ignore[attr-defined]
