@@ -52,6 +52,7 @@ __all__ = ["ElicitationPanel", "FieldWidget", "summary_html", "url_html"]
 _RED = "var(--jp-error-color1, #d32f2f)"
 _MUTED = "var(--jp-ui-font-color2, #616161)"
 _WARN = "var(--jp-warn-color1, #e65100)"
+_LINK_STYLE = "color:var(--jp-content-link-color, #1976d2);text-decoration:underline;font-weight:600"
 _REQUIRED = f'<span style="color:{_RED}" title="required">*</span>'
 _CHECKBOX_LIMIT = CHECKBOX_LIMIT  # more choices than this: a SelectMultiple list instead of checkboxes
 _ACTION_WORDS = {"accept": "accepted", "decline": "declined", "cancel": "cancelled"}
@@ -461,7 +462,8 @@ def url_html(url: str, note: str = "(the kernel never opens it; press Done when 
     link = ""
     if read.linkable:  # a javascript: or file: URL must not be one click away
         link = (
-            f'<a class="mcp-open-link" href="{html.escape(read.href, quote=True)}" target="_blank" rel="noopener noreferrer">{html.escape(label)}</a> '
+            f'<a class="mcp-open-link" href="{html.escape(read.href, quote=True)}" target="_blank" rel="noopener noreferrer" '
+            f'style="{_LINK_STYLE}">{html.escape(label)}</a> '
             + _small(note)
         )
     return f"{sent}{opens}{warn}{link}"

@@ -39,9 +39,9 @@ class SignInPanel:
         at = f" at <b>{html.escape(request.issuer)}</b>" if request.issuer else ""
         self.header = w.HTML(f'<div class="mcp-sign-in-title"><b>Sign in to {html.escape(request.server)}</b>{at}</div>')
         self.link = w.HTML(url_html(request.url, note="(opens the sign-in page; you come back here by yourself)", label="Sign in ↗"))
-        self.paste = _AddressField(placeholder="http://…/mcp-notebook/oauth/callback?code=…&state=…", description="Address", layout=w.Layout(width="520px"))
+        self.paste = _AddressField(placeholder="http://…/mcp-notebook/oauth/callback?code=…&state=…", description="Address", layout=w.Layout(width="380px"))
         self.paste.add_class("mcp-sign-in-paste")
-        use = w.Button(description="Use this address", icon="check")
+        use = w.Button(description="Use address", icon="check", layout=w.Layout(width="auto", min_width="130px"))
         cancel = w.Button(description="Cancel", icon="times")
         cancel.add_class("mcp-cancel")
         self.error = w.HTML("")

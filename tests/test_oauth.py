@@ -217,7 +217,7 @@ def test_kernel_headless_refuses_interactive_panel_and_paste_back(server: OAuthS
         code = parse_qs(urlsplit(callback).query)["code"][0]
         [paste] = kernel.find_widgets("TextModel", description="Address")
         kernel.set_value(paste, callback)
-        [use] = kernel.find_widgets("ButtonModel", description="Use this address")
+        [use] = kernel.find_widgets("ButtonModel", description="Use address")
         kernel.click(use)
         kernel.wait_for(lambda: any("Signed in to <b>secure</b>" in str(s.get("value", "")) for s in kernel.comms.values()), what="signed in")
         done = kernel.execute("r = %mcp call secure.echo text=after-sign-in --wait\nprint(r.result().content[0].text)")

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 import pytest
 
+from mcp_notebook.forms import _LINK_STYLE as LINK_STYLE
 from mcp_notebook.forms import url_html
 from mcp_notebook.urls import read_url, visible
 
@@ -132,7 +133,7 @@ def test_url_html(name: str) -> None:
     if want.href is None:
         assert links == []
     else:
-        assert links == [{"class": "mcp-open-link", "href": want.href, "target": "_blank", "rel": "noopener noreferrer"}]
+        assert links == [{"class": "mcp-open-link", "href": want.href, "target": "_blank", "rel": "noopener noreferrer", "style": LINK_STYLE}]
     hostname = (want.host or "").rsplit(":", 1)[0] if want.host and not want.host.endswith("]") else want.host
     assert page.domain == (hostname or "")  # the highlighted host is the one the browser opens
     warned = "mcp-url-warning" in page.classes()
