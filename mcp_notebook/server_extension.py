@@ -145,8 +145,8 @@ def _plain(handler: web.RequestHandler, status: int, text: str) -> None:
     handler.finish(text + "\n")
 
 
-class CallbackHandler(JupyterHandler):
-    """``GET {base_url}mcp-notebook/oauth/callback``: where the authorization server sends the browser back."""
+class _SignInAnswers(JupyterHandler):
+    """What both routes share: the results table, and answers that no cache or referrer keeps."""
 
     results: CallbackResults
 
@@ -160,6 +160,10 @@ class CallbackHandler(JupyterHandler):
 
     def compute_etag(self) -> None:
         return None  # never revalidated: nothing here is for a cache
+
+
+class CallbackHandler(_SignInAnswers):
+    """``GET {base_url}mcp-notebook/oauth/callback``: where the authorization server sends the browser back."""
 
     @web.authenticated
     def get(self) -> None:
@@ -179,22 +183,10 @@ class CallbackHandler(JupyterHandler):
         self.finish(callback_page(state, entry, nonce))
 
 
-class ResultHandler(APIHandler):
+class ResultHandler(_SignInAnswers, APIHandler):
     """``GET {base_url}mcp-notebook/oauth/result?state=S``: the callback's entry for S, once (the relay's fallback)."""
 
-    results: CallbackResults
     _track_activity = False  # the front end polls this while a kernel waits; that is not the user's activity
-
-    def initialize(self, results: CallbackResults) -> None:
-        self.results = results
-
-    def set_default_headers(self) -> None:
-        super().set_default_headers()
-        self.set_header("Cache-Control", "no-store")
-        self.set_header("Referrer-Policy", "no-referrer")
-
-    def compute_etag(self) -> None:
-        return None  # never revalidated: nothing here is for a cache
 
     @web.authenticated
     def get(self) -> None:

@@ -32,21 +32,16 @@ import argparse
 import asyncio
 import hashlib
 import html
-import os
-import queue
 import secrets
-import signal
 import socket
 import subprocess
 import sys
-import tempfile
-import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypedDict
+from typing import Literal, TypedDict
 
 import httpx2
 from mcp.server.auth.provider import (
@@ -64,6 +59,8 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
+
+from tests.ready_process import running_ready_process
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -499,17 +496,6 @@ class OAuthServer:
         return int(response.json()["expired_refresh_tokens"])
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is not None:
-        return
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
-
-
 @contextmanager
 def running_oauth_server(
     token_ttl: float = 3600,
@@ -524,41 +510,8 @@ def running_oauth_server(
         sys.executable, "-m", "tests.oauth_server", "--port", "0",
         "--token-ttl", str(token_ttl), "--consent", consent, "--scopes", scope_text, "--base-path", base_path,
     ]  # fmt: skip
-    with tempfile.TemporaryFile() as log:
-        proc = subprocess.Popen(args, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=log, start_new_session=True)
-        try:
-            issuer = _await_ready(proc, log, startup_timeout)
-            yield OAuthServer(issuer=issuer, url=f"{issuer}/mcp", process=proc)
-        finally:
-            _stop(proc)
-
-
-def _await_ready(proc: subprocess.Popen[bytes], log: Any, timeout: float) -> str:
-    assert proc.stdout is not None
-    lines: queue.Queue[bytes] = queue.Queue()
-    stdout = proc.stdout
-
-    def pump() -> None:  # keeps draining stdout after READY so the child never blocks on it
-        for line in stdout:
-            lines.put(line)
-        lines.put(b"")
-
-    threading.Thread(target=pump, name="oauth-server-stdout", daemon=True).start()
-    deadline = time.monotonic() + timeout
-    while True:
-        remaining = deadline - time.monotonic()
-        try:
-            line = lines.get(timeout=max(0.01, remaining)) if remaining > 0 else b""
-        except queue.Empty:
-            line = b""
-        text = line.decode(errors="replace").strip()
-        if text.startswith("READY "):
-            return text.removeprefix("READY ").strip()
-        if not line:
-            log.seek(0)
-            output = log.read().decode(errors="replace")
-            state = f"exited with {proc.poll()}" if proc.poll() is not None else f"not ready after {timeout}s"
-            raise RuntimeError(f"test OAuth server {state}:\n{output}")
+    with running_ready_process(args, "test OAuth server", startup_timeout, cwd=REPO_ROOT) as (issuer, proc):
+        yield OAuthServer(issuer=issuer, url=f"{issuer}/mcp", process=proc)
 
 
 if __name__ == "__main__":

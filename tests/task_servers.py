@@ -58,15 +58,9 @@ import asyncio
 import json
 import logging
 import math
-import os
-import queue
 import secrets
-import signal
 import socket
-import subprocess
 import sys
-import tempfile
-import threading
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
@@ -93,6 +87,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+
+from tests.ready_process import running_ready_process
 
 logger = logging.getLogger("tests.task_servers")
 
@@ -884,51 +880,8 @@ def running_task_server(
         options += ["--poll-interval-ms", str(poll_interval_ms)]
     if default_ttl_ms is not None:
         options += ["--default-ttl-ms", str(default_ttl_ms)]
-    with tempfile.TemporaryFile() as log:
-        proc = subprocess.Popen(stdio_command(generation, *options), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, start_new_session=True)
-        try:
-            yield _await_ready(proc, log, startup_timeout)
-        finally:
-            _stop(proc)
-
-
-def _await_ready(proc: subprocess.Popen[bytes], log: Any, timeout: float) -> str:
-    assert proc.stdout is not None
-    lines: queue.Queue[bytes] = queue.Queue()
-    stdout = proc.stdout
-
-    def pump() -> None:  # keeps draining stdout after READY so the child never blocks on it
-        for line in stdout:
-            lines.put(line)
-        lines.put(b"")
-
-    threading.Thread(target=pump, name="task-server-stdout", daemon=True).start()
-    deadline = time.monotonic() + timeout
-    while True:
-        remaining = deadline - time.monotonic()
-        try:
-            line = lines.get(timeout=max(0.01, remaining)) if remaining > 0 else b""
-        except queue.Empty:
-            line = b""
-        text = line.decode(errors="replace").strip()
-        if text.startswith("READY "):
-            return text.removeprefix("READY ").strip()
-        if not line:
-            log.seek(0)
-            output = log.read().decode(errors="replace")
-            state = f"exited with {proc.poll()}" if proc.poll() is not None else f"not ready after {timeout}s"
-            raise RuntimeError(f"task server {state}:\n{output}")
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is not None:
-        return
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
+    with running_ready_process(stdio_command(generation, *options), "task server", startup_timeout) as (url, _proc):
+        yield url
 
 
 if __name__ == "__main__":
