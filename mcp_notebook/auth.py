@@ -21,11 +21,9 @@ resource indicators). This module gives it what a notebook has:
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import html
 import json
-import logging
 import os
 import threading
 import time
@@ -38,6 +36,8 @@ from urllib.parse import parse_qs, urlsplit
 from .errors import FlowError
 
 if TYPE_CHECKING:
+    import asyncio
+
     import httpx2
     from mcp.client.auth import OAuthClientProvider
     from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
@@ -278,6 +278,7 @@ class SignIn:
 
     async def redirect(self, url: str) -> None:
         """The SDK's ``redirect_handler``: show the URL where a person can act (raises ``SignInUnavailable`` if nowhere)."""
+        import asyncio
         state = (parse_qs(urlsplit(url).query).get("state") or [""])[0]
         self._loop = asyncio.get_running_loop()
         self._future = self._loop.create_future()
@@ -290,6 +291,8 @@ class SignIn:
 
     async def callback(self) -> Any:
         """The SDK's ``callback_handler``: the answer, within ``timeout`` seconds."""
+        import asyncio
+
         from mcp.client.auth import AuthorizationCodeResult
 
         assert self._future is not None, "redirect comes first"
@@ -501,18 +504,19 @@ def _identity_assertion_provider(resource: str, options: OAuthOptions, vault: To
     return provider
 
 
-class _ExplainedHere(logging.Filter):
-    """Drops the SDK's "OAuth flow error" traceback: the failure is recorded and explained in the cell
-    (``explain``); in a kernel that log line would print a traceback into whatever cell is running."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return record.getMessage() != "OAuth flow error"
-
-
 def _quiet_sdk_log() -> None:
+    """Drop the SDK's "OAuth flow error" traceback: the failure is recorded and explained in the cell
+    (``explain``); in a kernel that log line would print a traceback into whatever cell is running."""
+    import logging
+
     logger = logging.getLogger("mcp.client.auth.oauth2")
-    if not any(isinstance(f, _ExplainedHere) for f in logger.filters):
-        logger.addFilter(_ExplainedHere())
+    if not any(getattr(f, "mcp_notebook", False) for f in logger.filters):
+
+        def explained_here(record: logging.LogRecord) -> bool:
+            return record.getMessage() != "OAuth flow error"
+
+        explained_here.mcp_notebook = True  # type: ignore[attr-defined]
+        logger.addFilter(explained_here)
 
 
 def _recording(base: type[OAuthClientProvider]) -> type:
