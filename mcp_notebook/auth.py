@@ -311,7 +311,7 @@ class SignIn:
 
     def deliver(self, values: dict[str, Any]) -> None:
         """An answer from anywhere (a relayed callback page, a pasted URL, the loopback catcher); any thread."""
-        answer = _Answer(*(values.get(k) if isinstance(values.get(k), str) else None for k in ("code", "state", "iss", "error", "error_description")))
+        answer = _Answer(**{k: values[k] if isinstance(values.get(k), str) else None for k in _ANSWER_KEYS})
         future, loop = self._future, self._loop
         if future is None or loop is None:
             return
