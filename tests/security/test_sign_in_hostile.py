@@ -80,3 +80,58 @@ def test_catcher_page_and_parser_take_hostile_answers_as_text() -> None:
     with pytest.raises(ValueError, match="no sign-in answer"):
         parse_redirect("https://example.com/?" + PAYLOAD)
     assert parse_redirect(f"http://x/cb?code=c&state=s&iss={PAYLOAD}")["iss"] == PAYLOAD
+
+
+def test_sign_in_outcome_and_auth_list_show_hostile_text_inert(tmp_path: Any) -> None:
+    """The AS's error text in the settled panel, and its issuer and scope in ``%mcp auth list``, stay text."""
+    from mcp_notebook.auth import TokenVault
+
+    from ..conftest import get_shell, session_of
+
+    request = SignInRequest(server="srv", resource="https://mcp.example.com/mcp", url="https://auth.example.com/authorize?state=s", state="s", issuer=None, redirect_uri=None)
+    from mcp_notebook.sign_in_view import SignInPanel
+
+    panel = SignInPanel(request, SignIn("srv", request.resource, None, lambda r, d: None, 5))
+    panel.settled(PAYLOAD)
+    [done] = panel.widget.children
+    assert find_leaks(done.value) == [] and "&lt;img src=x onerror=" in done.value
+
+    ip: Any = get_shell()
+    session = session_of(ip)
+    saved = session.vault
+    session.vault = TokenVault(tmp_path / "oauth.json")
+    try:
+        session.vault.update("https://mcp.example.com/mcp", issuer=f"https://as.example{PAYLOAD}", tokens={"access_token": "t", "scope": PAYLOAD}, expires_at=0.0)
+        table = ip.run_line_magic("mcp", "auth list")
+        html = table._repr_mimebundle_()["text/html"]
+        assert find_leaks(html) == [] and html.count("&lt;img src=x onerror=") == 2 and '"t"' not in html
+    finally:
+        session.vault = saved
+
+
+def test_back_channel_refusal_quotes_the_server_bounded_and_inert() -> None:
+    """A tool error that reads like a back-channel refusal is quoted in the error (at most 300 characters), and renders inert."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from mcp_notebook.display import FlowReport
+    from mcp_notebook.errors import FlowError
+    from mcp_notebook.session import Session
+
+    server = MCPServer("refuser")
+
+    @server.tool()
+    def ask() -> str:
+        raise ToolError(f"{PAYLOAD} elicitation via server-initiated requests is unavailable on 2026-07-28 connections. " + "x" * 1000)
+
+    session = Session()
+    try:
+        conn = session.connect("refuser", server)
+        flow = session.start("tools/call", conn, "ask", {})
+        with pytest.raises(FlowError) as info:
+            flow.result(timeout=30)
+        assert info.value.kind == "needs_legacy" and "x" * 400 not in str(info.value)
+        html = FlowReport(flow)._repr_mimebundle_()["text/html"]
+        assert find_leaks(html) == [] and "&lt;img src=x onerror=" in html
+    finally:
+        session.close()
