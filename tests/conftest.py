@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import signal
 import socket
 import subprocess
 import sys
@@ -19,6 +18,8 @@ from pathlib import Path
 
 import pytest
 from mcp import StdioServerParameters
+
+from .ready_process import stop
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -51,18 +52,6 @@ def _wait_until_listening(proc: subprocess.Popen[bytes], port: int, log: Path, t
         except OSError:
             time.sleep(0.05)
     raise RuntimeError(f"demo server not listening on {port} after {timeout}s:\n{log.read_text(errors='replace')}")
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is not None:
-        return
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        # The server runs in its own session, so this reaches its uvicorn workers too.
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +95,7 @@ def start_http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Star
         yield start
     finally:
         for proc in procs:
-            _stop(proc)
+            stop(proc)  # in its own session: SIGKILL reaches its uvicorn workers too
 
 
 @pytest.fixture(scope="module")
