@@ -26,7 +26,8 @@ from typing import Any
 import nbformat
 import pytest
 
-from .conftest import REPO_ROOT, _stop, _wait_until_listening, free_port
+from .conftest import REPO_ROOT, _wait_until_listening, free_port
+from .ready_process import stop as _stop
 from .kernel_harness import Kernel
 
 KEY_ENV = "MCPNB_RESUME_TEST_KEY"

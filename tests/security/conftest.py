@@ -12,7 +12,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from ..conftest import REPO_ROOT, _stop, _wait_until_listening, free_port
+from ..conftest import REPO_ROOT, _wait_until_listening, free_port
+from ..ready_process import stop as _stop
 
 
 @pytest.fixture(scope="session")
