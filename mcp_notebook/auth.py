@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import html
-import json
 import os
 import threading
 import time
@@ -34,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 from .errors import FlowError
+from .private_table import PrivateTable, data_file
 
 if TYPE_CHECKING:
     import asyncio
@@ -95,76 +95,16 @@ class OAuthOptions:
 
 
 # ---------------------------------------------------------------------- storage
-def _default_path() -> Path:
-    from jupyter_core.paths import jupyter_data_dir
-
-    return Path(jupyter_data_dir()) / "mcp_notebook" / "oauth.json"
-
-
-class TokenVault:
+class TokenVault(PrivateTable):
     """Per-resource OAuth tokens and client registrations in one 0600 JSON file (thread-safe)."""
 
     def __init__(self, path: Path | None = None) -> None:
-        self.path = path or _default_path()
-        self._lock = threading.Lock()
-
-    def _read(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self.path.read_text())
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError):
-            return {}  # unreadable or damaged: treated as empty; the next sign-in writes it anew
-        return data if isinstance(data, dict) else {}
-
-    def _write(self, data: dict[str, Any]) -> None:
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}")
-        fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as out:
-            json.dump(data, out)
-        os.replace(tmp, self.path)
-
-    def get(self, resource: str) -> dict[str, Any]:
-        with self._lock:
-            entry = self._read().get(resource)
-        return dict(entry) if isinstance(entry, dict) else {}
-
-    def update(self, resource: str, **fields: Any) -> None:
-        """Set (or, with ``None``, remove) fields of one resource's entry."""
-        with self._lock:
-            data = self._read()
-            entry = dict(data.get(resource) or {})
-            for key, value in fields.items():
-                if value is None:
-                    entry.pop(key, None)
-                else:
-                    entry[key] = value
-            entry["updated"] = time.time()
-            data[resource] = entry
-            self._write(data)
-
-    def remove(self, resource: str) -> bool:
-        with self._lock:
-            data = self._read()
-            found = data.pop(resource, None) is not None
-            if found:
-                self._write(data)
-        return found
-
-    def clear(self) -> int:
-        with self._lock:
-            data = self._read()
-            if data:
-                self._write({})
-        return len(data)
+        super().__init__(path or data_file("oauth.json"))
 
     def entries(self) -> list[dict[str, Any]]:
         """Every signed-in resource, described without a secret (for ``%mcp auth list``)."""
         rows = []
-        for resource, entry in sorted(self._read().items()):
-            if not isinstance(entry, dict):
-                continue
+        for resource, entry in self.items():
             tokens = entry.get("tokens") or {}
             rows.append({
                 "resource": resource,

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     )
 
     from .flows import Flow
+    from .tasks import TaskClient, TaskStatus
 
 __all__ = ["Connection", "ConnectionFailed", "Registry", "Target"]
 
@@ -316,6 +317,8 @@ class Connection:
     async def _own(self, ready: asyncio.Future[None]) -> None:
         from mcp import Client
 
+        from .tasks import TasksExtension
+
         try:
             server, http = self._server_argument()
             client = Client(
@@ -329,6 +332,7 @@ class Connection:
                 logging_callback=self._on_log,
                 log_level=self.log_level,
                 message_handler=self._on_message,
+                extensions=[TasksExtension(self._on_task_status)],
             )
             if http is not None:
                 async with http:
@@ -540,15 +544,24 @@ class Connection:
     def _running(self) -> list[Flow]:
         return [flow for flow in self.flows if not flow.finished]
 
-    def _asker(self, request_id: Any) -> tuple[Flow | None, list[Flow]]:
+    def _asker(self, request_id: Any, meta: Any = None) -> tuple[Flow | None, list[Flow]]:
         """The flow a server→client request belongs to, and the running flows when that cannot be told.
 
-        Over streamable HTTP the question arrives on the stream of the call that asks
+        A question of a 2025 task names it (``_meta`` related-task): it goes to the flow following
+        that task. Over streamable HTTP the question arrives on the stream of the call that asks
         (``routing.StreamRoutes``). Elsewhere a 2025 request carries no link to its call: with one
         call running it is that call's; with several, the oldest shows it and all are listed, so
         the question is answered without any call's presets.
         """
+        from .tasks import RELATED_TASK
+
         running = self._running()
+        related = meta.get(RELATED_TASK) if isinstance(meta, dict) else None
+        task_id = related.get("taskId") if isinstance(related, dict) else None
+        if isinstance(task_id, str):
+            for flow in running:
+                if flow.task is not None and flow.task.task_id == task_id:
+                    return flow, []
         tag = self.routes.origin(request_id) if self.routes is not None else None
         if tag is not None:
             for flow in running:
@@ -562,7 +575,7 @@ class Connection:
     async def _on_elicit(self, context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult | ErrorData:
         from mcp.types import ErrorData
 
-        flow, candidates = self._asker(context.request_id)
+        flow, candidates = self._asker(context.request_id, context.meta)
         if flow is None:
             return ErrorData(code=-32600, message="No notebook flow is waiting for this request")
         return await flow.answer_elicitations({str(context.request_id): params}, single=True, candidates=candidates)
@@ -570,7 +583,7 @@ class Connection:
     async def _on_sample(self, context: ClientRequestContext, params: CreateMessageRequestParams) -> CreateMessageResult | CreateMessageResultWithTools | ErrorData:
         from mcp.types import ErrorData
 
-        flow, candidates = self._asker(context.request_id)
+        flow, candidates = self._asker(context.request_id, context.meta)
         if flow is None:
             return ErrorData(code=-32600, message="No notebook flow is waiting for this request")
         # sampling has no per-call presets (the session's models answer), so the oldest call shows it either way
@@ -579,7 +592,7 @@ class Connection:
     async def _on_roots(self, context: ClientRequestContext) -> ListRootsResult | ErrorData:
         """Roots belong to the session: asked after connecting or after ``roots/list_changed``, no flow needed."""
         result = self.roots.result()
-        flow, _ = self._asker(context.request_id)
+        flow, _ = self._asker(context.request_id, context.meta)
         if flow is not None:  # asked during a call: the flow's notes say so, same answer
             flow.answerer.note_roots(flow, result)
         return result
@@ -590,6 +603,34 @@ class Connection:
         running = self._running()
         if len(running) == 1:  # with several calls running, a log line belongs to the connection's log only
             running[0].on_log(entry)
+
+    async def _on_task_status(self, status: TaskStatus) -> None:
+        """A 2025 ``notifications/tasks/status``: to the flow following that task, if any."""
+        for flow in self._running():
+            if flow.task is not None and flow.task.task_id == status.task_id:
+                flow.task_notified(status)
+
+    @property
+    def task_client(self) -> TaskClient | None:
+        """The task methods of this server, or ``None`` when it offers no tasks (either generation)."""
+        from .tasks import TASKS_EXTENSION, TaskClient
+
+        client = self.client
+        if client is None or self.state != "open":
+            return None
+        session = client.session
+        capabilities = session.server_capabilities
+        if capabilities is None:
+            return None
+        if self.is_legacy:
+            tasks = capabilities.tasks
+            calls = tasks.requests.tools.call if tasks is not None and tasks.requests is not None and tasks.requests.tools is not None else None
+            if tasks is None or calls is None:
+                return None
+            return TaskClient(session, "2025", can_list=tasks.list is not None, can_cancel=tasks.cancel is not None)
+        if TASKS_EXTENSION in (capabilities.extensions or {}):
+            return TaskClient(session, "2026")
+        return None
 
     async def _on_message(self, message: IncomingMessage) -> None:
         if isinstance(message, Exception):

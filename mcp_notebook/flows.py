@@ -36,7 +36,8 @@ from .ui import FlowUI, HeadlessUI
 if TYPE_CHECKING:
     from .answering import Answerer
     from .connections import Connection
-    from .store import SavedFlow, Store
+    from .store import SavedFlow, Store, TaskRef
+    from .tasks import TaskClient, TaskHandles, TaskOptions, TaskStatus
 
 __all__ = ["Flow", "FlowState", "Method", "Round"]
 
@@ -90,6 +91,8 @@ class Flow:
         cell_id: str | None = None,
         limits: Limits | None = None,
         prepare: Callable[[], Awaitable[dict[str, Any]]] | None = None,
+        task: TaskOptions | None = None,
+        task_handles: TaskHandles | None = None,
     ) -> None:
         self.id = uuid.uuid4().hex[:8]
         self.conn = conn
@@ -131,6 +134,16 @@ class Flow:
         self._task: asyncio.Task[Any] | None = None
         self._stderr_mark = 0
         self._future: concurrent.futures.Future[Any] | None = None
+        # tasks (tasks.py): what the call asked for, the task as last seen, its saved reference
+        self.task_options = task
+        self.task_handles = task_handles
+        self.task: TaskStatus | None = None
+        self.task_ref: TaskRef | None = None
+        self.task_started: float | None = None  # when this kernel began following the task (perf_counter)
+        self.notebook: str | None = None  # the notebook's path, kept beside a task's handle
+        self._task_notice: TaskStatus | None = None  # a status notification not yet taken by the poll loop
+        self._task_event: asyncio.Event | None = None
+        self._user_cancelled = False  # cancel() by the user: a task is cancelled on the server too
 
     @classmethod
     def from_saved(cls, conn: Connection, saved: SavedFlow, **options: Any) -> Flow:
@@ -144,6 +157,10 @@ class Flow:
         flow._resume = (saved.request_state, dict(saved.pending))
         flow._withheld = frozenset(saved.withheld or ())
         flow._saved = True
+        if saved.task is not None:
+            from .store import TaskRef
+
+            flow.task_ref = TaskRef.from_dict(saved.task)
         return flow
 
     # ------------------------------------------------------------------ public API (any thread)
@@ -239,8 +256,10 @@ class Flow:
         """Cancel the flow; the SDK cancels the request on the server.
 
         ``forget=False`` keeps its saved record (the flow continues elsewhere: ``%mcp resume``).
+        A call running as a task is cancelled on the server too, unless ``forget=False``.
         """
         self._forget = self._forget and forget
+        self._user_cancelled = self._user_cancelled or forget
         task = self._task
         if task is not None and not task.done():
             self.conn.runtime.call_soon(task.cancel)
@@ -321,7 +340,13 @@ class Flow:
         finally:
             if self in self.conn.flows:
                 self.conn.flows.remove(self)
-        if self._keep_record(error):
+        if self._keep_record(error) and self.task_ref is not None:
+            error = FlowError(
+                f"{error}\nThe task goes on on the server; flow {self.id} is still saved (the task's handle on this machine only) "
+                "and can be resumed to follow it again.", code=error.code, data=error.data,
+                kind="still_saved", flow_id=self.id, server=self.conn.name, reason="task", details={"error": error},
+            )  # fmt: skip
+        elif self._keep_record(error):
             reason = "unanswered" if self._unanswered else "unreachable"
             how = "given the missing answers" if self._unanswered else "once the server answers again"
             error = FlowError(
@@ -338,13 +363,26 @@ class Flow:
         if self.store is not None:
             if state is FlowState.CANCELLED and not self._forget:
                 pass  # taken over by a resume elsewhere: the record stays
+            elif state is FlowState.CANCELLED and self.task_ref is not None and not self._user_cancelled:
+                pass  # the kernel or its loop stopped, not the user: the task runs on and can be followed again
             elif state is FlowState.DONE or not self._keep_record(error):
                 self.store.delete(self.id)
+                self._drop_task_handle()
         self.view.changed(self)
 
+    _TASK_ENDED = frozenset({"task_gone", "task_failed", "task_cancelled", "task_invalid", "task_handle_missing"})
+
     def _keep_record(self, error: FlowError | None) -> bool:
-        """A saved flow stays resumable when its server was unreachable or a headless run lacked an answer."""
-        if error is None or not self._saved or self.round < 1:
+        """A saved flow stays resumable when its server was unreachable or a headless run lacked an answer.
+
+        A task stays resumable until it ended (or is gone): whatever stopped this kernel following it.
+        """
+        if error is None or not self._saved:
+            return False
+        if self.task_ref is not None:
+            ended = self.task is not None and self.task.terminal and not self._unreachable
+            return not ended and error.kind not in self._TASK_ENDED
+        if self.round < 1:
             return False
         return self._unanswered or self._unreachable or error.code in (-32000, -32001)
 
@@ -354,6 +392,8 @@ class Flow:
         responses: dict[str, Any] | None = None
         state: str | None = None
         pause = STATE_ONLY_BACKOFF[0]
+        if self._resume is not None and self.task_ref is not None:
+            return await self._follow_task(None)
         if self._resume is not None:
             state, requests = self._resume
             missing = sorted(n for n in self._withheld if n not in self.arguments)
@@ -362,8 +402,12 @@ class Flow:
             if requests:
                 self.pending = dict(requests)
                 responses = await self._answer_round(_parse_requests(requests))
+        from .tasks import TaskStatus
+
         while True:
             result = await self._send(responses, state)
+            if isinstance(result, TaskStatus):
+                return await self._follow_task(result)
             if not isinstance(result, InputRequiredResult):
                 return result
             self.round += 1
@@ -392,6 +436,10 @@ class Flow:
             responses = await self._answer_round(requests)
 
     async def _send(self, responses: dict[str, Any] | None, state: str | None) -> Any:
+        from mcp.types import CallToolResult, InputRequiredResult
+
+        from .tasks import TaskStatus
+
         session = self.conn.session
         # trace entries are built lazily: dumping every round's messages up front creates garbage
         # that, with many concurrent flows, costs more in collections than the call itself
@@ -403,7 +451,18 @@ class Flow:
         if self.conn.tags_calls:
             common["meta"] = {TAG_KEY: self.route_tag}
         if self.method == "tools/call":
-            result = await session.call_tool(self.name, self.arguments, progress_callback=self._on_progress, **common)
+            tasks = self.conn.task_client
+            if tasks is not None and tasks.generation == "2025" and await self._wants_task():
+                status = await tasks.create(self.name, self.arguments, self.task_options.ttl_ms if self.task_options else None, common.get("meta"))
+                entry.ended, entry.received = time.perf_counter(), _task_received(status)
+                return status
+            result = await session.call_tool(self.name, self.arguments, progress_callback=self._on_progress, allow_claimed=True, **common)
+            if tasks is not None and not isinstance(result, (CallToolResult, InputRequiredResult)):
+                status = TaskStatus.from_wire(result.model_dump(by_alias=True, mode="json", exclude_none=True))
+                entry.ended, entry.received = time.perf_counter(), _task_received(status)
+                return status
+            if self.task_options is not None and self.task_options.requested and not self.notes_about_task:
+                self.notes.append(self._ran_inline(tasks))
         elif self.method == "prompts/get":
             result = await session.get_prompt(self.name, {k: _as_text(v) for k, v in self.arguments.items()}, **common)
         else:
@@ -434,6 +493,156 @@ class Flow:
                 raise FlowError(f"{self.label}: could not answer {key!r}: {answer.message}", code=answer.code)
         self.pending = {}
         return responses
+
+    # ------------------------------------------------------------------ tasks (tasks.py does the protocol)
+    @property
+    def notes_about_task(self) -> bool:
+        return any(n.startswith("ran as a plain call") for n in self.notes)
+
+    async def _wants_task(self) -> bool:
+        """2025: whether to ask for a task: the tool requires one, or ``--task`` and the tool allows one."""
+        tools = self.conn.cached_tools
+        if tools is None or self.name not in tools:
+            tools = await self.conn.tools()
+        tool = tools.get(self.name)
+        support = getattr(getattr(tool, "execution", None), "task_support", None)
+        requested = self.task_options is not None and self.task_options.requested
+        return support == "required" or (requested and support == "optional")
+
+    def _ran_inline(self, tasks: TaskClient | None) -> str:
+        if tasks is None:
+            return f"ran as a plain call: {self.conn.name} does not offer tasks"
+        if tasks.generation == "2026":
+            return "ran as a plain call: on 2026-07-28 the server decides which calls become tasks, and it answered at once"
+        return f"ran as a plain call: the tool {self.name!r} does not support running as a task"
+
+    async def _follow_task(self, status: TaskStatus | None) -> Any:
+        """Follow the task this call became (``status``), or the saved one (``None``): poll, answer, fetch the result."""
+        from mcp import MCPError
+
+        from .tasks import fingerprint, follow, gone
+
+        client = self.conn.task_client
+        ref = self.task_ref
+        if client is None:
+            raise FlowError(f"{self.label}: {self.conn.name} no longer offers tasks, so the task cannot be followed", kind="task_gone", server=self.conn.name)
+        if status is None:  # resumed: the handle lives in this user's task handles, never in the notebook
+            assert ref is not None
+            if ref.generation != client.generation:
+                raise FlowError(f"{self.label}: the task was started on a {ref.generation} connection and {self.conn.name} now speaks {client.generation}", kind="task_gone")
+            task_id = self._handles().task_id(ref.ref)
+            if task_id is None:
+                raise FlowError(
+                    f"{self.label}: the task's handle is not on this machine. Task handles are kept only in the Jupyter data folder "
+                    "of the user who started the task, never in the notebook; open the notebook there to follow it, or call the tool again.",
+                    kind="task_handle_missing", flow_id=self.id, server=self.conn.name,
+                )  # fmt: skip
+            from .tasks import TaskStatus as _Status
+
+            status = _Status(task_id=task_id, status=ref.status, created_at=ref.created, ttl_ms=ref.ttl_ms, poll_ms=ref.poll_ms)
+            self.task = status
+            self.task_started = time.perf_counter()
+            try:
+                status = await client.get(task_id)
+            except MCPError as exc:
+                raise (gone(exc, self.task, self.label) or exc) from None
+        else:
+            self.task, self.task_started = status, time.perf_counter()
+            if self.store is not None and self.save:
+                where = {"server": self.conn.name, "target": self.conn.target.describe(), "tool": self.name, "flow_id": self.id,
+                         "cell_id": self.cell_id, "notebook": self.notebook, "created": status.created_at, "generation": client.generation}  # fmt: skip
+                from .store import TaskRef
+
+                self.task_ref = TaskRef(self._handles().keep(status.task_id, **where), client.generation, created=status.created_at).seen(status)
+                self._save_task_record()
+            if self.conn.target.kind != "http":
+                self.notes.append(
+                    f"{self.conn.name} runs inside this kernel's process tree ({self.conn.target.kind}): its tasks end with the kernel, "
+                    "so this one cannot be followed from a new kernel; serve it over HTTP for that"
+                )  # fmt: skip
+        self.rounds.append(Round(number=self.round + 1, sent={"method": "tasks/get", "params": {"taskId": fingerprint(status.task_id)}}))
+        try:
+            return await follow(client, status, self, set(ref.answered) if ref is not None else None)
+        except asyncio.CancelledError:
+            if self._user_cancelled and self.task is not None and not self.task.terminal and client.can_cancel:
+                await self._cancel_task(client, self.task.task_id)
+            raise
+        except MCPError as exc:
+            raise (gone(exc, self.task, self.label) or exc) from None
+        finally:
+            self.rounds[-1].ended = time.perf_counter()
+            self.rounds[-1].received = {"status": self.task.status if self.task is not None else None}
+
+    async def _cancel_task(self, client: TaskClient, task_id: str) -> None:
+        """The user cancelled: tell the server (bounded; a server that cannot be told keeps the task)."""
+        try:
+            await asyncio.shield(asyncio.wait_for(client.cancel(task_id), 10))
+        except Exception:  # noqa: BLE001 - the cancellation stands here either way
+            self.notes.append("the server could not be told to cancel the task; it may run on until its time to live ends")
+
+    def _handles(self) -> TaskHandles:
+        if self.task_handles is None:
+            from .tasks import TaskHandles
+
+            self.task_handles = TaskHandles()
+        return self.task_handles
+
+    def _drop_task_handle(self) -> None:
+        if self.task_ref is not None:
+            self._handles().remove(self.task_ref.ref)
+
+    def _save_task_record(self) -> None:
+        if self.store is not None and self.save and self.task_ref is not None:
+            oversize = self.store.save(self.record(None))
+            self._saved = oversize is None
+
+    # the tasks.TaskHost of follow()
+    def task_changed(self, status: TaskStatus) -> None:
+        """A poll or notification: the view shows it; the record follows a change of status (loop thread)."""
+        previous, self.task = self.task, status
+        ref = self.task_ref
+        if ref is not None and (previous is None or previous.status != status.status or ref.status != status.status):
+            self.task_ref = ref.seen(status)
+            if not status.terminal:
+                self._save_task_record()
+        self.state = FlowState.RUNNING
+        self.view.changed(self)
+
+    async def answer_task(self, requests: dict[str, Any]) -> dict[str, Any]:
+        """2026: the input requests of an ``input_required`` task, answered like a round's."""
+        self.round += 1
+        try:
+            parsed = _parse_requests(requests)
+        except Exception:  # noqa: BLE001 - a request this client cannot read
+            raise FlowError(f"{self.label}: the task asks for input this client does not understand ({', '.join(list(requests)[:5])})", kind="task_invalid") from None
+        self.pending = dict(parsed)
+        responses = await self._answer_round(parsed)
+        if self.task_ref is not None:
+            from dataclasses import replace
+
+            self.task_ref = replace(self.task_ref, answered=[*self.task_ref.answered, *responses])
+            self._save_task_record()
+        return responses
+
+    async def next_change(self, timeout: float) -> TaskStatus | None:
+        """Wait ``timeout`` seconds, or less when a status notification arrives (returned)."""
+        if self._task_event is None:
+            self._task_event = asyncio.Event()
+        event = self._task_event
+        if self._task_notice is None:
+            try:
+                await asyncio.wait_for(event.wait(), timeout)
+            except TimeoutError:
+                pass
+        event.clear()
+        notice, self._task_notice = self._task_notice, None
+        return notice
+
+    def task_notified(self, status: TaskStatus) -> None:
+        """A 2025 ``notifications/tasks/status`` for this flow's task (loop thread)."""
+        self._task_notice = status
+        if self._task_event is not None:
+            self._task_event.set()
 
     # ------------------------------------------------------------------ answering (both generations)
     async def answer_elicitations(self, requests: dict[str, Any], single: bool = False, candidates: list[Flow] | None = None) -> Any:
@@ -549,6 +758,7 @@ class Flow:
             pending={key: _dump(req) for key, req in self.pending.items()},
             updated=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             withheld=withheld or None,
+            task=self.task_ref.to_dict() if self.task_ref is not None else None,
         )
 
     def record(self, request_state: str | None) -> dict[str, Any]:
@@ -627,6 +837,13 @@ def _response_summary(answer: Any) -> Any:
     if hasattr(answer, "roots"):
         return {"roots": [str(r.uri) for r in answer.roots]}
     return {"type": type(answer).__name__}
+
+
+def _task_received(status: Any) -> dict[str, Any]:
+    """What the trace shows of a created task: its status, never its id (a bearer-like handle)."""
+    from .tasks import fingerprint
+
+    return {"resultType": "task", "task": fingerprint(status.task_id), "status": status.status}
 
 
 def _trace_received(result: Any) -> dict[str, Any]:

@@ -40,6 +40,7 @@ from .runtime import Runtime
 from .sampling import ModelRouter
 from .auth import CALLBACK_PATH, LoopbackCatcher, OAuthOptions, SignIn, SignInRequest, SignInUnavailable, TokenVault, build_provider
 from .store import SavedFlow, Store
+from .tasks import TaskHandles, TaskOptions
 from .trust import target_of
 from .ui import FlowUI, HeadlessUI
 
@@ -55,6 +56,7 @@ class _Started(TypedDict):
     cell_id: str | None
     saved: SavedFlow | None
     prepare: Callable[[], Awaitable[dict[str, Any]]] | None
+    task: TaskOptions | None
 
 
 class SessionSettings(Configurable):
@@ -161,6 +163,7 @@ class CallOptions:
     trace: bool = False
     output: str | None = None  # bind the result to this variable of the namespace when done (-o VAR)
     trust: bool = False  # resume a record that needs consent without asking
+    task: TaskOptions | None = None  # run as a task (--task, --ttl); a tool that requires one does anyway
 
     def fresh_answers(self) -> Answers:
         return replace(self.answers, fields=dict(self.answers.fields), raw=dict(self.answers.raw), decline=list(self.answers.decline))
@@ -185,6 +188,7 @@ class Session:
         self.prototypes = Prototypes()
         self.frontend = Frontend(self.store)  # no comm until attach_frontend (%load_ext)
         self.vault = TokenVault()  # OAuth tokens per resource, in the user's Jupyter data folder (never the notebook)
+        self.task_handles = TaskHandles()  # task ids (bearer-like), same folder; records keep only a ref to them
         self._catcher: LoopbackCatcher | None = None  # the loopback way back from a sign-in, started on first need
         self._sign_ins: weakref.WeakSet[SignIn] = weakref.WeakSet()  # of open connections, for complete_sign_in
         self.open_browser: Callable[[str], object] | None = None  # without a kernel: how a sign-in page opens (webbrowser.open)
@@ -512,6 +516,7 @@ class Session:
         max_rounds: int | None = None,
         saved: SavedFlow | None = None,
         prepare: Callable[[], Awaitable[dict[str, Any]]] | None = None,
+        task: TaskOptions | None = None,
     ) -> Flow:
         """Create and start a flow (going on from ``saved`` when given); returns at once.
 
@@ -533,8 +538,11 @@ class Session:
             save=save,
             cell_id=cell_id,
             prepare=prepare,
+            task=task,
+            task_handles=self.task_handles,
         )
         flow = Flow.from_saved(conn, saved, **options) if saved is not None else Flow(conn, method, name, arguments, **options)
+        flow.notebook = self.frontend.path
         self.last_flow = flow
         return flow.start()
 
@@ -572,7 +580,7 @@ class Session:
                 self.store.save(replace(saved, cell_id=cell_id).to_dict())  # the marker follows the form
         if interactive and options.save:
             self._notice(interactive=True)
-        started = _Started(answers=options.fresh_answers(), timeout=options.timeout, save=options.save, cell_id=cell_id, saved=saved, prepare=prepare)
+        started = _Started(answers=options.fresh_answers(), timeout=options.timeout, save=options.save, cell_id=cell_id, saved=saved, prepare=prepare, task=options.task)
         if not interactive:
             flow = self.start(method, conn, name, arguments, **started)
             flow.shown = True  # type: ignore[attr-defined]
@@ -742,17 +750,28 @@ class Session:
         """Forget one saved flow, or all of them (a live one is cancelled)."""
         self.load_saved(None)
         if everything:
+            records = self.store.all()
             for gone in self.store.forget_all():
                 live = self.live_flow(gone)
                 if live is not None:
                     live.cancel()
+            for record in records:
+                self._drop_task_handle(record)
             self.frontend.delete_all()
             return
         if not flow_id:
             raise SessionError("no flow id given (or forget everything)", kind="flow_id_needed")
-        if self.store.get(flow_id) is None:
+        saved = self.store.get(flow_id)
+        if saved is None:
             raise self._no_saved_flow(flow_id)
         self.store.delete(flow_id)
+        self._drop_task_handle(saved)
+
+    def _drop_task_handle(self, record: Mapping[str, Any]) -> None:
+        """A forgotten task record: its handle goes too (the task itself runs on until its ttl)."""
+        task = record.get("task")
+        if isinstance(task, dict) and isinstance(task.get("ref"), str) and self.store.is_trusted(record["id"]):
+            self.task_handles.remove(task["ref"])
 
     def resume_concerns(self, record: Mapping[str, Any]) -> list[str]:
         """Why resuming ``record`` needs the user's consent first (empty: it may go on by itself).

@@ -38,6 +38,8 @@ __all__ = [
     "RECORD_VERSION",
     "SavedFlow",
     "Store",
+    "TaskRef",
+    "check_task_ref",
     "StoreBackend",
     "age",
     "check_record",
@@ -78,13 +80,14 @@ class SavedFlow:
     arguments: dict[str, Any] = field(default_factory=dict)  # without secret ones
     updated: str | None = None
     withheld: list[str] | None = None  # secret arguments left out (asked again on resume)
+    task: dict[str, Any] | None = None  # a call running as a task: ``TaskRef.to_dict()`` (never the task id)
     sig: str | None = None  # trust.RecordSigner's signature of the other keys
     v: int = RECORD_VERSION
     extra: dict[str, Any] = field(default_factory=dict)
     _absent: frozenset[str] = field(default=frozenset(), repr=False, compare=False)  # optional keys the dict lacked
 
-    _KEYS = ("v", "id", "cell_id", "server", "method", "name", "arguments", "round", "request_state", "pending", "updated", "withheld", "sig")
-    _OPTIONAL = ("cell_id", "arguments", "request_state", "updated", "withheld", "sig")
+    _KEYS = ("v", "id", "cell_id", "server", "method", "name", "arguments", "round", "request_state", "pending", "updated", "withheld", "task", "sig")
+    _OPTIONAL = ("cell_id", "arguments", "request_state", "updated", "withheld", "task", "sig")
 
     @classmethod
     def from_dict(cls, record: Mapping[str, Any]) -> SavedFlow:
@@ -103,11 +106,81 @@ class SavedFlow:
         out: dict[str, Any] = {}
         for key in self._KEYS:
             value = getattr(self, key)
-            if key in self._absent or (key in ("withheld", "sig") and value is None):
+            if key in self._absent or (key in ("withheld", "task", "sig") and value is None):
                 continue
             out[key] = value
         out.update(self.extra)
         return out
+
+
+TASK_STATUSES = ("working", "input_required", "completed", "failed", "cancelled")
+
+
+@dataclass
+class TaskRef:
+    """A saved flow's ``task`` entry: the non-secret facts of a call running as a task.
+
+    The task id is a bearer-like handle and never enters a notebook: it waits in the user's
+    ``tasks.TaskHandles`` under ``ref``. The rest says what a reader of ``%mcp flows`` needs: the
+    generation, when the task was created, its time to live, the suggested poll interval, the last
+    status seen, and (2026) the keys of the input requests already answered.
+    """
+
+    ref: str
+    generation: Literal["2025", "2026"]
+    created: str | None = None
+    ttl_ms: int | None = None
+    poll_ms: int | None = None
+    status: str = "working"
+    answered: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"ref": self.ref, "generation": self.generation, "status": self.status}
+        for key in ("created", "ttl_ms", "poll_ms"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        if self.answered:
+            out["answered"] = list(self.answered)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TaskRef:
+        """The typed entry of a record ``check_task_ref`` accepted (odd optional values are dropped)."""
+
+        def count(value: Any) -> int | None:
+            return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**53 else None
+
+        created = data.get("created")
+        return cls(
+            ref=str(data["ref"]),
+            generation="2025" if data.get("generation") == "2025" else "2026",
+            created=created[:64] if isinstance(created, str) else None,
+            ttl_ms=count(data.get("ttl_ms")),
+            poll_ms=count(data.get("poll_ms")),
+            status=str(data["status"]) if data.get("status") in TASK_STATUSES else "working",
+            answered=[k for k in data.get("answered") or [] if isinstance(k, str)][:100],
+        )
+
+    def seen(self, status: Any) -> TaskRef:
+        """This entry after the server reported ``status`` (a ``tasks.TaskStatus``)."""
+        from dataclasses import replace
+
+        ttl = status.ttl_ms if status.ttl_ms is not None else self.ttl_ms
+        return replace(self, status=status.status, ttl_ms=ttl, poll_ms=status.poll_ms or self.poll_ms, created=self.created or status.created_at)
+
+
+def check_task_ref(value: Any) -> str | None:
+    """Why a record's ``task`` entry is unusable, or ``None`` when it is fine."""
+    if not isinstance(value, dict):
+        return f"its task entry is {_kind(value)}, not an object"
+    ref = value.get("ref")
+    if not isinstance(ref, str) or not 8 <= len(ref) <= 64 or not ref.replace("-", "").replace("_", "").isalnum():
+        return "its task entry has no valid ref"
+    if value.get("generation") not in ("2025", "2026"):
+        return "its task entry names no task generation (2025 or 2026)"
+    if not isinstance(value.get("answered", []), list):
+        return "its task entry's answered keys are not a list"
+    return None
 
 
 class StoreBackend(Protocol):
@@ -148,14 +221,21 @@ def check_record(key: str, record: Any) -> str | None:
         return f"saved flow {key!r} has no tool, prompt or resource name"
     if not isinstance(record.get("arguments", {}), dict):
         return f"saved flow {key!r} has arguments that are {_kind(record.get('arguments'))}, not an object"
+    task = record.get("task")
+    if task is not None:
+        problem = check_task_ref(task)
+        if problem is not None:
+            return f"saved flow {key!r}: {problem}"
+        if record.get("method") != "tools/call":
+            return f"saved flow {key!r} is a task but not a tool call"
     round_no = record.get("round")
-    if not isinstance(round_no, int) or isinstance(round_no, bool) or round_no < 1:
+    if not isinstance(round_no, int) or isinstance(round_no, bool) or round_no < (0 if task is not None else 1):
         return f"saved flow {key!r} has no valid round number"
     state = record.get("request_state")
     if state is not None and not isinstance(state, str):
         return f"saved flow {key!r} has a request state that is {_kind(state)}, not a string"
     pending = record.get("pending")
-    if not isinstance(pending, dict) or not pending or not all(isinstance(q, dict) for q in pending.values()):
+    if not isinstance(pending, dict) or not (pending or task is not None) or not all(isinstance(q, dict) for q in pending.values()):
         return f"saved flow {key!r} has no questions to ask"
     withheld = record.get("withheld", [])
     if not isinstance(withheld, list) or not all(isinstance(n, str) for n in withheld):
