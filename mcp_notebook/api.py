@@ -125,14 +125,29 @@ def call(
     accept_defaults: bool = False,
     timeout: float | None = None,
     save: bool = False,
+    task: bool = False,
+    ttl: float | None = None,
 ) -> Flow:
     """Call ``[server.]tool`` headless with preset answers; returns the started ``Flow``.
 
     ``flow.result()`` blocks for the ``CallToolResult``; ``await flow`` waits without blocking.
+    ``task=True`` runs it as a task where the server offers tasks (``ttl``: seconds a 2025 server
+    should keep it); in a notebook cell, every task the cell starts shows in one live table, so a
+    loop that starts a hundred shows one table, not a hundred widgets. ``save=True`` keeps a task
+    in the notebook to be followed from a new kernel (``%mcp resume ID``).
     """
+    from .tasks import TaskOptions
+
     session = default_session()
     conn, name = session.resolve(tool)
-    return session.start("tools/call", conn, name, dict(arguments or {}), answers=_answers(answers, accept_defaults), timeout=timeout, save=save)
+    options = TaskOptions(requested=True, ttl_ms=round(ttl * 1000) if ttl is not None else None) if task or ttl is not None else None
+    board = session.task_board() if options is not None else None
+    flow = session.start(
+        "tools/call", conn, name, dict(arguments or {}), answers=_answers(answers, accept_defaults), timeout=timeout, save=save, task=options, ui=board, view=board
+    )  # fmt: skip
+    if board is not None:
+        board.add(flow)
+    return flow
 
 
 def prompt(

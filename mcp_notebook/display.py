@@ -29,6 +29,7 @@ import binascii
 import html
 import json
 import re
+import time
 from typing import TYPE_CHECKING, Any
 
 from .limits import Limits
@@ -66,6 +67,26 @@ def esc(value: Any) -> str:
 
 def badge(state: str) -> str:
     return f'<span class="badge" style="background:{_BADGE_COLOURS.get(state, "#555")}">{esc(state)}</span>'
+
+
+def task_line(flow: Flow) -> str:
+    """A call running as a task, in one line: status, the server's status message, time, poll interval.
+
+    Never the task id (a bearer-like handle). The message is the server's text, cut to 300
+    characters; callers escape the line.
+    """
+    task = flow.task
+    if task is None:
+        return ""
+    parts = [f"task {task.status}"]
+    if task.message:
+        message = " ".join(task.message.split())
+        parts.append(message if len(message) <= 300 else message[:299] + "…")
+    since = flow.task_started if flow.task_started is not None else flow.started
+    parts.append(f"{(flow.ended or time.perf_counter()) - since:.1f} s")
+    if not task.terminal:
+        parts.append(f"polled every {task.poll_seconds:g} s")
+    return " · ".join(parts)
 
 
 def note_html(text: str) -> str:
@@ -446,6 +467,10 @@ class FlowReport:
         elapsed = (flow.ended or flow.started) - flow.started
         rounds = f"{flow.round + 1} round{'s' if flow.round else ''}"
         rich.append(f'<div class="hdr">{badge(state)} <b>{esc(flow.label)}</b> · {esc(rounds)} · {elapsed:.2f} s</div>')
+        if getattr(flow, "task", None) is not None:
+            line = task_line(flow)
+            plain.append(line)
+            rich.append(f"<div class='hdr'>{esc(line)}</div>")
         if flow.answer_summary:
             rich.append(f"<div class='hdr'>answered: {esc('; '.join(flow.answer_summary))}</div>")
         for note in flow.notes:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as w
 
 from .bridge import KernelLoop, Reply
-from .display import STYLE, FlowReport, badge, esc, log_text
+from .display import STYLE, FlowReport, badge, esc, log_text, task_line
 from .errors import FlowError
 from .limits import Limits
 from .ui import HeadlessUI
@@ -83,7 +83,7 @@ class LiveView:
 
     # ------------------------------------------------------------------ observer (loop thread)
     def changed(self, flow: Flow) -> None:
-        self.main.call(self._render, flow.state.value, flow.round, flow.finished)
+        self.main.call(self._render, flow.state.value, flow.round, flow.finished, task_line(flow) if flow.task is not None else None)
 
     def progress(self, flow: Flow) -> None:
         info = flow.progress_info
@@ -134,7 +134,7 @@ class LiveView:
         return area
 
     # ------------------------------------------------------------------ rendering (main thread)
-    def _render(self, state: str, round_no: int, finished: bool) -> None:
+    def _render(self, state: str, round_no: int, finished: bool, task: str | None = None) -> None:
         if self._closed:
             return
         flow = self.flow
@@ -150,6 +150,9 @@ class LiveView:
             return
         # while waiting, the round whose questions are shown; while running, the request in flight
         extra = f"round {round_no} — waiting for your answer" if state == "waiting" else f"round {round_no + 1}"
+        if task is not None:
+            extra = f"{task} — waiting for your answer" if state == "waiting" else task
+            self.cancel_button.tooltip = "Cancel this task (the server is told to stop it)"
         self.header.value = self._header_html(flow.label if flow else "", state, extra)
 
     def _render_progress(self, progress: float, total: float | None, message: str | None) -> None:
@@ -347,13 +350,18 @@ class ResumeOffer(ChoicePanel):
         self.record = record
         self.label = f"{record['server']['name']}.{record['name']}" if record["method"] != "resources/read" else f"{record['server']['name']} {record['name']}"
         asked = "".join(f"<li>{esc(q)}</li>" for q in questions)
+        task = record.get("task") if isinstance(record.get("task"), dict) else None
+        what = (
+            f"started a task that was last seen {esc(task.get('status'))}" if task is not None else "is waiting for input"
+        )
         text = (
-            f'<div class="mcpnb">{badge("waiting")} <b>{esc(self.label)}</b> from this cell is waiting for input '
+            f'<div class="mcpnb">{badge("running" if task is not None else "waiting")} <b>{esc(self.label)}</b> from this cell {what} '
             f"(flow {esc(record['id'])}, round {esc(record['round'])}, saved {esc(age)} ago)."
             + (f"<ul>{asked}</ul>" if asked else "")
-            + "Continue it, or start the call over?</div>"
+            + ("Follow it again, or start the call over (the saved task is forgotten here; it ends on the server with its time to live)?" if task is not None else "Continue it, or start the call over?")
+            + "</div>"
         )
-        self.continue_button = w.Button(description="Continue", icon="play", button_style="primary", tooltip="Answer the saved questions and continue")
+        self.continue_button = w.Button(description="Continue", icon="play", button_style="primary", tooltip="Follow the task again" if task is not None else "Answer the saved questions and continue")
         self.over_button = w.Button(description="Start over", icon="refresh", tooltip="Forget the saved flow and call again")
         super().__init__(text, "mcp-resume-offer", [
             Choice(self.continue_button, f"Continuing flow {record['id']} ({self.label}).", on_continue),

@@ -111,6 +111,12 @@ def build_parsers() -> dict[str, Parser]:
     p = ps["call"] = Parser("call", "Call a tool: %mcp call [SERVER.]TOOL key=value ... (or a JSON cell body with %%mcp call).")
     p.add_argument("tool")
     p.add_argument("--json", metavar="JSON", help="arguments as a JSON object (key=value words override)")
+    p.add_argument(
+        "--task", action="store_true",
+        help="run as a task where the server offers tasks: the call returns at once and is followed by polling; it is saved so "
+        "a new kernel can pick it up (%%mcp resume ID). A tool that requires a task runs as one anyway",
+    )  # fmt: skip
+    p.add_argument("--ttl", type=float, metavar="SECONDS", help="how long the server should keep the task and its result (2025-11-25 servers; they may choose otherwise)")
     _flow_args(p)
     p = ps["prompt"] = Parser("prompt", "Get a prompt: %mcp prompt [SERVER.]NAME key=value ...")
     p.add_argument("prompt")
@@ -120,7 +126,9 @@ def build_parsers() -> dict[str, Parser]:
     p.add_argument("first")
     p.add_argument("uri", nargs="?")
     _flow_args(p)
-    p = ps["flows"] = Parser("flows", "List flows waiting for input (saved in this notebook).")
+    p = ps["tasks"] = Parser("tasks", "List tasks: the ones this notebook follows or saved, and the server's own list where it offers one (2025-11-25 servers).")
+    p.add_argument("server", nargs="?", help="a connection name (default: every connected server)")
+    p = ps["flows"] = Parser("flows", "List flows waiting for input and tasks still running (saved in this notebook).")
     p.add_argument("--from", dest="from_path", metavar="PATH", help="also read the flows saved in the notebook file PATH")
     p = ps["resume"] = Parser("resume", "Continue a saved flow: show its questions in this cell and go on with its saved state. Takes the answer flags of %mcp call.")
     p.add_argument("id", nargs="?", help="the flow's id (see %%mcp flows); optional when only one is waiting")
@@ -192,7 +200,8 @@ SUMMARY = """\
   tools|prompts|resources   list what a server offers
   call [SERVER.]TOOL k=v    call a tool (%%mcp call takes a JSON/YAML body)
   prompt NAME k=v | read [SERVER] URI
-  flows [--from PATH]       flows waiting for input (saved in the notebook)
+  flows [--from PATH]       flows waiting for input and running tasks (saved in the notebook)
+  call ... --task | tasks [SERVER]   run a call as a task (kept across kernels); list tasks
   resume [ID] | forget ID|--all   continue a saved flow, or drop it
   trace [last] [--json]     the last flow's messages, round by round
   roots [list|add|remove|reset]  folders offered to servers
@@ -246,7 +255,15 @@ def call_options(ns: argparse.Namespace) -> Any:
     output = getattr(ns, "output", None)
     if output is not None and (not output.isidentifier() or keyword.iskeyword(output)):
         raise UsageError(f"-o wants a Python variable name, got {output!r}")
+    task = None
+    if getattr(ns, "task", False) or getattr(ns, "ttl", None) is not None:
+        from .tasks import TaskOptions
+
+        if ns.ttl is not None and not 0 < ns.ttl <= 366 * 86400:
+            raise UsageError(f"--ttl wants seconds between 0 and a year, got {ns.ttl:g}")
+        task = TaskOptions(requested=True, ttl_ms=round(ns.ttl * 1000) if ns.ttl is not None else None)
     return CallOptions(
+        task=task,
         answers=Answers(fields=fields, accept_defaults=ns.accept_defaults, raw=raw, decline=list(ns.decline), cancel=ns.cancel, confirm=ns.confirm), timeout=ns.timeout, save=not ns.no_save,
         trace=ns.trace, output=ns.output, trust=getattr(ns, "trust", False),
     )  # fmt: skip

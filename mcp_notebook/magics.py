@@ -266,14 +266,15 @@ class MCPMagics(Magics, SessionSettings):
         kinds = {"tools/call": "tool", "prompts/get": "prompt", "resources/read": "resource"}
         store = self.session.store
         rows = [
-            [r["id"], r.get("cell_id") or "", r["server"]["name"], f"{kinds[r['method']]} {r['name']}", r["round"], age(r.get("updated")),
+            [r["id"], r.get("cell_id") or "", r["server"]["name"], f"{kinds[r['method']]} {r['name']}",
+             f"task {r['task'].get('status')}" if isinstance(r.get("task"), dict) else r["round"], age(r.get("updated")),
              "yes" if store.is_trusted(r["id"]) else "NO: review below"]
             for r in records
         ]  # fmt: skip
         table = Table(
-            ["id", "cell", "server", "call", "round", "age", "saved by you"],
+            ["id", "cell", "server", "call", "round / task", "age", "saved by you"],
             rows,
-            title=f"flows waiting for input ({self.session.frontend.describe()}); continue one with %mcp resume ID",
+            title=f"flows waiting for input and running tasks ({self.session.frontend.describe()}); continue one with %mcp resume ID",
             empty="No flows are waiting for input.",
         )
         foreign = [r for r in records if not store.is_trusted(r["id"])]
@@ -289,6 +290,14 @@ class MCPMagics(Magics, SessionSettings):
         for record in foreign:
             display(RecordReview(record, self.session.resume_concerns(record)))
         return None
+
+    def _do_tasks(self, words: list[str], cell: str | None) -> Any:
+        from .display import Table
+
+        ns, _ = self._parsers["tasks"].parse(words)
+        rows = self.session.task_rows(ns.server)
+        columns = ["flow", "server", "tool", "status", "message", "created", "ttl", "where"]
+        return Table(columns, rows, title="tasks (task ids stay on this machine; unknown ones show a fingerprint)", empty="No tasks. Start one with %mcp call SERVER.TOOL ... --task.")
 
     def _do_resume(self, words: list[str], cell: str | None) -> Any:
         ns, _ = self._parsers["resume"].parse(words)

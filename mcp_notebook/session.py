@@ -193,6 +193,7 @@ class Session:
         self._sign_ins: weakref.WeakSet[SignIn] = weakref.WeakSet()  # of open connections, for complete_sign_in
         self.open_browser: Callable[[str], object] | None = None  # without a kernel: how a sign-in page opens (webbrowser.open)
         self.last_flow: Flow | None = None
+        self._board: Any = None  # the running cell's TaskBoard (plain-API tasks), made on first use
         self.settings.router = self.router
         self._apply_models()
         self.router.set_review(self.settings.review)
@@ -597,6 +598,15 @@ class Session:
             self._bind_when_done(flow, options.output, view)
         return flow
 
+    def task_board(self) -> Any:
+        """The live table of the running cell's plain-API tasks; ``None`` outside a kernel (kernel thread)."""
+        if self.shell is None or getattr(self.shell, "kernel", None) is None:
+            return None
+        from .task_board import board_ui
+
+        self._board = board_ui(self._board, getattr(self.shell, "execution_count", None))
+        return self._board
+
     def _notice(self, interactive: bool) -> None:
         notice = self.frontend.notice(interactive)
         if notice:
@@ -646,6 +656,44 @@ class Session:
         if records:
             self._notice(interactive)
         return records
+
+    def task_rows(self, server: str | None = None) -> list[list[Any]]:
+        """``%mcp tasks``: tasks followed here, tasks saved in the notebook, and the server's own list (2025, where offered).
+
+        Rows: flow id, server, tool, status, status message, created, ttl, where. A task id is never
+        shown (a bearer-like handle); a task known only from the server's list shows its fingerprint.
+        """
+        from .tasks import fingerprint, TaskStatus
+
+        self.load_saved(None)
+        conns = [self.registry.get(server)] if server else list(self.registry)
+        rows: list[list[Any]] = []
+        known: set[str] = set()
+        for conn in conns:
+            for flow in list(conn.flows):
+                if flow.task is not None and not flow.finished:
+                    known.add(flow.task.task_id)
+                    rows.append([flow.id, conn.name, flow.name, flow.task.status, _line(flow.task.message), flow.task.created_at or "", _ttl(flow.task), "followed here"])
+        for record in self.store.all():
+            task = record.get("task")
+            if not isinstance(task, dict) or (server and record["server"]["name"] != server):
+                continue
+            if self.live_flow(record["id"]) is not None:
+                continue
+            task_id = self.task_handles.task_id(str(task.get("ref"))) if self.store.is_trusted(record["id"]) else None
+            if task_id is not None:
+                known.add(task_id)
+            status = TaskStatus(task_id="", status=str(task.get("status")), created_at=task.get("created"), ttl_ms=task.get("ttl_ms"))
+            where = "saved: %mcp resume " + record["id"] if task_id is not None else "saved, but its handle is not on this machine"
+            rows.append([record["id"], record["server"]["name"], record["name"], status.status, "", status.created_at or "", _ttl(status), where])
+        for conn in conns:
+            client = conn.task_client
+            if client is None or not client.can_list:
+                continue
+            for status in self.runtime.run(client.list()):
+                if status.task_id not in known:
+                    rows.append([fingerprint(status.task_id), conn.name, "", status.status, _line(status.message), status.created_at or "", _ttl(status), "on the server"])
+        return rows
 
     def pick_saved(self, flow_id: str | None, cell_id: str | None) -> dict[str, Any]:
         """The record ``flow_id``, else the only one of this cell, else the only one at all."""
@@ -742,6 +790,7 @@ class Session:
             if live is not None:
                 live.cancel()
             self.store.delete(record["id"])
+            self._drop_task_handle(record)
             self.call(method, conn, name, arguments, options, interactive=True, cell_id=cell_id)
 
         ResumeOffer(record, questions(record), age(record.get("updated")), resume, start_over)
@@ -876,6 +925,13 @@ async def _offered(conn: Connection, kind: Literal["prompts", "resources", "reso
         if exc.code == -32601:
             return None
         raise
+
+
+def _ttl(status: Any) -> str:
+    """A task's time to live, and whether it has run out (a ``tasks.TaskStatus``)."""
+    if status.ttl_ms is None:
+        return "unlimited" if status.created_at else ""
+    return f"{status.ttl_ms / 1000:g} s" + (" (expired)" if status.expired() else "")
 
 
 def _line(text: str | None) -> str:
