@@ -340,7 +340,9 @@ class Flow:
         finally:
             if self in self.conn.flows:
                 self.conn.flows.remove(self)
-        if self._keep_record(error) and self.task_ref is not None:
+        if error.kind == "task_handle_missing":
+            pass  # kept as it was, for whoever holds the handle; the error says why it cannot go on here
+        elif self._keep_record(error) and self.task_ref is not None:
             error = FlowError(
                 f"{error}\nThe task goes on on the server; flow {self.id} is still saved (the task's handle on this machine only) "
                 "and can be resumed to follow it again.", code=error.code, data=error.data,
@@ -370,7 +372,7 @@ class Flow:
                 self._drop_task_handle()
         self.view.changed(self)
 
-    _TASK_ENDED = frozenset({"task_gone", "task_failed", "task_cancelled", "task_invalid", "task_handle_missing"})
+    _TASK_ENDED = frozenset({"task_gone", "task_failed", "task_cancelled", "task_invalid"})
 
     def _keep_record(self, error: FlowError | None) -> bool:
         """A saved flow stays resumable when its server was unreachable or a headless run lacked an answer.
@@ -530,7 +532,14 @@ class Flow:
             assert ref is not None
             if ref.generation != client.generation:
                 raise FlowError(f"{self.label}: the task was started on a {ref.generation} connection and {self.conn.name} now speaks {client.generation}", kind="task_gone")
-            task_id = self._handles().task_id(ref.ref)
+            entry = self._handles().get(ref.ref)
+            task_id = entry.get("task_id") if isinstance(entry.get("task_id"), str) else None
+            if task_id is not None and entry.get("target") != self.conn.target.describe():
+                raise FlowError(
+                    f"{self.label}: the saved task was started on {entry.get('target')!r}, not on {self.conn.target.describe()!r}; "
+                    "its handle is not sent to another server",
+                    kind="task_handle_missing", flow_id=self.id, server=self.conn.name,
+                )  # fmt: skip
             if task_id is None:
                 raise FlowError(
                     f"{self.label}: the task's handle is not on this machine. Task handles are kept only in the Jupyter data folder "

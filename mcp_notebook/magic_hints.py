@@ -52,6 +52,8 @@ def hint(kind: str | None, fields: dict[str, Any]) -> str | None:
     if kind == "still_saved":
         if reason == "unanswered":
             return f"Continue it with {resume} --answer {fields.get('missing_field') or 'FIELD'}=VALUE."
+        if reason == "task":
+            return f"Follow it again with {resume} (from this or a new kernel); %mcp tasks lists tasks."
         return f"Continue it with {resume} once the server answers again."
     if kind in ("connection_dead", "connection_closed") and details.get("connection") is not None:
         return f"Reconnect with {connect_line(details['connection'])}{' again' if kind == 'connection_dead' else ''}."
@@ -88,6 +90,8 @@ def hint(kind: str | None, fields: dict[str, Any]) -> str | None:
         "several_waiting": "Say which: %mcp resume ID",
         "flow_id_needed": "Give a flow ID (see %mcp flows) or --all.",
         "saved_flow_waiting": f"To continue the saved one instead: {resume}",
+        "task_gone": "Run the call again to start a new task; %mcp forget ID drops a saved one.",
+        "task_handle_missing": f"Run the call again, or drop the saved task with %mcp forget {flow_id}.",
     }.get(kind or "")
 
 
