@@ -382,6 +382,8 @@ class Flow:
         if error is None or not self._saved:
             return False
         if self.task_ref is not None:
+            if self._user_cancelled:
+                return False
             ended = self.task is not None and self.task.terminal and not self._unreachable
             return not ended and error.kind not in self._TASK_ENDED
         if self.round < 1:
