@@ -203,7 +203,7 @@ def test_a_hundred_concurrent_tasks_get_their_own_results(servers: dict[str, str
         flows = [task_call(session, conn, duration=round(0.01 * i, 2)) for i in range(100)]
         results = [text(f.result(timeout=120)) for f in flows]
         assert results == [f"Done after {round(0.01 * i, 2):g}s" for i in range(100)]
-        assert len({f.task.task_id for f in flows}) == 100  # type: ignore[union-attr]
+        assert len({f.task.task_id for f in flows}) == 100
         assert session.store.all() == []
 
 
