@@ -48,3 +48,24 @@ def test_readme_tour_runs_as_written(start_http_server: Any, tmp_path: Path) -> 
         assert "from stdio" in kernel.text_of_cell(local)
     finally:
         kernel.close()
+
+
+def test_readme_tasks_section_runs_as_written(tmp_path: Path) -> None:
+    """The "Long-running calls as tasks" block, cell by cell in an interactive kernel, against the task server it names."""
+    from tests import task_servers as ts
+
+    text = (REPO_ROOT / "README.md").read_text()
+    section = text.split("## Long-running calls as tasks", 1)[1].split("\n## ", 1)[0]
+    assert "python -m tests.task_servers 2026 --transport http --port 8001" in section
+    (block,) = re.findall(r"```python\n(.*?)```", section, flags=re.S)
+    with ts.running_task_server("2026") as url:
+        kernel = Kernel(cwd=str(REPO_ROOT), env={"JUPYTER_DATA_DIR": str(tmp_path / "jd")})
+        try:
+            for cell in (c for c in re.split(r"\n\s*\n", block.replace("http://127.0.0.1:8001/mcp", url)) if c.strip()):
+                kernel.execute(cell, allow_stdin=True, timeout=90)
+            done = kernel.execute("print(result.content[0].text, '|', texts == ['Done after 1s'] * 20)")
+            assert "Done in eu-west | True" in kernel.text_of_cell(done)
+            listed = kernel.text_of_cell(kernel.execute("%mcp tasks"))
+            assert "slow_job" in listed and "followed here" in listed  # the 20 s task, still running
+        finally:
+            kernel.close()
