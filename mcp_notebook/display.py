@@ -82,9 +82,16 @@ def task_line(flow: Flow) -> str:
     if task.message:
         message = " ".join(task.message.split())
         parts.append(message if len(message) <= 300 else message[:299] + "…")
-    since = flow.task_started if flow.task_started is not None else flow.started
-    parts.append(f"{(flow.ended or time.perf_counter()) - since:.1f} s")
-    if not task.terminal:
+    if task.terminal:
+        took = task.took()
+        if took is None:  # the server gave no times: what this kernel saw
+            since = flow.task_started if flow.task_started is not None else flow.started
+            took = (flow.ended or time.perf_counter()) - since
+        parts.append(f"ran {took:.1f} s")
+    else:
+        age = task.age()
+        if age is not None:
+            parts.append(f"started {age:.1f} s ago")
         parts.append(f"polled every {task.poll_seconds:g} s")
     return " · ".join(parts)
 

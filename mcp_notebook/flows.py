@@ -424,7 +424,9 @@ class Flow:
             requests = result.input_requests or {}
             self.pending = dict(requests)  # dumped only when a record is written
             if self.store is not None and self.save and requests:
-                oversize = self.store.save(self.record(state))
+                record = self.record(state)
+                # the first record of a kernel reads Jupyter's notary secret (an nbformat import): off the loop
+                oversize = self.store.save(record) if self.store.signer.ready else await asyncio.to_thread(self.store.save, record)
                 self._saved = oversize is None
                 if oversize is not None and not any(n.startswith("not saved in the notebook") for n in self.notes):
                     self.notes.append(
@@ -565,13 +567,17 @@ class Flow:
                 from .store import TaskRef
 
                 self.task_ref = TaskRef(self._handles().keep(status.task_id, **where), client.generation, created=status.created_at).seen(status)
-                self._save_task_record()
+                if self.store.signer.ready:
+                    self._save_task_record()
+                else:  # the first record of this kernel reads Jupyter's notary secret (imports nbformat): off the loop
+                    await asyncio.to_thread(self._save_task_record)
             if self.conn.target.kind != "http":
                 self.notes.append(
                     f"{self.conn.name} runs inside this kernel's process tree ({self.conn.target.kind}): its tasks end with the kernel, "
                     "so this one cannot be followed from a new kernel; serve it over HTTP for that"
                 )  # fmt: skip
-        self.rounds.append(Round(number=self.round + 1, sent={"method": "tasks/get", "params": {"taskId": fingerprint(status.task_id)}}))
+        polling = Round(number=self.round + 1, sent={"method": "tasks/get", "params": {"taskId": fingerprint(status.task_id)}})
+        self.rounds.append(polling)
         try:
             return await follow(client, status, self, set(ref.answered) if ref is not None else None)
         except asyncio.CancelledError:
@@ -581,8 +587,8 @@ class Flow:
         except MCPError as exc:
             raise (gone(exc, self.task, self.label) or exc) from None
         finally:
-            self.rounds[-1].ended = time.perf_counter()
-            self.rounds[-1].received = {"status": self.task.status if self.task is not None else None}
+            polling.ended = time.perf_counter()
+            polling.received = {"status": self.task.status if self.task is not None else None}
 
     async def _cancel_task(self, client: TaskClient, task_id: str) -> None:
         """The user cancelled: tell the server (bounded; a server that cannot be told keeps the task)."""
@@ -664,7 +670,7 @@ class Flow:
         the form names the calls.
         """
         if single:  # back-channel request of a 2025 server: show it, record it in the trace
-            self.pending = {key: {"method": "elicitation/create", "params": _dump(p)} for key, p in requests.items()}
+            self.pending = {key: {"method": "elicitation/create", "params": _without_task_id(_dump(p))} for key, p in requests.items()}
             # the 2025 back-channel request arrives while request ``round + 1`` is in flight
             self.rounds.append(Round(number=self.round + 1, direction="server->client", received=dict(self.pending)))
         self.state = FlowState.WAITING
@@ -848,6 +854,17 @@ def _response_summary(answer: Any) -> Any:
     if hasattr(answer, "roots"):
         return {"roots": [str(r.uri) for r in answer.roots]}
     return {"type": type(answer).__name__}
+
+
+def _without_task_id(params: Any) -> Any:
+    """Request params whose related-task ``_meta`` names the task by its fingerprint, never its id (a bearer-like handle)."""
+    from .tasks import RELATED_TASK, fingerprint
+
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    related = meta.get(RELATED_TASK) if isinstance(meta, dict) else None
+    if not isinstance(related, dict) or not isinstance(related.get("taskId"), str):
+        return params
+    return {**params, "_meta": {**meta, RELATED_TASK: {**related, "taskId": fingerprint(related["taskId"])}}}  # type: ignore[dict-item]
 
 
 def _task_received(status: Any) -> dict[str, Any]:

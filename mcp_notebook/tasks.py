@@ -38,7 +38,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
@@ -152,6 +152,16 @@ class TaskStatus:
         if self.poll_ms is None:
             return DEFAULT_POLL
         return min(MAX_POLL, max(MIN_POLL, self.poll_ms / 1000))
+
+    def age(self, now: float | None = None) -> float | None:
+        """Seconds since the server created the task (its clock's ``createdAt``); ``None`` when unknown."""
+        created = _timestamp(self.created_at)
+        return None if created is None else max(0.0, (now if now is not None else time.time()) - created)
+
+    def took(self) -> float | None:
+        """Seconds from creation to the last update (for an ended task: how long it ran)."""
+        created, updated = _timestamp(self.created_at), _timestamp(self.updated_at)
+        return None if created is None or updated is None else max(0.0, updated - created)
 
     def expired(self, now: float | None = None) -> bool:
         """Whether the ttl has run out since ``createdAt`` (the server may then forget the task)."""
@@ -379,7 +389,8 @@ async def _final_result(client: TaskClient, status: TaskStatus, host: TaskHost) 
     """The result; a 2025 ``tasks/result`` answers only once the task has ended, which the host is shown."""
     result = await client.result(status)
     if not status.terminal:
-        host.task_changed(replace(status, status="failed" if result.is_error else "completed", message=None))
+        ended = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        host.task_changed(replace(status, status="failed" if result.is_error else "completed", message=None, updated_at=ended))
     return result
 
 

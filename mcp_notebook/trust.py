@@ -65,6 +65,11 @@ class RecordSigner:
         self._lock = threading.Lock()
 
     @property
+    def ready(self) -> bool:
+        """Whether the secret is loaded (reading Jupyter's first costs an nbformat import, seconds on a busy machine)."""
+        return self._secret is not None
+
+    @property
     def secret(self) -> bytes:
         with self._lock:
             if self._secret is None:

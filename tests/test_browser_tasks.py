@@ -1,14 +1,14 @@
 """A call running as a task, followed from a new kernel: JupyterLab in Debian's Chromium, driven by Playwright.
 
 A real 2026-07-28 task server (``tests.task_servers``, over HTTP in its own process, so its tasks
-outlive any kernel) serves ``slow_job``. A notebook runs ``%mcp call jobs.slow_job duration=8
+outlive any kernel) serves ``slow_job``. A notebook runs ``%mcp call jobs.slow_job duration=15
 --task``: the cell shows the task's live view ("task working ..."). The notebook is saved and the
 kernel shut down while the task still runs; on disk the notebook's record holds a ``task`` entry
 (a ref, never the task id, which the test learns from the server's stats) and the id waits in
 ``tasks.json`` (0600) of the kernels' temp ``JUPYTER_DATA_DIR``. The server finishes the task on
 its own. The page is reloaded (a new kernel on the same notebook, same data folder, so the record
 is trusted): ``%mcp flows`` lists the flow as "task working", ``%mcp resume ID`` reconnects by the
-saved URL, polls once and shows "Done after 8s"; the record leaves the notebook and the handle
+saved URL, polls once and shows "Done after 15s"; the record leaves the notebook and the handle
 leaves ``tasks.json``. A screenshot of the resumed cell goes to ``docs/images/task-resumed.png``.
 
 The kernels' ``JUPYTER_DATA_DIR`` (task handles, the notary secret that signs records) is a temp
@@ -35,7 +35,7 @@ from .task_servers import running_task_server, stats_url
 
 SCREENSHOT = REPO_ROOT / "docs" / "images" / "task-resumed.png"
 NAME = "tasks.ipynb"
-DURATION = 8  # seconds of work on the server: long enough to save and shut the kernel down meanwhile
+DURATION = 15  # seconds of work on the server: long enough to save and shut the kernel down meanwhile
 RESULT = f"Done after {DURATION}s"
 
 
@@ -129,7 +129,7 @@ def test_task_survives_the_kernel_and_resumes(lab: Lab, task_server: str, browse
     # the live view: status line with the poll interval, and a Cancel button
     output = call.locator(".jp-OutputArea")
     expect(output).to_contain_text("task working", timeout=10_000)
-    expect(output).to_contain_text(re.compile(r"task working · .* · [\d.]+ s · polled every 0\.2 s"))
+    expect(output).to_contain_text(re.compile(r"task working · .* · started [\d.]+ s ago · polled every 0\.2 s"))
     expect(call.locator(".mcp-flow").get_by_role("button", name="Cancel")).to_be_visible()
     ((task_id, task),) = wait_for(lambda: server_tasks(task_server), "the task on the server", timeout=10).items()
     assert task["tool"] == "slow_job" and task["status"] == "working", task
