@@ -70,6 +70,7 @@ bench: venv
 	$(BIN)/python bench/overhead.py
 	$(BIN)/python bench/forms.py
 	$(BIN)/python bench/store.py
+	$(BIN)/python bench/tasks.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache $(CONFORMANCE) $(PEERS)
