@@ -166,6 +166,7 @@ class Connection:
         self._stderr_lines = 0  # stderr lines read in all (marks count from here)
         self._call_mark = 0  # stderr mark when the latest call on this connection began (a death's last words)
         self._tools: dict[str, Any] | None = None
+        self._listing_tools: asyncio.Future[dict[str, Any]] | None = None  # a tools/list in flight (loop thread)
         self.routes: StreamRoutes | None = None  # HTTP targets: which call's stream carried a back-channel question
         # OAuth (HTTP targets sending no Authorization of their own): the session builds the SDK's
         # provider and this connection's SignIn; a failure inside the auth flow is kept to explain it
@@ -509,17 +510,23 @@ class Connection:
     async def tools(self, refresh: bool = False) -> dict[str, Any]:
         """Tools by name (cached per connection; refreshed on demand)."""
         await self._opened()
-        if self._tools is None or refresh:
-            tools: dict[str, Any] = {}
-            cursor: str | None = None
-            while True:
-                page = await self.live.list_tools(cursor=cursor)
-                tools.update({tool.name: tool for tool in page.tools})
-                cursor = page.next_cursor
-                if not cursor:
-                    break
-            self._tools = tools
+        if self._tools is not None and not refresh:
+            return self._tools
+        listing = self._listing_tools
+        if listing is None or listing.done():  # one listing at a time: a hundred calls starting together share it
+            listing = self._listing_tools = asyncio.ensure_future(self._list_tools())
+        self._tools = await asyncio.shield(listing)
         return self._tools
+
+    async def _list_tools(self) -> dict[str, Any]:
+        tools: dict[str, Any] = {}
+        cursor: str | None = None
+        while True:
+            page = await self.live.list_tools(cursor=cursor)
+            tools.update({tool.name: tool for tool in page.tools})
+            cursor = page.next_cursor
+            if not cursor:
+                return tools
 
     async def list_all(self, kind: Literal["prompts", "resources", "resource_templates"]) -> list[Any]:
         """Every prompt, resource or resource template, following pagination."""

@@ -83,7 +83,7 @@ class LiveView:
 
     # ------------------------------------------------------------------ observer (loop thread)
     def changed(self, flow: Flow) -> None:
-        self.main.call(self._render, flow.state.value, flow.round, flow.finished, task_line(flow) if flow.task is not None else None)
+        self.main.call(self._render, flow.state.value, flow.round, flow.finished, task_line(flow) if getattr(flow, "task", None) is not None else None)
 
     def progress(self, flow: Flow) -> None:
         info = flow.progress_info
