@@ -217,6 +217,15 @@ def stop_following(session: Session, flow: Any) -> dict[str, Any]:
     return record
 
 
+def resume_error(session: Session, record: dict[str, Any], options: CallOptions | None = None) -> FlowError:
+    """Resume ``record`` headless; the error it ends with."""
+    resumed = session.resume(record, options or CallOptions(), interactive=False, cell_id=None)
+    assert resumed is not None and resumed.id == record["id"]
+    with pytest.raises(FlowError) as info:
+        resumed.result(timeout=30)
+    return info.value
+
+
 def new_kernel(handles: TaskHandles, record: dict[str, Any]) -> Session:
     """A new session that reads the notebook's record (as the extension's restore would give it)."""
     session = new_session(handles)
@@ -258,12 +267,9 @@ def test_resume_explains_an_expired_task(servers: dict[str, str], handles: TaskH
     time.sleep(1.3)
     second = new_kernel(handles, record)
     try:
-        resumed = second.resume(record, CallOptions(), interactive=False, cell_id=None)
-        assert resumed is not None
-        with pytest.raises(FlowError) as info:
-            resumed.result(timeout=30)
-        assert info.value.kind == "task_gone" and info.value.code == -32602
-        assert "time to live (1 s from its creation) ran out" in str(info.value)
+        error = resume_error(second, record)
+        assert error.kind == "task_gone" and error.code == -32602
+        assert "time to live (1 s from its creation) ran out" in str(error)
         assert second.store.get(record["id"]) is None  # nothing left to follow
     finally:
         second.close()
@@ -276,11 +282,8 @@ def test_resume_without_the_handle_says_it_is_not_on_this_machine(servers: dict[
     record = stop_following(first, flow)
     elsewhere = new_kernel(TaskHandles(tmp_path / "another-user" / "tasks.json"), record)
     try:
-        resumed = elsewhere.resume(record, CallOptions(), interactive=False, cell_id=None)
-        assert resumed is not None
-        with pytest.raises(FlowError) as info:
-            resumed.result(timeout=30)
-        assert info.value.kind == "task_handle_missing" and "not on this machine" in str(info.value)
+        error = resume_error(elsewhere, record)
+        assert error.kind == "task_handle_missing" and "not on this machine" in str(error)
         assert elsewhere.store.get(record["id"]) is not None  # kept for whoever holds the handle
     finally:
         elsewhere.close()
@@ -296,11 +299,8 @@ def test_a_handle_is_never_sent_to_another_server(servers: dict[str, str], handl
         second = new_kernel(handles, record)
         try:
             second.connect("jobs", other)
-            resumed = second.resume(record, CallOptions(trust=True), interactive=False, cell_id=None)  # past the consent it would need
-            assert resumed is not None
-            with pytest.raises(FlowError) as info:
-                resumed.result(timeout=30)
-            assert info.value.kind == "task_handle_missing" and "not sent to another server" in str(info.value)
+            error = resume_error(second, record, CallOptions(trust=True))  # past the consent it would need
+            assert error.kind == "task_handle_missing" and "not sent to another server" in str(error)
             assert stats(other)["task_requests"] == {}  # the other server saw no task request at all
             assert task_id in {t for t in stats(servers["2026"])["tasks"]}
         finally:
@@ -315,11 +315,8 @@ def test_an_unknown_task_id_is_gone(servers: dict[str, str], handles: TaskHandle
     handles.update(record["task"]["ref"], task_id="no-such-task")
     second = new_kernel(handles, record)
     try:
-        resumed = second.resume(record, CallOptions(), interactive=False, cell_id=None)
-        assert resumed is not None
-        with pytest.raises(FlowError) as info:
-            resumed.result(timeout=30)
-        assert info.value.kind == "task_gone" and "does not know it" in str(info.value)
+        error = resume_error(second, record)
+        assert error.kind == "task_gone" and "does not know it" in str(error)
     finally:
         second.close()
 
@@ -333,11 +330,8 @@ def test_a_restarted_stdio_server_has_lost_the_task(handles: TaskHandles) -> Non
     record = stop_following(first, flow)  # the child process dies with the session
     second = new_kernel(handles, record)
     try:
-        resumed = second.resume(record, CallOptions(), interactive=False, cell_id=None)  # starts the command again
-        assert resumed is not None
-        with pytest.raises(FlowError) as info:
-            resumed.result(timeout=30)
-        assert info.value.kind == "task_gone" and "restarted and lost its tasks" in str(info.value)
+        error = resume_error(second, record)  # starts the command again
+        assert error.kind == "task_gone" and "restarted and lost its tasks" in str(error)
     finally:
         second.close()
 
