@@ -318,6 +318,7 @@ class Connection:
     async def _own(self, ready: asyncio.Future[None]) -> None:
         from mcp import Client
 
+        from .apps import advertisement
         from .tasks import TasksExtension
 
         try:
@@ -333,7 +334,7 @@ class Connection:
                 logging_callback=self._on_log,
                 log_level=self.log_level,
                 message_handler=self._on_message,
-                extensions=[TasksExtension(self._on_task_status)],
+                extensions=[TasksExtension(self._on_task_status), advertisement()],
             )
             if http is not None:
                 async with http:

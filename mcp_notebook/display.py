@@ -500,6 +500,11 @@ class FlowReport:
             plain.append(note)
             rich.append(note_html(note))
         bundle = {"text/plain": "\n".join(plain), "text/html": STYLE + '<div class="mcpnb">' + "".join(rich) + "</div>"}
+        app = getattr(flow, "app", None)
+        if app is not None and flow.error is None:
+            from .apps import OUTPUT_MIME
+
+            bundle[OUTPUT_MIME] = app.payload()
         if self.trace:
             tb = TraceView(flow, self.limits)._repr_mimebundle_()
             bundle = {"text/plain": bundle["text/plain"] + "\n" + tb["text/plain"], "text/html": bundle["text/html"] + tb["text/html"]}

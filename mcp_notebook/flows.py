@@ -35,6 +35,7 @@ from .ui import FlowUI, HeadlessUI
 
 if TYPE_CHECKING:
     from .answering import Answerer
+    from .apps import AppHost, LiveApp
     from .connections import Connection
     from .store import SavedFlow, Store, TaskRef
     from .tasks import TaskClient, TaskHandles, TaskOptions, TaskStatus
@@ -144,6 +145,10 @@ class Flow:
         self._task_notice: TaskStatus | None = None  # a status notification not yet taken by the poll loop
         self._task_event: asyncio.Event | None = None
         self._user_cancelled = False  # cancel() by the user: a task is cancelled on the server too
+        # MCP Apps (apps.py): the session's host and the cell a finished call's App shows in; ``app`` once registered
+        self.app_host: AppHost | None = None
+        self.app_main: Any = None
+        self.app: LiveApp | None = None
 
     @classmethod
     def from_saved(cls, conn: Connection, saved: SavedFlow, **options: Any) -> Flow:
@@ -335,6 +340,8 @@ class Flow:
                 refused = self.conn.auth_error(f"{self.label} failed", FlowError) if code == -32603 else None  # an HTTP 401/403
                 error = refused or FlowError(self.conn._with_stderr(f"{self.label} failed: {text}", self._stderr_mark), code=code, data=data)
         else:
+            if self.app_host is not None:
+                self.app = self.app_host.register(self, self.app_main)  # its report shows the App
             self._finish(FlowState.DONE, None)
             return self.value
         finally:

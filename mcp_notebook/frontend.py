@@ -78,6 +78,7 @@ class Frontend:
         self._noticed = False
         self._oauth: dict[str, Callable[[dict[str, Any]], None]] = {}  # state -> deliver, until the answer comes
         self._oauth_lock = threading.Lock()
+        self.on_app: Callable[[dict[str, Any]], None] | None = None  # the page's ``app_*`` messages (apps.AppHost.handle)
 
     # ------------------------------------------------------------------ lifecycle
     def open(self) -> None:
@@ -138,6 +139,10 @@ class Frontend:
         else:
             kernel.now_or_soon(self._publish, comm, data)  # store saves come from the runtime loop
 
+    def send_app(self, data: dict[str, Any]) -> None:
+        """An ``app_*`` message to the page, sent at once from this thread (App replies come from the loop)."""
+        self._send_now(data)
+
     def _send_now(self, data: dict[str, Any]) -> None:
         """Send from this thread (ipykernel's iopub socket takes messages from any thread), not later on the kernel's loop."""
         comm = self._comm
@@ -171,6 +176,11 @@ class Frontend:
             self.path = data.get("path") if isinstance(data.get("path"), str) else self.path
         elif op == "oauth":
             self._on_oauth(data)
+        elif isinstance(op, str) and op.startswith("app_") and self.on_app is not None:
+            try:
+                self.on_app(data)
+            except Exception as exc:  # noqa: BLE001 - the comm handler must survive
+                print(f"mcp-notebook: an App message failed: {type(exc).__name__}: {exc}", file=sys.__stderr__)
         elif op == "error":
             self.warnings.append(f"the notebook refused a {data.get('for') or 'message'}: {data.get('message')}")
 

@@ -28,6 +28,7 @@ from traitlets import Any as TAny
 from traitlets.config import Configurable
 
 from .answering import Answerer
+from .apps import AppHost
 from .connections import Connection, Registry, Target
 from .errors import FlowError, Note, SessionError
 from .flows import Flow, FlowState, Method
@@ -189,6 +190,7 @@ class Session:
         self.frontend = Frontend(self.store)  # no comm until attach_frontend (%load_ext)
         self.vault = TokenVault()  # OAuth tokens per resource, in the user's Jupyter data folder (never the notebook)
         self.task_handles = TaskHandles()  # task ids (bearer-like), same folder; records keep only a ref to them
+        self.apps = AppHost(self)  # MCP Apps shown in this kernel's outputs, and the page's messages about them
         self._catcher: LoopbackCatcher | None = None  # the loopback way back from a sign-in, started on first need
         self._sign_ins: weakref.WeakSet[SignIn] = weakref.WeakSet()  # of open connections, for complete_sign_in
         self.open_browser: Callable[[str], object] | None = None  # without a kernel: how a sign-in page opens (webbrowser.open)
@@ -228,6 +230,7 @@ class Session:
         frontend = Frontend(self.store, self.shell)
         self.store.backend = frontend
         self.frontend = frontend
+        frontend.on_app = lambda data: self.apps.handle(data, frontend.send_app)
         frontend.open()
         return frontend
 
@@ -494,6 +497,8 @@ class Session:
         diff = inventory_diff(protos.inventories.get(name), inventory)
         protos.inventories[name], protos.objects[name] = inventory, obj
         told = [describe_diff(name, diff, first)]
+        if self.apps.reload(name):
+            told.append("Its Apps shown in this notebook reload with the new version.")
         served = protos.served.get(name)
         if served is not None:
             served.restart(obj)
@@ -544,6 +549,10 @@ class Session:
         )
         flow = Flow.from_saved(conn, saved, **options) if saved is not None else Flow(conn, method, name, arguments, **options)
         flow.notebook = self.frontend.path
+        if method == "tools/call" and self._shows_apps():
+            from .bridge import KernelLoop
+
+            flow.app_host, flow.app_main = self.apps, getattr(view, "main", None) or KernelLoop()
         self.last_flow = flow
         return flow.start()
 
@@ -597,6 +606,12 @@ class Session:
         if options.output:
             self._bind_when_done(flow, options.output, view)
         return flow
+
+    def _shows_apps(self) -> bool:
+        """Whether a call started here may show an App: in a kernel, from its own thread (a cell)."""
+        import threading
+
+        return self.shell is not None and getattr(self.shell, "kernel", None) is not None and threading.current_thread() is threading.main_thread()
 
     def task_board(self) -> Any:
         """The live table of the running cell's plain-API tasks; ``None`` outside a kernel (kernel thread)."""
