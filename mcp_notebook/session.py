@@ -608,10 +608,14 @@ class Session:
         return flow
 
     def _shows_apps(self) -> bool:
-        """Whether a call started here may show an App: in a kernel, from its own thread (a cell)."""
+        """Whether a call started here may show an App: from a cell of a kernel whose page runs the extension.
+
+        Without the extension (nbclient, nbval, nbconvert, a viewer) nobody could render it: the
+        report stays plain, and its text is the output.
+        """
         import threading
 
-        return self.shell is not None and getattr(self.shell, "kernel", None) is not None and threading.current_thread() is threading.main_thread()
+        return self.frontend.status == "connected" and threading.current_thread() is threading.main_thread()
 
     def task_board(self) -> Any:
         """The live table of the running cell's plain-API tasks; ``None`` outside a kernel (kernel thread)."""

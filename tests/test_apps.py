@@ -186,6 +186,21 @@ def test_an_app_in_a_kernel(tmp_path: Path) -> None:
         k.close()
 
 
+def test_without_the_extension_the_text_is_the_output(tmp_path: Path) -> None:
+    """nbclient, nbval, a viewer: no page answers the comm, so no App output, only the report's text."""
+    k = Kernel(cwd=str(tmp_path), env={"JUPYTER_DATA_DIR": str(tmp_path / "jd")})
+    try:
+        run(k, "%load_ext mcp_notebook")
+        run(k, "VERSION = 'v1'")
+        run(k, "%%mcp server counter\n" + SERVER)
+        cell = run(k, "%mcp call counter.counter")
+        shown = [m["content"]["data"] for m in k.for_cell(cell) if m["msg_type"] == "display_data"]
+        assert shown and all(OUTPUT_MIME not in d for d in shown)
+        assert "count is 0 (apps: yes)" in k.text_of_cell(cell)
+    finally:
+        k.close()
+
+
 def test_checked_csp_keeps_plain_origins_only() -> None:
     hostile = {
         "connectDomains": ["https://api.example.com", "http://evil.example", "https://a.example 'unsafe-eval'", "data:", "*", "https://b.example/path"],

@@ -119,3 +119,20 @@ def fastmcp_tasks(*options: str) -> list[str]:
     ``READY <url>``.
     """
     return [str(VENV_TASKS_PYTHON), str(FASTMCP_TASKS_SERVER), *options]
+
+
+# ------------------------------------------------------------------------------------------ MCP Apps
+EXT_APPS = NODE_MODULES / "@modelcontextprotocol" / "ext-apps"
+EXT_APPS_VIEW_BUNDLE = EXT_APPS / "dist" / "src" / "app-with-deps.js"
+"""The view-side ``App`` of ``@modelcontextprotocol/ext-apps`` with its dependencies, one ESM file
+(its package export ``./app-with-deps``); ``tests/app_servers.py`` inlines it into its Apps' HTML."""
+
+
+def basic_vanillajs() -> list[str]:
+    """The official MCP Apps example ``server-basic-vanillajs`` over stdio (tool ``get-time``, App ``ui://get-time/mcp-app.html``)."""
+    return npm_server("server-basic-vanillajs", "--stdio")
+
+
+def basic_preact() -> list[str]:
+    """The official MCP Apps example ``server-basic-preact`` over stdio (the same tool and App, its view written with Preact)."""
+    return npm_server("server-basic-preact", "--stdio")
