@@ -422,7 +422,7 @@ class Session:
         conns = [self.registry.get(server)] if server or len(self.registry) <= 1 else list(self.registry)
         for conn in conns:
             if kind == "tools":
-                rows += [[conn.name, t.name, t.title or "", _line(t.description), describe_parameters(t.input_schema)]
+                rows += [[conn.name, t.name, t.title or "", _line(t.description) + _app_note(t), describe_parameters(t.input_schema)]
                          for t in run(conn.tools(refresh=True)).values()]  # fmt: skip
             elif kind == "prompts":
                 prompts = run(_offered(conn, "prompts"))
@@ -944,6 +944,17 @@ async def _offered(conn: Connection, kind: Literal["prompts", "resources", "reso
         if exc.code == -32601:
             return None
         raise
+
+
+def _app_note(tool: Any) -> str:
+    """What ``%mcp tools`` adds for a tool with an MCP App: its page, and who may call it."""
+    from .apps import ui_of
+
+    ui = ui_of(tool)
+    if ui is None:
+        return ""
+    who = " (for the App only)" if ui[1] == ["app"] else ""
+    return f" [App {ui[0]}{who}]"
 
 
 def _ttl(status: Any) -> str:

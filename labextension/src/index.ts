@@ -29,6 +29,12 @@
  *                                             state arrived; strings or null)
  * A `req` field in a kernel message is echoed in the reply.
  *
+ * MCP Apps (`apps.ts`): outputs of MIME type
+ * `application/vnd.mcp-notebook.app+json` are rendered by this extension;
+ * the renderer sends `app_open`, `app_activate`, `app_request` and
+ * `app_notify` on the notebook's comm, and every `app_*` message from the
+ * kernel (`app_resource`, `app_error`, `app_reply`, `app_reload`) goes to it.
+ *
  * OAuth sign-in (`oauth.ts`): every restore carries `page_url`, the absolute
  * base URL of the Jupyter server as this browser sees it (ending in "/"); the
  * kernel's redirect URI is `page_url + "mcp-notebook/oauth/callback"`, served
@@ -50,8 +56,11 @@ import {
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { Kernel, KernelMessage } from '@jupyterlab/services';
+import { Widget } from '@lumino/widgets';
 
+import { APP_CLASS, APP_MIME, APP_RANK, AppHub, IAppHost } from './apps';
 import { OAuthRelay, pageUrl } from './oauth';
 
 /** Notebook metadata key owned by this extension. */
@@ -308,7 +317,8 @@ const hookedKernels = new WeakSet<Kernel.IKernelConnection>();
 function hookKernel(
   kernel: Kernel.IKernelConnection | null | undefined,
   context: Context,
-  relay: OAuthRelay
+  relay: OAuthRelay,
+  hub: AppHub
 ): void {
   if (!kernel || kernel.isDisposed || hookedKernels.has(kernel)) {
     return;
@@ -333,7 +343,10 @@ function hookKernel(
       state.comms.delete(comm);
       mine.delete(comm);
       relay.forgetComm(comm);
+      hub.commClosed(comm);
     };
+    // App outputs that waited for a connection may ask for their App now.
+    hub.commOpened(context);
   };
 
   // OAuth waits need no document: answered at once, so a callback that comes
@@ -344,6 +357,13 @@ function hookKernel(
       (data.op === 'oauth_wait' || data.op === 'oauth_cancel')
     ) {
       safeSend(comm, relay.handle(comm, kernel.serverSettings, data));
+    } else if (
+      isObject(data) &&
+      typeof data.op === 'string' &&
+      data.op.startsWith('app_')
+    ) {
+      // Replies to the App outputs' requests, and reloads: never answered.
+      hub.handle(context, comm, data);
     } else {
       respond(comm, data);
     }
@@ -416,6 +436,7 @@ function hookKernel(
     for (const comm of mine) {
       state.comms.delete(comm);
       relay.forgetComm(comm);
+      hub.commClosed(comm);
     }
     mine.clear();
   });
@@ -487,23 +508,32 @@ const GONE_WORDS: { [why in KernelGone]: string } = {
 /**
  * The banner of a stale form: our own text, built with text nodes only.
  */
-function staleBanner(why: KernelGone): HTMLElement {
+function staleBanner(why: KernelGone, app = false): HTMLElement {
   const banner = document.createElement('div');
   banner.className = STALE_BANNER_CLASS;
   banner.setAttribute('role', 'status');
   banner.dataset.why = why;
-  const parts: Array<[string, boolean]> = [
-    [
-      `The kernel that asked this question ${GONE_WORDS[why]}; this form can no longer send. Run `,
-      false
-    ],
-    ['%mcp flows', true],
-    [' then ', false],
-    ['%mcp resume ID', true],
-    [' (saved flows continue). A new kernel needs ', false],
-    ['%load_ext mcp_notebook', true],
-    [' first.', false]
-  ];
+  const parts: Array<[string, boolean]> = app
+    ? [
+        [
+          `The kernel that showed this App ${GONE_WORDS[why]}; the App can no longer reach its server. Run the cell again (a new kernel needs `,
+          false
+        ],
+        ['%load_ext mcp_notebook', true],
+        [' first).', false]
+      ]
+    : [
+        [
+          `The kernel that asked this question ${GONE_WORDS[why]}; this form can no longer send. Run `,
+          false
+        ],
+        ['%mcp flows', true],
+        [' then ', false],
+        ['%mcp resume ID', true],
+        [' (saved flows continue). A new kernel needs ', false],
+        ['%load_ext mcp_notebook', true],
+        [' first.', false]
+      ];
   for (const [text, code] of parts) {
     if (code) {
       const node = document.createElement('code');
@@ -515,6 +545,9 @@ function staleBanner(why: KernelGone): HTMLElement {
   }
   return banner;
 }
+
+/** States of an App output that a gone kernel leaves stale. */
+const STALE_APP_STATES = new Set(['live', 'opening', 'gone']);
 
 /**
  * Mark every live form in the outputs of one notebook view as stale.
@@ -530,9 +563,15 @@ export function markStaleForms(root: ParentNode, why: KernelGone): number {
     if (form.parentElement?.closest(`.${FORM_CLASS}`)) {
       continue;
     }
+    const app = form.classList.contains(APP_CLASS);
+    // An App output that was not running (its text and an Activate button)
+    // waits for the next kernel's connection by itself.
+    if (app && !STALE_APP_STATES.has(form.dataset.appState ?? '')) {
+      continue;
+    }
     if (!form.classList.contains(STALE_CLASS)) {
       form.classList.add(STALE_CLASS);
-      form.insertBefore(staleBanner(why), form.firstChild);
+      form.insertBefore(staleBanner(why, app), form.firstChild);
       marked++;
     }
     // (again on a second event: a control may have been drawn since)
@@ -566,7 +605,8 @@ function markPanelStale(panel: NotebookPanel, why: KernelGone): void {
 function setupPanel(
   panel: NotebookPanel,
   seen: WeakSet<NotebookPanel>,
-  relay: OAuthRelay
+  relay: OAuthRelay,
+  hub: AppHub
 ): void {
   if (seen.has(panel)) {
     return;
@@ -574,9 +614,15 @@ function setupPanel(
   seen.add(panel);
   const context = panel.context;
   const sessionContext = panel.sessionContext;
+  // Each notebook clones the app's registry when it is created; one created
+  // before this plugin activated would lack the App renderer.
+  const rendermime = panel.content.rendermime;
+  if (!rendermime.getFactory(APP_MIME)) {
+    rendermime.addFactory(hub.factory(), APP_RANK);
+  }
 
   sessionContext.kernelChanged.connect((_, args) => {
-    hookKernel(args.newValue, context, relay);
+    hookKernel(args.newValue, context, relay, hub);
     // restartKernel() emits this with the same connection as old and new
     // value; a kernel picked by "Change Kernel" or a shutdown differs.
     if (args.oldValue) {
@@ -586,6 +632,7 @@ function setupPanel(
           : args.newValue
             ? 'replaced'
             : 'stopped';
+      hub.kernelGone(context);
       markPanelStale(panel, why);
     }
   });
@@ -594,14 +641,16 @@ function setupPanel(
   // connection does not: the kernel and its forms may still be alive.
   sessionContext.statusChanged.connect((_, status) => {
     if (status === 'restarting' || status === 'autorestarting') {
+      hub.kernelGone(context);
       markPanelStale(panel, 'restarted');
     } else if (status === 'dead') {
+      hub.kernelGone(context);
       markPanelStale(panel, 'stopped');
     }
   });
-  hookKernel(sessionContext.session?.kernel, context, relay);
+  hookKernel(sessionContext.session?.kernel, context, relay, hub);
   void sessionContext.ready.then(() =>
-    hookKernel(sessionContext.session?.kernel, context, relay)
+    hookKernel(sessionContext.session?.kernel, context, relay, hub)
   );
 
   let scheduled = false;
@@ -636,17 +685,60 @@ function setupPanel(
   });
 }
 
+/** The newest open comm of a notebook document, or null. */
+function latestComm(context: Context): Kernel.IComm | null {
+  let found: Kernel.IComm | null = null;
+  for (const comm of docState(context).comms) {
+    if (!comm.isDisposed) {
+      found = comm;
+    }
+  }
+  return found;
+}
+
+/**
+ * The notebook of a rendered App output: the NotebookPanel among its
+ * parents, else the tracked panel whose DOM holds it.
+ */
+function appHostLocator(tracker: INotebookTracker) {
+  return (widget: Widget): IAppHost | null => {
+    let panel: NotebookPanel | null = null;
+    for (let w: Widget | null = widget.parent; w; w = w.parent) {
+      if (w instanceof NotebookPanel) {
+        panel = w;
+        break;
+      }
+    }
+    panel ??= tracker.find(p => p.node.contains(widget.node)) ?? null;
+    if (!panel || panel.isDisposed) {
+      return null;
+    }
+    const context = panel.context;
+    return { key: context, comm: () => latestComm(context) };
+  };
+}
+
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'mcp-notebook:plugin',
   description:
-    'Keeps MCP flows that wait for input in the notebook metadata, marks their cells, and relays OAuth sign-ins to the kernel.',
+    'Keeps MCP flows that wait for input in the notebook metadata, marks their cells, relays OAuth sign-ins to the kernel, and renders MCP Apps in outputs.',
   autoStart: true,
   requires: [INotebookTracker],
-  activate: (_app: JupyterFrontEnd, tracker: INotebookTracker) => {
+  optional: [IRenderMimeRegistry],
+  activate: (
+    _app: JupyterFrontEnd,
+    tracker: INotebookTracker,
+    rendermime: IRenderMimeRegistry | null
+  ) => {
     const seen = new WeakSet<NotebookPanel>();
     const relay = new OAuthRelay(safeSend);
-    tracker.widgetAdded.connect((_, panel) => setupPanel(panel, seen, relay));
-    tracker.forEach(panel => setupPanel(panel, seen, relay));
+    const hub = new AppHub(appHostLocator(tracker));
+    // Notebooks opened from now on clone this registry.
+    rendermime?.addFactory(hub.factory(), APP_RANK);
+    tracker.widgetAdded.connect((_, panel) =>
+      setupPanel(panel, seen, relay, hub)
+    );
+    tracker.forEach(panel => setupPanel(panel, seen, relay, hub));
   }
 };
 
