@@ -134,5 +134,5 @@ def basic_vanillajs() -> list[str]:
 
 
 def basic_preact() -> list[str]:
-    """The official MCP Apps example ``server-basic-preact`` over stdio (the same tool and App, its view written with Preact)."""
+    """The official MCP Apps example ``server-basic-preact`` over stdio (the same tool and App, its view in Preact; ``get-time`` answers text only, no structuredContent)."""
     return npm_server("server-basic-preact", "--stdio")
