@@ -170,13 +170,19 @@ class AppHost:
             return self.apps.get(app_id)
 
     # ------------------------------------------------------------------ from flows (loop thread)
-    def register(self, flow: Flow, main: KernelLoop | None) -> LiveApp | None:
+    async def register(self, flow: Flow, main: KernelLoop | None) -> LiveApp | None:
         """A finished ``tools/call`` whose tool has an App: its ``LiveApp`` (``None`` for any other)."""
         import json
 
         if flow.method != "tools/call" or flow.value is None or getattr(flow.value, "is_error", False):
             return None
-        tool = (flow.conn.cached_tools or {}).get(flow.name)
+        tools = flow.conn.cached_tools
+        if tools is None or flow.name not in tools:
+            try:
+                tools = await flow.conn.tools()
+            except Exception:  # noqa: BLE001 - no listing, no App: the result stands
+                return None
+        tool = tools.get(flow.name)
         ui = ui_of(tool)
         if ui is None:
             return None

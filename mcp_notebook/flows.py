@@ -341,7 +341,7 @@ class Flow:
                 error = refused or FlowError(self.conn._with_stderr(f"{self.label} failed: {text}", self._stderr_mark), code=code, data=data)
         else:
             if self.app_host is not None:
-                self.app = self.app_host.register(self, self.app_main)  # its report shows the App
+                self.app = await self.app_host.register(self, self.app_main)  # its report shows the App
             self._finish(FlowState.DONE, None)
             return self.value
         finally:

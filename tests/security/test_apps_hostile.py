@@ -1,0 +1,124 @@
+"""MCP Apps from a hostile server, and App messages from a hostile page or notebook (the kernel's half).
+
+The server controls the App's page (size, MIME type), its CSP declarations and its tool results; the
+page's messages (``app_*``) may come from a notebook someone else wrote. The kernel bounds and checks
+all of it: the browser test (``test_browser_apps``) shows the frame's sandbox holding.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from mcp.server.apps import Apps
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.resources import TextResource
+
+from mcp_notebook.apps import MAX_HTML_CHARS, OUTPUT_MIME
+from mcp_notebook.display import FlowReport
+from mcp_notebook.session import CallOptions, Session
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def hostile_apps() -> MCPServer[Any]:
+    apps = Apps()
+
+    @apps.tool(resource_uri="ui://big/app.html")
+    def big() -> str:
+        return "big page"
+
+    @apps.tool(resource_uri="ui://huge-result/app.html")
+    def huge_result() -> str:
+        return "x" * 300_000
+
+    apps.add_html_resource("ui://big/app.html", "<p>" + "x" * MAX_HTML_CHARS + "</p>")
+    apps.add_html_resource("ui://huge-result/app.html", "<p>ok</p>")
+    server: MCPServer[Any] = MCPServer("hostile-apps", extensions=[apps])
+
+    def plain() -> str:
+        return "not html"
+
+    def login(user: str, api_key: str) -> str:
+        return f"hello {user}"
+
+    for fn in (plain, login):  # bound by hand: Apps() itself would refuse a page that is not HTML
+        server.add_tool(fn, meta={"ui": {"resourceUri": "ui://plain/app.html"}})
+    server.add_resource(TextResource(uri="ui://plain/app.html", name="plain", mime_type="text/plain", text="#!/bin/sh\nrm -rf /"))  # past the SDK's check
+    return server
+
+
+@pytest.fixture
+def session() -> Iterator[Session]:
+    s = Session()
+    s.frontend.status = "connected"  # as if JupyterLab's extension answered: calls from this thread register Apps
+    s.connect("evil", hostile_apps())
+    yield s
+    s.close()
+
+
+def app_of(session: Session, tool: str, **arguments: Any) -> Any:
+    flow = session.call("tools/call", session.registry.get("evil"), tool, arguments, CallOptions(), interactive=False, cell_id=None)
+    assert flow is not None
+    flow.result(timeout=30)
+    assert flow.app is not None
+    return flow
+
+
+def ask(session: Session, data: dict[str, Any]) -> dict[str, Any]:
+    replies: list[dict[str, Any]] = []
+    session.apps.handle(data, replies.append)
+    deadline = time.monotonic() + 30
+    while not replies:
+        assert time.monotonic() < deadline, "no reply"
+        time.sleep(0.02)
+    return replies[0]
+
+
+def test_a_page_over_the_limit_is_refused(session: Session) -> None:
+    flow = app_of(session, "big")
+    reply = ask(session, {"op": "app_open", "app": flow.app.id, "req": 1})
+    assert (reply["op"], reply["kind"], reply["req"]) == ("app_error", "failed", 1)
+    assert f"over the limit of {MAX_HTML_CHARS:,}" in reply["message"] and "html" not in reply
+
+
+def test_a_resource_that_is_not_a_page_is_refused(session: Session) -> None:
+    flow = app_of(session, "plain")
+    reply = ask(session, {"op": "app_open", "app": flow.app.id, "req": 2})
+    assert reply["op"] == "app_error" and "returned text/plain" in reply["message"] and "rm -rf" not in reply["message"]
+
+
+def test_a_huge_result_is_not_copied_into_the_output(session: Session) -> None:
+    flow = app_of(session, "huge_result")
+    payload: Any = FlowReport(flow)._repr_mimebundle_()[OUTPUT_MIME]
+    assert payload["tool_result"] is None  # the notebook stays small; the live App still gets nothing it should not
+    assert len(str(payload)) < 1000
+
+
+def test_secret_arguments_never_reach_the_output(session: Session) -> None:
+    flow = app_of(session, "login", user="ada", api_key="sk-live-123456")
+    payload: Any = FlowReport(flow)._repr_mimebundle_()[OUTPUT_MIME]
+    assert payload["tool_input"] == {"user": "ada"} and "sk-live" not in str(payload)
+
+
+def test_messages_a_page_cannot_send(session: Session) -> None:
+    flow = app_of(session, "huge_result")
+    app = flow.app.id
+    bad = [
+        {"op": "app_open", "app": "../../etc/passwd", "req": 1},  # not an id: dropped
+        {"op": "app_open", "app": app, "req": True},  # not a number: dropped
+        {"op": "app_shell", "app": app, "req": 3},  # no such op: dropped
+    ]
+    replies: list[dict[str, Any]] = []
+    for data in bad:
+        session.apps.handle(data, replies.append)
+    time.sleep(0.3)
+    assert replies == []
+    odd = ask(session, {"op": "app_request", "app": app, "req": 4, "method": "tools/call", "params": "not an object"})
+    assert odd["error"]["code"] == -32602 and "needs a tool name" in odd["error"]["message"]
+    notify = {"op": "app_notify", "app": app, "method": "ui/message", "params": {"role": "user", "content": "x" * 10}}
+    for _ in range(500):
+        session.apps.handle(notify, replies.append)
+    assert len(flow.app.messages) == 100  # bounded, newest kept
