@@ -107,8 +107,6 @@ def test_an_app_runs_sandboxed_and_reaches_only_its_server(front: Front) -> None
 def test_a_link_opens_only_after_the_dialog(front: Front) -> None:
     from playwright.sync_api import expect
 
-    if front.app != "lab":
-        pytest.skip("the dialog is the same in Notebook 7; once is enough")
     panel = start(front, "links.ipynb", ["%mcp call apps.counter"])
     expect(panel.locator(".mcp-notebook-app").first.frame_locator(FRAME).locator("body")).to_have_attribute("data-state", "connected")
     inner = srcdoc_frame(front)
@@ -148,8 +146,6 @@ def test_a_link_opens_only_after_the_dialog(front: Front) -> None:
 def test_reload_restart_and_activate_in_a_new_kernel(front: Front) -> None:
     from playwright.sync_api import expect
 
-    if front.app != "lab":
-        pytest.skip("the restart and reload paths are the extension's, not the app's")
     panel = start(front, "again.ipynb", ["%mcp call apps.counter"], blank=3)
     app = panel.locator(".mcp-notebook-app").first
     view = app.frame_locator(FRAME)
