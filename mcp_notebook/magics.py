@@ -209,23 +209,13 @@ class MCPMagics(Magics, SessionSettings):
         conn = self.session.registry.get(server)
         return self._run_flow("resources/read", conn, uri, None, ns)
 
-    def _request(self) -> dict[str, Any]:
-        """The execute request of the running cell (ipykernel 6 and 7 spell this differently)."""
-        kernel = getattr(self.shell, "kernel", None)
-        if kernel is None:
-            return {}
-        try:
-            return kernel.get_parent("shell") or {}
-        except TypeError:
-            return kernel.get_parent() or {}
-
     def _is_interactive(self) -> bool:
         if self.interactive is not None:
             return bool(self.interactive)
-        return bool(self._request().get("content", {}).get("allow_stdin", False))
+        return bool(self.session.cell_request().get("content", {}).get("allow_stdin", False))
 
     def _cell_id(self) -> str | None:
-        return self._request().get("metadata", {}).get("cellId")
+        return self.session.cell_request().get("metadata", {}).get("cellId")
 
     def _run_flow(self, method: Any, conn: Any, name: str, arguments: Any, ns: argparse.Namespace, prepare: Any = None) -> Any:
         """Start a flow in this cell: interactive returns it at once; headless waits and shows the report."""

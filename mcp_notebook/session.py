@@ -611,11 +611,32 @@ class Session:
         """Whether a call started here may show an App: from a cell of a kernel whose page runs the extension.
 
         Without the extension (nbclient, nbval, nbconvert, a viewer) nobody could render it: the
-        report stays plain, and its text is the output.
+        report stays plain, and its text is the output. Before the page has answered (Run All right
+        after ``%load_ext``), a cell sent by a front end that allows stdin counts as JupyterLab's.
         """
         import threading
 
-        return self.frontend.status == "connected" and threading.current_thread() is threading.main_thread()
+        if threading.current_thread() is not threading.main_thread():
+            return False
+        status = self.frontend.status
+        if status == "pending":  # Run All: the page's answer to hello comes after the queued cells; a page that allows stdin is JupyterLab's
+            return self._cell_allows_stdin()
+        return status == "connected"
+
+    def _cell_allows_stdin(self) -> bool:
+        """Whether the running cell came from a front end that allows stdin (JupyterLab, Notebook 7; not nbclient)."""
+        return bool(self.cell_request().get("content", {}).get("allow_stdin", False))
+
+    def cell_request(self) -> dict[str, Any]:
+        """The execute request of the running cell (ipykernel 6 and 7 spell this differently); ``{}`` outside a kernel."""
+        kernel = getattr(self.shell, "kernel", None)
+        if kernel is None:
+            return {}
+        try:
+            request = kernel.get_parent("shell") or {}
+        except TypeError:
+            request = kernel.get_parent() or {}
+        return request if isinstance(request, dict) else {}
 
     def task_board(self) -> Any:
         """The live table of the running cell's plain-API tasks; ``None`` outside a kernel (kernel thread)."""

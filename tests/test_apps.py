@@ -197,6 +197,9 @@ def test_without_the_extension_the_text_is_the_output(tmp_path: Path) -> None:
         shown = [m["content"]["data"] for m in k.for_cell(cell) if m["msg_type"] == "display_data"]
         assert shown and all(OUTPUT_MIME not in d for d in shown)
         assert "count is 0 (apps: yes)" in k.text_of_cell(cell)
+        # Run All in JupyterLab: the page has not answered hello yet, but the cell comes from a front end that allows stdin
+        cell = run(k, "%mcp call counter.counter --wait", interactive=True)
+        assert app_output(k, cell)[OUTPUT_MIME]["tool"] == "counter"
     finally:
         k.close()
 
