@@ -19,6 +19,7 @@ import json
 import re
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,6 +30,7 @@ pytestmark = pytest.mark.timeout(300)
 
 SERVER_CELL = "%%mcp server apps\nfrom tests.app_servers import make_server\napps_server = make_server()"
 FRAME = "iframe.mcp-notebook-app-frame"
+APP_SCREENSHOT = Path(__file__).resolve().parent.parent / "docs" / "images" / "app.png"
 
 
 @pytest.fixture(scope="module", params=APPS)
@@ -194,3 +196,38 @@ def test_reload_restart_and_activate_in_a_new_kernel(front: Front) -> None:
     view.locator("#inc").click()
     expect(view.locator("#count")).to_have_text("1")
     expect(app).to_have_attribute("data-app-state", "live")
+
+
+@pytest.mark.parametrize("example", ["vanillajs", "preact"])
+def test_the_official_example_apps_call_their_server_from_the_cell(front: Front, example: str) -> None:
+    """npm ``server-basic-vanillajs`` and ``server-basic-preact`` over stdio: the App shows the tool's time, and its
+    "Get Server Time" button is a ``tools/call`` that reaches the server through the kernel and returns into the App."""
+    import shlex
+
+    from playwright.sync_api import expect
+
+    from tests.peers import servers
+
+    command = shlex.join(servers.basic_vanillajs() if example == "vanillajs" else servers.basic_preact())
+    panel = start(front, f"{example}.ipynb", [f"%mcp connect time -- {command}", "%mcp call time.get-time"], blank=1)
+    app = panel.locator(".mcp-notebook-app").first
+    expect(app.locator(".mcp-notebook-app-status")).to_have_text("App: get-time from time (ui://get-time/mcp-app.html)")
+    view = app.frame_locator(FRAME)
+    shown = view.locator("#server-time") if example == "vanillajs" else view.locator("p", has=view.locator("strong", has_text="Server Time:")).locator("code")
+    iso = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
+    if example == "vanillajs":
+        expect(shown).to_have_text(iso)  # from the tool result the host sent (structuredContent.time)
+    before = shown.text_content() or ""
+    time.sleep(1.1)  # the server's clock moves on
+    view.get_by_role("button", name="Get Server Time").click()  # the App's tools/call, through the kernel to the server
+    expect(shown).to_have_text(iso)
+    expect(shown).not_to_have_text(before)
+    if example == "vanillajs":  # its message and log buttons: ui/message and notifications/message, kept by the kernel
+        view.get_by_role("button", name="Send Message").click()
+        view.get_by_role("button", name="Send Log").click()
+        app_id = app.get_attribute("data-app-id")
+        probe = f"_a = get_ipython().magics_manager.registry['MCPMagics'].session.apps.get('{app_id}'); print(sorted(m['method'] for m in _a.messages))"
+        kept = front.run_in_cell(4, probe)
+        expect(kept.locator(".jp-OutputArea-output")).to_contain_text("['notifications/message', 'ui/message']")
+        if front.app == "lab":
+            app.screenshot(path=str(APP_SCREENSHOT))
