@@ -49,6 +49,11 @@ def _jupyter_server_extension_points() -> list[dict[str, str]]:
     return [{"module": "mcp_notebook.server_extension"}]
 
 
+def __dir__() -> list[str]:
+    """Tab on ``mcp_notebook.`` offers the lazy API too (``__getattr__`` alone hides it)."""
+    return sorted({*__all__, *(name for name in globals() if name.startswith("__"))})
+
+
 def __getattr__(name: str) -> Any:
     if name in ("connect", "call", "prompt", "read"):
         from . import api
