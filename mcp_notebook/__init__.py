@@ -24,10 +24,13 @@ def load_ipython_extension(ipython: Any) -> None:
     The greeting asks the JupyterLab extension for the flows saved in the notebook; its answer
     arrives after this cell, so ``%mcp flows`` / ``%mcp resume`` in a later cell see them.
     """
+    from .completion import register
     from .magics import MCPMagics
 
     ipython.register_magics(MCPMagics)
-    ipython.magics_manager.registry["MCPMagics"].session.attach_frontend()
+    session = ipython.magics_manager.registry["MCPMagics"].session
+    session.attach_frontend()
+    register(ipython, session)  # Tab after %mcp: subcommands, servers, tools, arguments, values
 
 
 def unload_ipython_extension(ipython: Any) -> None:
@@ -35,6 +38,9 @@ def unload_ipython_extension(ipython: Any) -> None:
 
     Connections end in state ``closed``; a later ``%load_ext`` (or any use) starts a fresh loop.
     """
+    from .completion import unregister
+
+    unregister(ipython)
     magics = ipython.magics_manager.registry.get("MCPMagics")
     if magics is not None:
         magics.session.close()

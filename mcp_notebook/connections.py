@@ -643,6 +643,10 @@ class Connection:
     async def _on_message(self, message: IncomingMessage) -> None:
         if isinstance(message, Exception):
             self.logs.append({"level": "error", "logger": "transport", "data": str(message)})
+            return
+        from .watching import resource_updated
+
+        resource_updated(self, message)  # 2025 notifications/resources/updated: wakes the watches of that URI (never waits)
 
     # ------------------------------------------------------------------ roots (2025 servers may cache them)
     async def send_roots_changed(self) -> bool:

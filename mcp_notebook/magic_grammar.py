@@ -76,8 +76,13 @@ def _flow_args(p: Parser) -> None:
 
 def build_parsers() -> dict[str, Parser]:
     ps: dict[str, Parser] = {}
-    p = ps["connect"] = Parser("connect", "Connect NAME to an MCP server: an http(s) URL, a server object in the notebook, module:attr, or -- COMMAND ARGS (stdio).")
-    p.add_argument("name")
+    p = ps["connect"] = Parser(
+        "connect",
+        "Connect NAME to an MCP server: an http(s) URL, a server object in the notebook, module:attr, or -- COMMAND ARGS (stdio). "
+        "Or --from-config [PATH] [NAME ...] [--all]: the servers of .mcp.json, .vscode/mcp.json, Claude Desktop's and "
+        "jupyter-mcp-manager's configs (listed; the ones named, or all, connected; ${env:VAR} references read from the environment).",
+    )  # fmt: skip
+    p.add_argument("name", nargs="?")
     p.add_argument("target", nargs="?", help="URL, object name or module:attr (stdio: put the command after --)")
     p.add_argument("--header", action="append", default=[], metavar="K:V", help="HTTP header (never saved)")
     p.add_argument("--bearer-env", metavar="VAR", help="send 'Authorization: Bearer $VAR' (the token is read from the environment)")
@@ -95,6 +100,8 @@ def build_parsers() -> dict[str, Parser]:
     p.add_argument("--idp-client-id", metavar="ID", help="enterprise sign-in: this client's id at the identity provider")
     p.add_argument("--issuer", metavar="URL", help="enterprise sign-in: the MCP server's authorization server (issuer)")
     p.add_argument("--no-sign-in", action="store_true", help="never start an OAuth sign-in for this server (a 401 is an error)")
+    p.add_argument("--from-config", nargs="?", const="", metavar="PATH", help="read MCP configs (this notebook's folder and up, and the user's, or PATH); list them, or connect the NAMEs given")
+    p.add_argument("--all", action="store_true", help="with --from-config: connect every server found")
     p = ps["auth"] = Parser("auth", "OAuth sign-ins kept for you (in your Jupyter data folder, never in notebooks): list them, or sign out.")
     p.add_argument("action", choices=["list", "logout"], nargs="?", default="list")
     p.add_argument("server", nargs="?", help="a connection name or a server URL (logout)")
@@ -128,6 +135,14 @@ def build_parsers() -> dict[str, Parser]:
     _flow_args(p)
     p = ps["tasks"] = Parser("tasks", "List tasks: the ones this notebook follows or saved, and the server's own list where it offers one (2025-11-25 servers).")
     p.add_argument("server", nargs="?", help="a connection name (default: every connected server)")
+    p = ps["watch"] = Parser("watch", "Show a resource and update the output whenever the server says it changed: %mcp watch [SERVER] URI [--into VAR].")
+    p.add_argument("first", help="the server's name, or the URI when one server is connected")
+    p.add_argument("uri", nargs="?")
+    p.add_argument("--into", metavar="VAR", help="keep the latest value (the ReadResourceResult) in variable VAR")
+    p = ps["unwatch"] = Parser("unwatch", "Stop watching: %mcp unwatch [SERVER] [URI] (without arguments: every watch); %mcp unwatch --list shows them.")
+    p.add_argument("first", nargs="?")
+    p.add_argument("uri", nargs="?")
+    p.add_argument("--list", action="store_true", help="list the watches instead")
     p = ps["flows"] = Parser("flows", "List flows waiting for input and tasks still running (saved in this notebook).")
     p.add_argument("--from", dest="from_path", metavar="PATH", help="also read the flows saved in the notebook file PATH")
     p = ps["resume"] = Parser("resume", "Continue a saved flow: show its questions in this cell and go on with its saved state. Takes the answer flags of %mcp call.")
@@ -202,6 +217,8 @@ SUMMARY = """\
   prompt NAME k=v | read [SERVER] URI
   flows [--from PATH]       flows waiting for input and running tasks (saved in the notebook)
   call ... --task | tasks [SERVER]   run a call as a task (kept across kernels); list tasks
+  watch [SERVER] URI | unwatch       a resource shown live, updated when it changes
+  connect --from-config [PATH] [NAME ...|--all]   servers from .mcp.json, VS Code, Claude Desktop
   resume [ID] | forget ID|--all   continue a saved flow, or drop it
   trace [last] [--json]     the last flow's messages, round by round
   roots [list|add|remove|reset]  folders offered to servers

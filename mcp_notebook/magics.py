@@ -86,11 +86,15 @@ class MCPMagics(Magics, SessionSettings):
 
     # ------------------------------------------------------------------ connections
     def _do_connect(self, words: list[str], cell: str | None) -> Any:
+        if "--from-config" in words and "--" not in words:
+            return self._connect_from_config(words)
         command: list[str] = []
         if "--" in words:
             i = words.index("--")
             words, command = words[:i], words[i + 1 :]
         ns, _ = self._parsers["connect"].parse(words)
+        if not ns.name:
+            raise UsageError("missing NAME: %mcp connect NAME TARGET (or --from-config to use the configs you have)")
         if command and ns.target:
             raise UsageError("give either a TARGET or -- COMMAND, not both")
         if not command and not ns.target:
@@ -115,6 +119,47 @@ class MCPMagics(Magics, SessionSettings):
             display(SignInPanel(request, conn.sign_in, call=KernelLoop().call).widget)
             return None
         print(f"Connected {conn.name!r} to {conn.server_label} at {conn.target.describe()} (protocol {conn.protocol_version}).")
+        return None
+
+    def _connect_from_config(self, words: list[str]) -> Any:
+        """``%mcp connect --from-config [PATH] [NAME ...] [--all]``: list the servers found, connect the ones named."""
+        import os
+
+        from .configs import COLUMNS, connect_from_config
+        from .display import Table
+
+        if "-h" in words or "--help" in words:
+            self._parsers["connect"].parse(["--help"])
+        rest = [w for w in words if w not in ("--from-config", "--all")]
+        unknown = [w for w in rest if w.startswith("-")]
+        if unknown:
+            raise UsageError(f"--from-config takes [PATH] [NAME ...] [--all], not {unknown[0]}")
+        first = rest[0] if rest else ""
+        is_path = bool(first) and (os.path.exists(os.path.expanduser(first)) or first.endswith(".json") or os.sep in first)
+        path, names = (first, rest[1:]) if is_path else (None, rest)
+        if names and "--all" in words:
+            raise UsageError("--from-config: name the servers to connect, or --all, not both")
+        rows, notes = connect_from_config(self.session, path, names, "--all" in words, interactive=self._is_interactive())
+        return Table(COLUMNS, rows, title="MCP server configs (values of ${env:VAR} are never shown or saved)", empty="No MCP config files found.", notes=notes)
+
+    def _do_watch(self, words: list[str], cell: str | None) -> Any:
+        ns, _ = self._parsers["watch"].parse(words)
+        server, uri = (ns.first, ns.uri) if ns.uri else (None, ns.first)
+        if ns.into is not None and not ns.into.isidentifier():
+            raise UsageError(f"--into wants a Python variable name, got {ns.into!r}")
+        self.session.watches.watch(server, uri, ns.into, self.session.namespace)
+        return None  # the watch shows itself, updated in place
+
+    def _do_unwatch(self, words: list[str], cell: str | None) -> Any:
+        from .display import Table
+
+        ns, _ = self._parsers["unwatch"].parse(words)
+        watches = self.session.watches
+        if ns.list:
+            return Table(["server", "uri", "updates", "since"], [list(r) for r in watches.list()], title="watched resources", empty="Nothing is watched.")
+        server, uri = (ns.first, ns.uri) if ns.uri else ((ns.first, None) if ns.first in self.session.registry else (None, ns.first))
+        stopped = watches.unwatch(server, uri)
+        print(f"Stopped watching {', '.join(stopped)}." if stopped else "Nothing was being watched there.")
         return None
 
     def _do_auth(self, words: list[str], cell: str | None) -> Any:

@@ -29,6 +29,7 @@ from traitlets.config import Configurable
 
 from .answering import Answerer
 from .apps import AppHost
+from .watching import Watches
 from .connections import Connection, Registry, Target
 from .errors import FlowError, Note, SessionError
 from .flows import Flow, FlowState, Method
@@ -191,6 +192,7 @@ class Session:
         self.vault = TokenVault()  # OAuth tokens per resource, in the user's Jupyter data folder (never the notebook)
         self.task_handles = TaskHandles()  # task ids (bearer-like), same folder; records keep only a ref to them
         self.apps = AppHost(self)  # MCP Apps shown in this kernel's outputs, and the page's messages about them
+        self.watches = Watches(self)  # resources watched live in cells (%mcp watch)
         self._catcher: LoopbackCatcher | None = None  # the loopback way back from a sign-in, started on first need
         self._sign_ins: weakref.WeakSet[SignIn] = weakref.WeakSet()  # of open connections, for complete_sign_in
         self.open_browser: Callable[[str], object] | None = None  # without a kernel: how a sign-in page opens (webbrowser.open)

@@ -12,7 +12,7 @@ from mcp_notebook.magic_grammar import SUMMARY, Help, Parser, build_parsers, fre
 
 SUBCOMMANDS = {
     "connect", "servers", "log", "disconnect", "tools", "prompts", "resources", "call", "prompt", "read",
-    "flows", "resume", "forget", "trace", "server", "serve", "stop", "roots", "model", "review", "auth", "tasks",
+    "flows", "resume", "forget", "trace", "server", "serve", "stop", "roots", "model", "review", "auth", "tasks", "watch", "unwatch",
 }  # fmt: skip
 FLOW_DEFAULTS: dict[str, Any] = {"answer": [], "answers": None, "accept_defaults": False, "wait": False, "trace": False, "no_save": False, "timeout": None, "output": None}
 
@@ -151,7 +151,7 @@ def test_help_text_is_the_same_after_a_slow_parse(parsers: dict[str, Parser]) ->
     ("command", "line", "intermixed", "message"),
     [
         ("connect", "demo --bogus", False, "unrecognized arguments: --bogus"),
-        ("connect", "", False, "the following arguments are required: name"),
+        ("connect", "n --protocol nope", False, "argument --protocol: invalid choice: 'nope'"),
         ("connect", "demo --protocol nope", False, "argument --protocol: invalid choice: 'nope'"),
         ("log", "-n many", False, "argument -n/--lines: invalid int value: 'many'"),
         ("serve", "demo --port http", False, "argument --port: invalid int value: 'http'"),
