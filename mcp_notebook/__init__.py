@@ -11,11 +11,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["Flow", "call", "connect", "load_ipython_extension", "prompt", "read", "unload_ipython_extension"]
+__all__ = ["Flow", "call", "connect", "load_ipython_extension", "map", "prompt", "read", "unload_ipython_extension"]
 
 if TYPE_CHECKING:
     from .api import call, connect, prompt, read
     from .flows import Flow
+    from .mapping import map
 
 
 def load_ipython_extension(ipython: Any) -> None:
@@ -69,4 +70,8 @@ def __getattr__(name: str) -> Any:
         from .flows import Flow
 
         return Flow
+    if name == "map":
+        from .mapping import map as map_
+
+        return map_
     raise AttributeError(f"module 'mcp_notebook' has no attribute {name!r}")

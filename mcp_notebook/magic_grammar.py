@@ -135,6 +135,16 @@ def build_parsers() -> dict[str, Parser]:
     _flow_args(p)
     p = ps["tasks"] = Parser("tasks", "List tasks: the ones this notebook follows or saved, and the server's own list where it offers one (2025-11-25 servers).")
     p.add_argument("server", nargs="?", help="a connection name (default: every connected server)")
+    p = ps["map"] = Parser("map", "Call a tool once per row of a variable (a list of argument dicts, a pandas or Dask DataFrame, an iterable): one progress bar, one table of failures, results in input order.")
+    p.add_argument("tool", help="[SERVER.]TOOL")
+    p.add_argument("--over", required=True, metavar="VAR", help="the notebook variable holding the rows")
+    p.add_argument("--column", metavar="C", help="for a one-argument tool: the column (or values) passed as that argument")
+    p.add_argument("--concurrency", type=int, default=8, metavar="N", help="calls at once (default 8)")
+    p.add_argument("--retries", type=int, default=0, metavar="N", help="tries again a failed call N times")
+    p.add_argument("--keep-errors", action="store_true", help="keep a failed row's error in the results instead of raising after the map")
+    p.add_argument("--expand", action="store_true", help="DataFrame: structured results expanded to columns")
+    p.add_argument("-o", "--output", metavar="VAR", help="store the results in variable VAR")
+    _answer_args(p)
     p = ps["watch"] = Parser("watch", "Show a resource and update the output whenever the server says it changed: %mcp watch [SERVER] URI [--into VAR].")
     p.add_argument("first", help="the server's name, or the URI when one server is connected")
     p.add_argument("uri", nargs="?")
@@ -218,6 +228,7 @@ SUMMARY = """\
   flows [--from PATH]       flows waiting for input and running tasks (saved in the notebook)
   call ... --task | tasks [SERVER]   run a call as a task (kept across kernels); list tasks
   watch [SERVER] URI | unwatch       a resource shown live, updated when it changes
+  map [SERVER.]TOOL --over VAR      the tool once per row (DataFrame, list), one progress bar
   connect --from-config [PATH] [NAME ...|--all]   servers from .mcp.json, VS Code, Claude Desktop
   resume [ID] | forget ID|--all   continue a saved flow, or drop it
   trace [last] [--json]     the last flow's messages, round by round

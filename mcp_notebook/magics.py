@@ -142,6 +142,21 @@ class MCPMagics(Magics, SessionSettings):
         rows, notes = connect_from_config(self.session, path, names, "--all" in words, interactive=self._is_interactive())
         return Table(COLUMNS, rows, title="MCP server configs (values of ${env:VAR} are never shown or saved)", empty="No MCP config files found.", notes=notes)
 
+    def _do_map(self, words: list[str], cell: str | None) -> Any:
+        from .mapping import map_magic
+
+        ns, _ = self._parsers["map"].parse(words)
+        if ns.concurrency < 1 or ns.retries < 0:
+            raise UsageError("--concurrency wants 1 or more, --retries 0 or more")
+        if ns.output is not None and not ns.output.isidentifier():
+            raise UsageError(f"-o wants a Python variable name, got {ns.output!r}")
+        options = call_options(argparse.Namespace(**{**vars(ns), "timeout": None, "no_save": True, "trace": False, "wait": True}))
+        results = map_magic(self.session, self.session.namespace, ns.tool, ns.over, ns.column, ns.concurrency, ns.retries, ns.keep_errors, ns.expand, options.answers)
+        if ns.output:
+            self.session.namespace[ns.output] = results
+            return None
+        return results
+
     def _do_watch(self, words: list[str], cell: str | None) -> Any:
         ns, _ = self._parsers["watch"].parse(words)
         server, uri = (ns.first, ns.uri) if ns.uri else (None, ns.first)

@@ -12,7 +12,7 @@ from mcp_notebook.magic_grammar import SUMMARY, Help, Parser, build_parsers, fre
 
 SUBCOMMANDS = {
     "connect", "servers", "log", "disconnect", "tools", "prompts", "resources", "call", "prompt", "read",
-    "flows", "resume", "forget", "trace", "server", "serve", "stop", "roots", "model", "review", "auth", "tasks", "watch", "unwatch",
+    "flows", "resume", "forget", "trace", "server", "serve", "stop", "roots", "model", "review", "auth", "tasks", "watch", "unwatch", "map",
 }  # fmt: skip
 FLOW_DEFAULTS: dict[str, Any] = {"answer": [], "answers": None, "accept_defaults": False, "wait": False, "trace": False, "no_save": False, "timeout": None, "output": None}
 
