@@ -71,6 +71,7 @@ bench: venv
 	$(BIN)/python bench/forms.py
 	$(BIN)/python bench/store.py
 	$(BIN)/python bench/tasks.py
+	$(BIN)/python bench/map.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache $(CONFORMANCE) $(PEERS)
