@@ -71,7 +71,6 @@ import asyncio
 import json
 import logging
 import re
-import socket
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -86,7 +85,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from tests.peers import servers
-from tests.ready_process import running_ready_process
+from tests.ready_process import running_ready_process, serve_ready
 
 __all__ = [
     "APP_MIME_TYPE",
@@ -472,21 +471,6 @@ def make_server(state: AppServerState | None = None) -> AppTestServer:
 
 
 # ------------------------------------------------------------------------------------------ running
-async def serve_http(server: AppTestServer, sock: socket.socket, url: str) -> None:
-    import uvicorn
-
-    config = uvicorn.Config(server.streamable_http_app(), log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=2)
-    runner = uvicorn.Server(config)
-    serving = asyncio.create_task(runner.serve(sockets=[sock]))
-    while not runner.started:
-        if serving.done():
-            await serving
-            raise RuntimeError("the server stopped before it started")
-        await asyncio.sleep(0.02)
-    print(f"READY {url}", flush=True)
-    await serving
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.app_servers", description="An MCP Apps server for tests: the counter App and the sandbox probe App.")
     parser.add_argument("--transport", choices=("stdio", "http"), default="stdio")
@@ -502,12 +486,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.transport == "stdio":
         asyncio.run(server.run_stdio_async())
         return 0
-    sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((args.host, args.port))
-    sock.listen(128)
-    host = f"[{args.host}]" if ":" in args.host else args.host
-    asyncio.run(serve_http(server, sock, f"http://{host}:{sock.getsockname()[1]}/mcp"))
+    serve_ready(server.streamable_http_app(), args.host, args.port)
     return 0
 
 

@@ -69,3 +69,37 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
+
+
+# ---------------------------------------------------------------------- the child's side
+def serve_ready(app: Any, host: str, port: int) -> None:
+    """Serve the ASGI ``app`` on ``host:port`` (0: any free port) with uvicorn and print ``READY <its /mcp URL>`` once it listens.
+
+    The socket is bound first, so the URL printed is the one that answers; used by the test servers'
+    ``--transport http`` (task_servers, app_servers).
+    """
+    import asyncio
+    import socket
+
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{sock.getsockname()[1]}/mcp"
+
+    async def serve() -> None:
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=2)
+        runner = uvicorn.Server(config)
+        serving = asyncio.create_task(runner.serve(sockets=[sock]))
+        while not runner.started:
+            if serving.done():
+                await serving
+                raise RuntimeError("the server stopped before it started")
+            await asyncio.sleep(0.02)
+        print(f"READY {url}", flush=True)
+        await serving
+
+    asyncio.run(serve())

@@ -59,7 +59,6 @@ import json
 import logging
 import math
 import secrets
-import socket
 import sys
 import time
 from collections import Counter
@@ -88,7 +87,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from tests.ready_process import running_ready_process
+from tests.ready_process import running_ready_process, serve_ready
 
 logger = logging.getLogger("tests.task_servers")
 
@@ -806,23 +805,11 @@ async def serve_stdio(server: LegacyTaskServer | ModernTaskServer) -> None:
         await server.run_stdio_async()
 
 
-async def serve_http(server: LegacyTaskServer | ModernTaskServer, sock: socket.socket, url: str) -> None:
-    import uvicorn
-
+def http_app(server: LegacyTaskServer | ModernTaskServer) -> Any:
+    """The server's streamable HTTP app, with the stats routes (``MCPServer`` adds its custom routes itself)."""
     if isinstance(server, LegacyTaskServer):
-        app = server.streamable_http_app(custom_starlette_routes=server.task_state.http_routes())
-    else:
-        app = server.streamable_http_app()
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=2)
-    runner = uvicorn.Server(config)
-    serving = asyncio.create_task(runner.serve(sockets=[sock]))
-    while not runner.started:
-        if serving.done():
-            await serving
-            raise RuntimeError("the server stopped before it started")
-        await asyncio.sleep(0.02)
-    print(f"READY {url}", flush=True)
-    await serving
+        return server.streamable_http_app(custom_starlette_routes=server.task_state.http_routes())
+    return server.streamable_http_app()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -839,12 +826,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.transport == "stdio":
         asyncio.run(serve_stdio(server))
         return 0
-    sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((args.host, args.port))
-    sock.listen(128)
-    host = f"[{args.host}]" if ":" in args.host else args.host
-    asyncio.run(serve_http(server, sock, f"http://{host}:{sock.getsockname()[1]}/mcp"))
+    serve_ready(http_app(server), args.host, args.port)
     return 0
 
 
