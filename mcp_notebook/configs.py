@@ -21,7 +21,6 @@ itself, and every message names the file and the entry.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shlex
@@ -431,65 +430,23 @@ class ConfigFile:
     broken: dict[str, str] = field(default_factory=dict)
 
 
-def _strip_jsonc(text: str) -> str:
-    """JSON with comments and trailing commas (VS Code's mcp.json, JupyterLab settings) as plain JSON.
+def _parse_jsonc(text: str) -> Any:
+    """JSON with comments and trailing commas (VS Code's mcp.json, JupyterLab settings), read with ``json5``.
 
-    Comments and trailing commas become spaces (newlines kept), so the parser's line and column
-    still point into the file.
+    JSON5 is a superset of that dialect (it also takes single quotes and bare keys, which no
+    client writes and which cost nothing to accept).
     """
-    return _drop_trailing_commas(_drop_comments(text))
+    import json5
+
+    return json5.loads(text)
 
 
-def _string_end(text: str, i: int) -> int:
-    """The index just past the JSON string that starts at ``text[i] == '"'``."""
-    j, n = i + 1, len(text)
-    while j < n and text[j] != '"':
-        j += 2 if text[j] == "\\" else 1
-    return j + 1
+def _json_error(exc: ValueError) -> str:
+    """A ``json5`` error as "line L, column C: what" (its own text reads ``<string>:L what at column C``)."""
+    import re
 
-
-def _drop_comments(text: str) -> str:
-    out: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        if text[i] == '"':
-            j = _string_end(text, i)
-            out.append(text[i:j])
-            i = j
-        elif text.startswith("//", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            out.append(" " * (j - i))
-            i = j
-        elif text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            out.append("".join(ch if ch == "\n" else " " for ch in text[i:j]))
-            i = j
-        else:
-            out.append(text[i])
-            i += 1
-    return "".join(out)
-
-
-def _drop_trailing_commas(text: str) -> str:
-    out: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        if text[i] == '"':
-            j = _string_end(text, i)
-            out.append(text[i:j])
-            i = j
-            continue
-        if text[i] == ",":
-            j = i + 1
-            while j < n and text[j] in " \t\r\n":
-                j += 1
-            out.append(" " if j < n and text[j] in "}]" else ",")
-        else:
-            out.append(text[i])
-        i += 1
-    return "".join(out)
+    found = re.search(r":(\d+) (.*?) at column (\d+)", str(exc))
+    return f"line {found[1]}, column {found[3]}: {found[2]}" if found else str(exc)
 
 
 def _kind_of(path: Path, data: Any) -> Kind:
@@ -522,9 +479,9 @@ def read_config(path: Path, kind: Kind | None = None, base: Path | None = None) 
     except OSError as exc:
         return ConfigFile(path, kind or "mcpServers", problems=[f"{path}: cannot read it: {exc.strerror or exc}"])
     try:
-        data = json.loads(_strip_jsonc(text)) if text.strip() else {}
-    except json.JSONDecodeError as exc:
-        return ConfigFile(path, kind or _kind_of(path, None), problems=[f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"])
+        data = _parse_jsonc(text) if text.strip() else {}
+    except ValueError as exc:
+        return ConfigFile(path, kind or _kind_of(path, None), problems=[f"{path}: not valid JSON ({_json_error(exc)})"])
     kind = kind or _kind_of(path, data)
     config = ConfigFile(path, kind)
     if not isinstance(data, dict):
@@ -676,7 +633,7 @@ def _read_manager(config: ConfigFile, data: dict[str, Any], base: Path | None) -
 def _manager_overlays(path: Path) -> set[str]:
     """Names a JupyterLab settings file of jupyter-mcp-manager turns off (``{"name", "disabled": true}``)."""
     try:
-        data = json.loads(_strip_jsonc(path.read_text(encoding="utf-8-sig")))
+        data = _parse_jsonc(path.read_text(encoding="utf-8-sig"))
         items = data.get("mcpSettings", {}).get("mcp_servers", [])
         return {i["name"] for i in items if isinstance(i, dict) and i.get("disabled") is True and isinstance(i.get("name"), str)}
     except (OSError, ValueError, AttributeError):

@@ -19,7 +19,7 @@ import pytest
 from mcp_notebook.configs import (
     COLUMNS,
     ConfigError,
-    _strip_jsonc,
+    _parse_jsonc,
     config_rows,
     connect_from_config,
     find_configs,
@@ -59,10 +59,11 @@ def write(path: Path, data: Any) -> Path:
 
 def call(session: Session, server: str, tool: str, arguments: dict[str, Any]) -> Any:
     flow = session.call("tools/call", session.registry.get(server), tool, arguments, CallOptions(), interactive=False, cell_id=None)
+    assert flow is not None
     return flow.result(timeout=60)
 
 
-def shown(rows: list[list[Any]]) -> str:
+def shown(rows: list[Any]) -> str:
     return json.dumps(rows)
 
 
@@ -288,7 +289,7 @@ def test_a_path_lists_only_and_names_what_it_cannot_find(home: Path, session: Se
 
 def test_jsonc_and_references() -> None:
     text = '{"url": "http://x/a,}", // a comment\n "b": [1, 2, ], /* c, */ }'
-    assert json.loads(_strip_jsonc(text)) == {"url": "http://x/a,}", "b": [1, 2]}
+    assert _parse_jsonc(text) == {"url": "http://x/a,}", "b": [1, 2]}
     refs = references("${env:A} ${B:-x} $C $$D ${input:E} ${workspaceFolder} ${config:F}", bare=True)
     assert [(r.kind, r.name, r.default) for r in refs] == [
         ("env", "A", None), ("env", "B", "x"), ("env", "C", None), ("input", "E", None), ("builtin", "workspaceFolder", None), ("unsupported", "config:F", None),
