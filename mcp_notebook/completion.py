@@ -85,10 +85,11 @@ class McpCompleter:
 
         def mcp_matcher(context: CompletionContext) -> SimpleMatcherResult:
             found = self.complete(context.text_until_cursor)
-            if found is None or not found.items:
+            items = shown_items(found.items) if found is not None else []
+            if found is None or not items:
                 return SimpleMatcherResult(completions=[], suppress=False)
             return SimpleMatcherResult(
-                completions=[SimpleCompletion(text, type=kind) for text, kind in found.items],
+                completions=[SimpleCompletion(text, type=kind) for text, kind in items],
                 matched_fragment=found.fragment,
                 suppress=True,  # a %mcp line: Jedi and file names would only be noise next to these
                 ordered=True,  # already in a meaningful order (names sorted, schema values as declared)
@@ -390,6 +391,17 @@ class McpCompleter:
 def _lister(conn: Connection, kind: Listed) -> Callable[[], Coroutine[Any, Any, Any]]:
     """``conn.list_all(kind)`` made later, on demand (only when no listing is already under way)."""
     return lambda: conn.list_all(kind)
+
+
+MAX_ITEMS = 200  # completions offered at once: a server with 100,000 tools or enum values must not flood the menu
+MAX_TEXT = 200  # characters of one completion
+
+
+def shown_items(items: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The completions fit to offer: server-controlled names with line breaks or control characters, or
+    absurdly long, are left out (they would be typed into the cell as they are), and at most ``MAX_ITEMS``."""
+    fit = [(text, kind) for text, kind in items if len(text) <= MAX_TEXT and text.isprintable()]
+    return fit[:MAX_ITEMS]
 
 
 def _failed(future: concurrent.futures.Future[Any]) -> bool:
