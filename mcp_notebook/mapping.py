@@ -469,9 +469,7 @@ class _Remote:
     spec: _Spec
 
 
-# per worker process: one Session and connection per (name, url, token variable, protocol), kept between partitions and maps
-_worker_sessions: dict[tuple[str, str, str | None, str], tuple[Any, Connection]] = {}
-_worker_lock = threading.Lock()
+PLUGIN_NAME = "mcp-notebook-connections"
 
 
 def _map_dask(
@@ -494,6 +492,9 @@ def _map_dask(
     except ValueError:
         raise SessionError("no Dask client: start one first (distributed.Client(...)) to map a Dask collection", kind="bad_input") from None
     remote = _Remote(name=conn.name, url=target.url, bearer_env=bearer_env or target.bearer_env, protocol=str(conn.protocol), spec=spec)
+    from .dask_workers import Connections
+
+    client.register_plugin(Connections(), name=PLUGIN_NAME)
     is_frame = hasattr(rows, "columns")
     parts = rows.to_delayed()
     run = dask.delayed(_run_partition, pure=False)
@@ -548,17 +549,12 @@ def _run_partition(part: Any, remote: _Remote, schema: dict[str, Any], columns: 
 
 
 def _worker_connection(remote: _Remote) -> tuple[Any, Connection]:
-    """This worker process's session and connection for ``remote``, opened on first use (the token from this process's environment)."""
-    with _worker_lock:
-        key = (remote.name, remote.url, remote.bearer_env, remote.protocol)
-        entry = _worker_sessions.get(key)
-        if entry is None or not entry[1].is_open:
-            from .session import Session
+    """This worker's session and connection for ``remote`` (through the connections plugin registered by the map)."""
+    from distributed import get_worker
 
-            session = entry[0] if entry is not None else Session()  # one session per server: its connection takes the kernel's name
-            conn = session.connect(remote.name, remote.url, bearer_env=remote.bearer_env, protocol=remote.protocol, sign_in=False)
-            entry = _worker_sessions[key] = (session, conn)
-        return entry
+    plugin: Any = get_worker().plugins[PLUGIN_NAME]
+    found: tuple[Any, Connection] = plugin.get(remote)
+    return found
 
 
 def _portable(outcome: Outcome) -> Outcome:
