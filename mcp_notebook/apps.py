@@ -322,8 +322,7 @@ class AppHost:
         if ui is not None and "app" not in ui[1]:
             raise FlowError(f"{app.server}'s tool {name!r} is not visible to Apps (its visibility: {', '.join(ui[1]) or 'none'})", code=-32602)
         flow = self.session.start("tools/call", conn, name, dict(arguments) if isinstance(arguments, dict) else {}, ui=AppCallUI(app), save=False)
-        assert flow._future is not None
-        value = await asyncio.wrap_future(flow._future)
+        value = await flow
         return {"op": "app_reply", "result": value.model_dump(by_alias=True, mode="json", exclude_none=True)}
 
     # ------------------------------------------------------------------ a server redefined in a cell (kernel thread)

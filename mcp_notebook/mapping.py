@@ -182,9 +182,8 @@ async def _call_once(session: Session, conn: Connection, spec: _Spec, arguments:
     """One headless flow; a tool error (``isError``) counts as a failure with the tool's own text."""
     answers = replace(spec.answers, fields=dict(spec.answers.fields))  # each flow its own copy, as ``call`` makes
     flow = session.start("tools/call", conn, spec.tool, dict(arguments), answers=answers, save=False)
-    assert flow._future is not None
     try:
-        result = await asyncio.wrap_future(flow._future)
+        result = await flow
     except FlowError as exc:
         return exc
     except concurrent.futures.CancelledError:
