@@ -274,6 +274,12 @@ class Connection:
         """The OAuth provider's flow raised: kept so the SDK's bare -32603 can be explained (any task)."""
         self.auth_failure = exc
 
+    async def wait_closed(self) -> None:
+        """Return when this connection ends (closed, disconnected, or its server gone); at once if it never opened."""
+        owner = self._owner  # the task holding the Client open ends exactly when the connection does
+        if owner is not None and not owner.done():
+            await asyncio.wait([owner])
+
     def sign_in_shown(self) -> None:
         """A sign-in page is in front of a person now: an interactive ``open`` may return (loop thread)."""
         if self._sign_in_started is not None:

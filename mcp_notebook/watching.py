@@ -212,12 +212,8 @@ class Watch:
         return f"the subscription was lost: {_cut(describe_exception(error)[0])}"
 
     async def _connection_end(self) -> None:
-        """Returns when the connection's owner task ends (closed, disconnected, or its server gone)."""
-        owner = self.conn._owner  # the task holding the Client open; it ends exactly when the connection does
-        if owner is None:
-            await asyncio.Event().wait()
-            return
-        await asyncio.wait([owner])
+        """Returns when the connection ends (closed, disconnected, or its server gone)."""
+        await self.conn.wait_closed()
 
     async def _follow_2026(self, ready: asyncio.Future[None]) -> None:
         """2026-07-28: a ``subscriptions/listen`` stream for this URI; every ``ResourceUpdated`` on it → read again."""
