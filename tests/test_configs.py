@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from IPython.core.error import UsageError
 
 from mcp_notebook.configs import (
     COLUMNS,
@@ -295,3 +296,27 @@ def test_jsonc_and_references() -> None:
         ("env", "A", None), ("env", "B", "x"), ("env", "C", None), ("input", "E", None), ("builtin", "workspaceFolder", None), ("unsupported", "config:F", None),
     ]  # fmt: skip
     assert [r.name for r in references("sh -c 'echo $HOME' ${X}", bare=False)] == ["X"]  # a command line's bare $ is the shell's
+
+
+def test_the_magic_lists_then_connects_from_a_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``%mcp connect --from-config PATH`` lists; with a NAME it connects that one; the table never shows a value."""
+    from tests.conftest import get_shell, session_of
+
+    ip: Any = get_shell()
+    monkeypatch.setenv("NB_MAGIC_NOTE", "magic-secret-7")
+    config = tmp_path / ".mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"magic-demo": {**DEMO, "env": {"NB_NOTE": "${NB_MAGIC_NOTE}"}}}}))
+    listed = ip.run_line_magic("mcp", f"connect --from-config {config}")
+    text = listed._repr_mimebundle_()["text/plain"]
+    assert "magic-demo" in text and "not connected" in text and "magic-secret-7" not in text
+    connected = ip.run_line_magic("mcp", f"connect --from-config {config} magic-demo")
+    text = connected._repr_mimebundle_()["text/plain"]
+    assert "connected" in text and "magic-secret-7" not in text
+    registry = session_of(ip).registry  # type: ignore[attr-defined]
+    try:
+        flow = ip.run_line_magic("mcp", "call magic-demo.process_info var=NB_NOTE")
+        assert flow.result().structured_content["value"] == "magic-secret-7"  # the value reached the server, nothing else
+        with pytest.raises(UsageError, match="name the servers to connect, or --all, not both"):
+            ip.run_line_magic("mcp", f"connect --from-config {config} magic-demo --all")
+    finally:
+        registry.disconnect("magic-demo")
