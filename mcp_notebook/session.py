@@ -31,7 +31,7 @@ from .answering import Answerer
 from .apps import AppHost
 from .watching import Watches
 from .connections import Connection, Registry, Target
-from .errors import FlowError, Note, SessionError
+from .errors import FlowError, Note, SessionError, describe_exception
 from .flows import Flow, FlowState, Method
 from .form_model import Answers
 from .frontend import Frontend
@@ -732,7 +732,12 @@ class Session:
             client = conn.task_client
             if client is None or not client.can_list:
                 continue
-            for status in self.runtime.run(client.list()):
+            try:
+                listed = self.runtime.run(client.list(), timeout=10)
+            except Exception as exc:  # noqa: BLE001 - one server's listing must not hide the rest
+                rows.append(["", conn.name, "", "", f"could not list its tasks: {describe_exception(exc)[0][:200]}", "", "", "on the server"])
+                continue
+            for status in listed:
                 if status.task_id not in known:
                     rows.append([fingerprint(status.task_id), conn.name, "", status.status, _line(status.message), status.created_at or "", _ttl(status), "on the server"])
         return rows
