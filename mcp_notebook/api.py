@@ -136,7 +136,7 @@ def call(
     loop that starts a hundred shows one table, not a hundred widgets. ``save=True`` keeps a task
     in the notebook to be followed from a new kernel (``%mcp resume ID``).
     """
-    from .tasks import TaskOptions
+    from .task_handles import TaskOptions
 
     session = default_session()
     conn, name = session.resolve(tool)

@@ -167,6 +167,7 @@ class Connection:
         self._call_mark = 0  # stderr mark when the latest call on this connection began (a death's last words)
         self._tools: dict[str, Any] | None = None
         self._listing_tools: asyncio.Future[dict[str, Any]] | None = None  # a tools/list in flight (loop thread)
+        self._task_client: tuple[Client, TaskClient | None] | None = None  # task_client of the open client
         self.routes: StreamRoutes | None = None  # HTTP targets: which call's stream carried a back-channel question
         # OAuth (HTTP targets sending no Authorization of their own): the session builds the SDK's
         # provider and this connection's SignIn; a failure inside the auth flow is kept to explain it
@@ -627,11 +628,18 @@ class Connection:
     @property
     def task_client(self) -> TaskClient | None:
         """The task methods of this server, or ``None`` when it offers no tasks (either generation)."""
-        from .tasks import TASKS_EXTENSION, TaskClient
-
         client = self.client
         if client is None or self.state != "open":
             return None
+        cached = self._task_client
+        if cached is not None and cached[0] is client:  # a server's capabilities are fixed for the life of its session
+            return cached[1]
+        self._task_client = (client, self._make_task_client(client))
+        return self._task_client[1]
+
+    def _make_task_client(self, client: Client) -> TaskClient | None:
+        from .tasks import TASKS_EXTENSION, TaskClient
+
         session = client.session
         capabilities = session.server_capabilities
         if capabilities is None:

@@ -606,7 +606,7 @@ class Flow:
 
     def _handles(self) -> TaskHandles:
         if self.task_handles is None:
-            from .tasks import TaskHandles
+            from .task_handles import TaskHandles
 
             self.task_handles = TaskHandles()
         return self.task_handles

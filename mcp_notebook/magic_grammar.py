@@ -285,7 +285,7 @@ def call_options(ns: argparse.Namespace) -> Any:
         raise UsageError(f"-o wants a Python variable name, got {output!r}")
     task = None
     if getattr(ns, "task", False) or getattr(ns, "ttl", None) is not None:
-        from .tasks import TaskOptions
+        from .task_handles import TaskOptions
 
         if ns.ttl is not None and not 0 < ns.ttl <= 366 * 86400:
             raise UsageError(f"--ttl wants seconds between 0 and a year, got {ns.ttl:g}")

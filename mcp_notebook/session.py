@@ -42,7 +42,7 @@ from .runtime import Runtime
 from .sampling import ModelRouter
 from .auth import CALLBACK_PATH, LoopbackCatcher, OAuthOptions, SignIn, SignInRequest, SignInUnavailable, TokenVault, build_provider
 from .store import SavedFlow, Store
-from .tasks import TaskHandles, TaskOptions
+from .task_handles import TaskHandles, TaskOptions
 from .trust import target_of
 from .ui import FlowUI, HeadlessUI
 

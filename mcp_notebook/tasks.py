@@ -34,12 +34,10 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 import mcp_types as types
@@ -47,7 +45,7 @@ from mcp.client.extension import ClaimContext, ClientExtension, NotificationBind
 from pydantic import ConfigDict
 
 from .errors import FlowError
-from .private_table import PrivateTable, data_file
+from .task_handles import TaskHandles, TaskOptions
 from .store import TaskRef
 
 if TYPE_CHECKING:
@@ -409,33 +407,3 @@ def gone(error: BaseException, status: TaskStatus | None, label: str) -> FlowErr
     else:
         why = "the server does not know it (it was restarted and lost its tasks, or forgot it early)"
     return FlowError(f"{label}: the task is gone: {why}. Call the tool again to start a new one.", code=error.code, kind="task_gone")
-
-
-# ------------------------------------------------------------------------------------------ the local handles
-@dataclass(frozen=True)
-class TaskOptions:
-    """How a call asks for a task: ``requested`` (``--task``), and the ttl to ask a 2025 server for."""
-
-    requested: bool = False
-    ttl_ms: int | None = None
-
-
-class TaskHandles(PrivateTable):
-    """Task ids by ``ref``, with where they belong (server, tool, notebook, cell), in ``tasks.json`` (0600).
-
-    Kept like a token: only this user on this machine can pick a task up again; the notebook's
-    record carries the ref, which is worthless elsewhere.
-    """
-
-    def __init__(self, path: Path | None = None) -> None:
-        super().__init__(path or data_file("tasks.json"))
-
-    def keep(self, task_id: str, **where: Any) -> str:
-        """Store ``task_id`` with facts about it; returns the new ref."""
-        ref = secrets.token_urlsafe(12)
-        self.update(ref, task_id=task_id, **{k: v for k, v in where.items() if v is not None})
-        return ref
-
-    def task_id(self, ref: str) -> str | None:
-        found = self.get(ref).get("task_id")
-        return found if isinstance(found, str) else None
