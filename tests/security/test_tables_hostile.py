@@ -1,0 +1,65 @@
+"""Server text in the tables of many calls: the map's failure table and the TaskBoard of a cell's tasks.
+
+A tool's error text and a task's status message are the server's: both tables show them escaped
+and cut, through real calls of a hostile in-process server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+from mcp_notebook.mapping import map as map_rows
+from mcp_notebook.session import Session
+from mcp_notebook.task_board import MESSAGE_CHARS, TaskBoard
+
+pytestmark = pytest.mark.timeout(60)
+
+MARKUP = '<img src=x onerror="alert(1)"><script>alert(2)</script>'
+
+
+@pytest.fixture
+def session() -> Iterator[Session]:
+    server: MCPServer[Any] = MCPServer("evil")
+
+    @server.tool()
+    def shout(n: int) -> str:
+        raise ToolError(MARKUP + "x" * 10_000)
+
+    s = Session()
+    s.connect("evil", server)
+    yield s
+    s.close()
+
+
+def test_the_map_failure_table_escapes_and_cuts_the_servers_errors(session: Session) -> None:
+    results = map_rows("evil.shout", [{"n": i} for i in range(3)], on_error="keep", session=session)
+    assert len(results) == 3 and all(MARKUP in str(r) for r in results)  # the whole error stays on the result
+    from mcp_notebook.mapping import failure_table
+
+    table = failure_table([(i, {"n": i}, r) for i, r in enumerate(results)], {}, 3, "evil.shout")
+    page = table._repr_mimebundle_()["text/html"]
+    assert "<img" not in page and "<script>" not in page and "&lt;img" in page
+    assert len(page) < 10_000  # each error cut, not 10,000 characters a row
+
+
+def test_the_task_board_escapes_and_cuts_status_messages() -> None:
+    from types import SimpleNamespace
+
+    from mcp_notebook.flows import FlowState
+    from mcp_notebook.tasks import TaskStatus
+
+    board = TaskBoard.__new__(TaskBoard)  # the table alone: no cell to display in
+    board.title, board.flows = "calls started in this cell", []
+    import threading
+
+    board._lock = threading.Lock()
+    task = TaskStatus(task_id="t", status="working", message=MARKUP + "y" * 5000)
+    board.flows.append(SimpleNamespace(id="f1", label="evil.job", state=FlowState.RUNNING, task=task, finished=False, error=None, ended=None, started=0.0))  # type: ignore[arg-type]
+    bundle = board.table()._repr_mimebundle_()
+    assert "<img" not in bundle["text/html"] and "&lt;img" in bundle["text/html"]
+    assert "y" * (MESSAGE_CHARS + 1) not in bundle["text/plain"]
