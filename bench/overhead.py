@@ -64,9 +64,11 @@ def best_of(blocks: int, ours: Callable[[], float], raw: Callable[[], float]) ->
 class RawClient:
     """A raw ``mcp.Client`` kept open on its own loop in this thread (as a script would)."""
 
-    def __init__(self, target: Any) -> None:
+    def __init__(self, target: Any, **options: Any) -> None:
+        """``options`` go to ``mcp.Client`` (default: an elicitation callback accepting defaults)."""
         self.loop = asyncio.new_event_loop()
         self.target = target
+        self.options = options or {"elicitation_callback": _accept_defaults}
         self.client: Any = None
         self.stop = asyncio.Event()
         ready = asyncio.Event()
@@ -76,7 +78,7 @@ class RawClient:
     async def _own(self, ready: asyncio.Event) -> None:
         from mcp import Client
 
-        async with Client(self.target, elicitation_callback=_accept_defaults) as client:
+        async with Client(self.target, **self.options) as client:
             self.client = client
             ready.set()
             await self.stop.wait()
@@ -172,9 +174,7 @@ def p2(ip: Any, calls: int, blocks: int) -> dict[str, Any]:
             for key, request in (result.input_requests or {}).items():
                 assert isinstance(request, ElicitRequest)
                 responses[key] = await _accept_defaults(None, request.params)
-            result = await session.call_tool(
-                "provision_db", args, input_responses=responses, request_state=result.request_state, allow_input_required=True
-            )
+            result = await session.call_tool("provision_db", args, input_responses=responses, request_state=result.request_state, allow_input_required=True)
         assert result.content[0].text.startswith("Provisioned")
 
     def ours() -> float:
@@ -204,10 +204,7 @@ def p3(runs: int) -> dict[str, Any]:
         "from IPython.testing.globalipapp import start_ipython; ip = start_ipython(); import time; "
         "t = time.perf_counter(); ip.run_line_magic('load_ext', 'mcp_notebook'); print(time.perf_counter() - t)"
     )
-    raw_code = (
-        "from IPython.testing.globalipapp import start_ipython; ip = start_ipython(); import time; "
-        "t = time.perf_counter(); import mcp; print(time.perf_counter() - t)"
-    )
+    raw_code = "from IPython.testing.globalipapp import start_ipython; ip = start_ipython(); import time; t = time.perf_counter(); import mcp; print(time.perf_counter() - t)"
 
     # Bytecode as any installed package has it: PYTHONDONTWRITEBYTECODE (set on some CI machines)
     # would make the editable checkout compile from source on every start, while the SDK in

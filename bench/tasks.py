@@ -39,6 +39,8 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.task_servers, from a checkout
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from overhead import RawClient  # noqa: E402
 from tests.task_servers import GENERATIONS, TASKS_EXTENSION, Generation, running_task_server, stats_url  # noqa: E402
 
 TARGET_RATIO = 1.2
@@ -132,35 +134,6 @@ def raw_models() -> dict[str, Any]:
     return {"types": types, "Handle": Handle, "Detailed": Detailed, "TaskIdParams": TaskIdParams, "GetTask": GetTask, "Extension": Extension}
 
 
-class RawClient:
-    """A raw ``mcp.Client`` kept open on its own loop in this thread (as a script would)."""
-
-    def __init__(self, url: str, generation: Generation, models: dict[str, Any]) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.client: Any = None
-        self.stop = asyncio.Event()
-        ready = asyncio.Event()
-        options: dict[str, Any] = {"mode": "legacy"} if generation == "2025" else {"extensions": [models["Extension"]()]}
-        self.owner = self.loop.create_task(self._own(url, options, ready))  # enter and exit in one task
-        self.loop.run_until_complete(ready.wait())
-
-    async def _own(self, url: str, options: dict[str, Any], ready: asyncio.Event) -> None:
-        from mcp import Client
-
-        async with Client(url, **options) as client:
-            self.client = client
-            ready.set()
-            await self.stop.wait()
-
-    def run(self, coro: Any) -> Any:
-        return self.loop.run_until_complete(coro)
-
-    def close(self) -> None:
-        self.stop.set()
-        self.loop.run_until_complete(self.owner)
-        self.loop.close()
-
-
 async def raw_2025(client: Any, models: dict[str, Any], duration: float, poll_ms: int) -> tuple[str, float]:
     """Create (``params.task``, through the dispatcher), ``tasks/get`` every pollInterval, ``tasks/result``."""
     types = models["types"]
@@ -205,7 +178,7 @@ def measure(generation: Generation, args: argparse.Namespace, tmp: Path) -> dict
         session = Session()
         session.task_handles = TaskHandles(tmp / f"tasks-{generation}.json")  # never the user's Jupyter data folder
         conn = session.connect(f"tasks{generation}", url)
-        raw = RawClient(url, generation, models)
+        raw = RawClient(url, **({"mode": "legacy"} if generation == "2025" else {"extensions": [models["Extension"]()]}))
         one = raw_2025 if generation == "2025" else raw_2026
 
         def ours(jobs: list[float]) -> Block:
