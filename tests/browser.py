@@ -283,8 +283,17 @@ class Front:
         from playwright.sync_api import expect
 
         cell = self.page.locator(".jp-NotebookPanel:visible .jp-Cell").nth(index)
-        cell.locator(".jp-InputArea-editor").click()
-        self.page.keyboard.insert_text(source)  # CodeMirror closes no brackets, indents nothing
+        editor = cell.locator(".jp-InputArea-editor .cm-editor")
+        for _ in range(5):  # an App above may still be resizing, moving the cell as the click lands: check, retry
+            cell.locator(".jp-InputArea-editor").click()
+            try:
+                expect(editor).to_have_class(re.compile(r"\bcm-focused\b"), timeout=2_000)
+            except AssertionError:
+                continue
+            self.page.keyboard.insert_text(source)  # CodeMirror closes no brackets, indents nothing
+            break
+        typed = "([i, s]) => window.jupyterapp.shell.currentWidget.content.widgets[i].model.sharedModel.getSource() === s"
+        self.page.wait_for_function(typed, arg=[index, source], timeout=10_000)
         self.page.keyboard.press("Shift+Enter")
         expect(cell.locator(".jp-InputPrompt")).to_have_text(re.compile(r"\[\d+\]"), timeout=timeout)
         return cell
