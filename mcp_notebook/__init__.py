@@ -1,7 +1,7 @@
 """mcp-notebook: a Jupyter notebook as a first-class MCP client.
 
 ``%load_ext mcp_notebook`` registers the ``%mcp`` magics. The same client is usable from plain
-Python: ``connect``, ``call``, ``prompt``, ``read`` and ``Flow``. Imports are lazy on purpose:
+Python: ``connect``, ``call``, ``prompt``, ``read``, ``map``, ``map_async`` and ``Flow``. Imports are lazy on purpose:
 loading the extension must cost a small fraction of importing the ``mcp`` SDK, which is only
 imported when a first connection is made.
 """
@@ -11,12 +11,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["Flow", "call", "connect", "load_ipython_extension", "map", "prompt", "read", "unload_ipython_extension"]
+__all__ = ["Flow", "call", "connect", "load_ipython_extension", "map", "map_async", "prompt", "read", "unload_ipython_extension"]
 
 if TYPE_CHECKING:
     from .api import call, connect, prompt, read
     from .flows import Flow
-    from .mapping import map
+    from .mapping import map, map_async
 
 
 def load_ipython_extension(ipython: Any) -> None:
@@ -70,8 +70,8 @@ def __getattr__(name: str) -> Any:
         from .flows import Flow
 
         return Flow
-    if name == "map":
-        from .mapping import map as map_
+    if name in ("map", "map_async"):
+        from . import mapping
 
-        return map_
+        return getattr(mapping, name)
     raise AttributeError(f"module 'mcp_notebook' has no attribute {name!r}")

@@ -37,9 +37,11 @@ from .redact import masked, secret_arguments
 
 if TYPE_CHECKING:
     from .connections import Connection
+    from .flows import Flow
     from .session import Session
+    from .ui import FlowUI
 
-__all__ = ["MapError", "map", "map_magic"]
+__all__ = ["MapError", "MapStop", "map", "map_async", "map_magic"]
 
 OnError = Literal["raise", "keep"]
 Outcome = Any  # a CallToolResult, or the FlowError that took its place
@@ -98,6 +100,76 @@ def map(  # noqa: A001 - ``mcp_notebook.map`` is the name the issue asks for; bu
     times; ``on_error="raise"`` then raises one ``MapError`` naming the failed rows,
     ``"keep"`` puts the ``FlowError`` in the row's place and shows the failure table.
     """
+    session, conn, schema, spec = _prepare(server_tool, on_error, concurrency, retries, answers, accept_defaults, session)
+    if _is_dask(rows):
+        outcomes, arguments, frame = _map_dask(session, conn, spec, rows, schema, columns, column, bearer_env)
+    else:
+        arguments, frame = _arguments(rows, schema, columns, column)
+        progress = MapProgress.in_kernel(len(arguments), f"{conn.name}.{spec.tool}")
+        stop = MapStop()
+        future = session.runtime.submit(run_rows(session, conn, spec, arguments, progress.step if progress else None, stop=stop))
+        try:
+            outcomes = progress.wait(future) if progress is not None else future.result()
+        except KeyboardInterrupt:  # an interrupted cell: the rows stop with it, not in the background
+            session.runtime.call_soon(stop.stop)
+            raise
+    return _finish(f"{conn.name}.{spec.tool}", conn, schema, arguments, outcomes, frame, on_error, expand, asked=False)
+
+
+async def map_async(
+    server_tool: str,
+    rows: Any,
+    *,
+    concurrency: int = 8,
+    retries: int = 0,
+    on_error: OnError = "raise",
+    answers: Mapping[str, Any] | Answers | None = None,
+    accept_defaults: bool = False,
+    columns: Mapping[str, str] | None = None,
+    column: str | None = None,
+    expand: bool = False,
+    session: Session | None = None,
+    bearer_env: str | None = None,
+    ask: bool | None = None,
+) -> Any:
+    """``map`` for an awaiting cell, which can ask: ``priced = await mcp_notebook.map_async("shop.price", orders)``.
+
+    Same arguments and results as ``map``. While a cell awaits, the kernel still handles widget
+    clicks (ipykernel 7.4 and later), so a question no preset answers is shown in a form in the
+    cell instead of failing its row: one form at a time, naming the asking row, with "Use this
+    answer for every remaining row that asks this" (see ``map_questions``). ``ask``: ``None``
+    asks when a person is at the cell (a front end that allows input, as ``%mcp call`` decides),
+    ``False`` never (presets only), ``True`` insists. A Dask collection runs as ``map`` runs it
+    (its workers answer from the presets only).
+    """
+    session, conn, schema, spec = _prepare(server_tool, on_error, concurrency, retries, answers, accept_defaults, session)
+    label = f"{conn.name}.{spec.tool}"
+    if _is_dask(rows):
+        outcomes, arguments, frame = _map_dask(session, conn, spec, rows, schema, columns, column, bearer_env)
+        return _finish(label, conn, schema, arguments, outcomes, frame, on_error, expand, asked=False)
+    arguments, frame = _arguments(rows, schema, columns, column)
+    stop = MapStop()
+    questions = None
+    if _can_ask(session, ask):
+        from .map_questions import MapQuestions
+
+        questions = MapQuestions(schema, label, stop=lambda: session.runtime.call_soon(stop.stop))
+    progress = MapProgress.in_kernel(len(arguments), label, below=questions.widget if questions is not None else None)
+    future = session.runtime.submit(run_rows(session, conn, spec, arguments, progress.step if progress else None, ui=questions, stop=stop))
+    try:
+        outcomes = await asyncio.wrap_future(future)
+    finally:
+        if progress is not None:
+            progress.draw()
+        if questions is not None:
+            questions.finished()
+    return _finish(label, conn, schema, arguments, outcomes, frame, on_error, expand, asked=questions is not None)
+
+
+def _prepare(
+    server_tool: str, on_error: str, concurrency: int, retries: int, answers: Mapping[str, Any] | Answers | None, accept_defaults: bool, session: Session | None
+) -> tuple[Session, Connection, dict[str, Any], _Spec]:
+    """The checks and look-ups ``map`` and ``map_async`` share: the session, connection, tool schema and the rows' common spec."""
     if on_error not in ("raise", "keep"):
         raise SessionError(f"on_error must be 'raise' or 'keep', not {on_error!r}", kind="bad_input")
     if concurrency < 1 or retries < 0:
@@ -108,16 +180,29 @@ def map(  # noqa: A001 - ``mcp_notebook.map`` is the name the issue asks for; bu
         session = default_session()
     conn, tool = session.resolve(server_tool)
     schema = session.tool_schema_sync(conn, tool)
-    presets = _presets(answers, accept_defaults)
-    spec = _Spec(tool=tool, concurrency=concurrency, retries=retries, answers=presets)
-    if _is_dask(rows):
-        outcomes, arguments, frame = _map_dask(session, conn, spec, rows, schema, columns, column, bearer_env)
-    else:
-        arguments, frame = _arguments(rows, schema, columns, column)
-        progress = MapProgress.in_kernel(len(arguments), f"{conn.name}.{tool}")
-        future = session.runtime.submit(run_rows(session, conn, spec, arguments, progress.step if progress else None))
-        outcomes = progress.wait(future) if progress is not None else future.result()
-    return _finish(f"{conn.name}.{tool}", conn, schema, arguments, outcomes, frame, on_error, expand)
+    return session, conn, schema, _Spec(tool=tool, concurrency=concurrency, retries=retries, answers=_presets(answers, accept_defaults))
+
+
+ASK_NEEDS = (7, 4)  # the first ipykernel that handles comm messages (a form's clicks) while a cell awaits
+
+
+def _can_ask(session: Session, ask: bool | None) -> bool:
+    """Whether this map can show forms: in a kernel new enough, and (unless ``ask=True``) a person at the cell."""
+    if ask is False:
+        return False
+    kernel = getattr(session.shell, "kernel", None)
+    if kernel is None or threading.current_thread() is not threading.main_thread():
+        if ask:
+            raise SessionError("ask=True needs a notebook kernel: a map outside one answers from its presets only", kind="bad_input")
+        return False
+    import ipykernel
+
+    version = tuple(int(p) for p in ipykernel.__version__.split(".")[:2] if p.isdigit())
+    if version < ASK_NEEDS:
+        if ask:
+            raise SessionError(f"ask=True needs ipykernel {'.'.join(str(p) for p in ASK_NEEDS)} or later (this kernel runs {ipykernel.__version__}): it cannot hear a form's clicks while the cell awaits", kind="bad_input")
+        return False
+    return bool(ask) or bool(session.cell_request().get("content", {}).get("allow_stdin", False))
 
 
 def map_magic(
@@ -147,18 +232,26 @@ class _Spec:
     answers: Answers = field(default_factory=Answers)
 
 
-async def run_rows(session: Session, conn: Connection, spec: _Spec, arguments: Sequence[dict[str, Any]], step: Any = None) -> list[Outcome]:
+async def run_rows(
+    session: Session, conn: Connection, spec: _Spec, arguments: Sequence[dict[str, Any]], step: Any = None, ui: FlowUI | None = None, stop: MapStop | None = None
+) -> list[Outcome]:
     """Every row's call on this loop, at most ``spec.concurrency`` at once; outcomes in input order.
 
     A fixed set of worker tasks takes the next row index: 1,000 rows make ``concurrency`` tasks,
     not 1,000 tasks waiting on a semaphore. ``step(ok)`` is told of each row as it settles.
+    ``ui`` answers the rows' questions (``map_questions.MapQuestions``); none: headless, presets only.
+    ``stop`` ends the map early: rows not yet called fail ``cancelled``, as the ones in flight do.
     """
     outcomes: list[Outcome] = [None] * len(arguments)
     rows = iter(range(len(arguments)))
+    stop = stop or MapStop()
 
     async def worker() -> None:
         for index in rows:  # one shared iterator: each index is taken once
-            outcomes[index] = outcome = await _call_with_retries(session, conn, spec, arguments[index])
+            if stop.stopped:
+                outcomes[index] = outcome = FlowError(f"{conn.name}.{spec.tool} was not called: the map was stopped", kind="cancelled", server=conn.name)
+            else:
+                outcomes[index] = outcome = await _call_with_retries(session, conn, spec, arguments[index], ui, stop)
             if step is not None:
                 step(not isinstance(outcome, FlowError))
 
@@ -166,28 +259,53 @@ async def run_rows(session: Session, conn: Connection, spec: _Spec, arguments: S
     return outcomes
 
 
-async def _call_with_retries(session: Session, conn: Connection, spec: _Spec, arguments: dict[str, Any]) -> Outcome:
+class MapStop:
+    """Stops a running map: no further row starts, and the rows in flight are cancelled (their servers are told).
+
+    ``stop`` runs on the session's loop (elsewhere: ``session.runtime.call_soon(stop.stop)``, as
+    a Stop button's click and an interrupted cell do).
+    """
+
+    def __init__(self) -> None:
+        self.stopped = False
+        self.flows: set[Flow] = set()  # the rows in flight (loop thread)
+
+    def stop(self) -> None:
+        self.stopped = True
+        for flow in list(self.flows):
+            flow.cancel()
+
+
+async def _call_with_retries(session: Session, conn: Connection, spec: _Spec, arguments: dict[str, Any], ui: FlowUI | None, stop: MapStop) -> Outcome:
     pause = BACKOFF[0]
     attempt = 0
     while True:
-        outcome = await _call_once(session, conn, spec, arguments)
-        if not isinstance(outcome, FlowError) or attempt >= spec.retries or outcome.kind in NOT_RETRIED:
+        outcome = await _call_once(session, conn, spec, arguments, ui, stop)
+        if not isinstance(outcome, FlowError) or attempt >= spec.retries or outcome.kind in NOT_RETRIED or stop.stopped:
             return outcome
         attempt += 1
         await asyncio.sleep(pause)
         pause = min(pause * 2, BACKOFF[1])
 
 
-async def _call_once(session: Session, conn: Connection, spec: _Spec, arguments: dict[str, Any]) -> Outcome:
+async def _call_once(session: Session, conn: Connection, spec: _Spec, arguments: dict[str, Any], ui: FlowUI | None, stop: MapStop) -> Outcome:
     """One headless flow; a tool error (``isError``) counts as a failure with the tool's own text."""
     answers = replace(spec.answers, fields=dict(spec.answers.fields))  # each flow its own copy, as ``call`` makes
-    flow = session.start("tools/call", conn, spec.tool, dict(arguments), answers=answers, save=False)
+    flow = session.start("tools/call", conn, spec.tool, dict(arguments), answers=answers, save=False, ui=ui)
+    stop.flows.add(flow)
     try:
         result = await flow
     except FlowError as exc:
         return exc
-    except concurrent.futures.CancelledError:
-        return FlowError(f"{flow.label} was cancelled", kind="cancelled", server=conn.name)
+    except (asyncio.CancelledError, concurrent.futures.CancelledError):
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():  # the map's own task is cancelled: its rows in flight stop too
+            flow.cancel()
+            raise
+        why = "the map was stopped" if stop.stopped else "it was cancelled"  # the row's flow was cancelled, not the map
+        return FlowError(f"{flow.label} did not finish: {why}", kind="cancelled", server=conn.name)
+    finally:
+        stop.flows.discard(flow)
     if getattr(result, "is_error", False):
         return FlowError(f"{flow.label} returned an error: {content_text(result.content)}", kind="tool_error", server=conn.name, data=result)
     return result
@@ -204,7 +322,7 @@ class MapProgress:
     that each due redraw sets (no polling) and redraws on the kernel thread, in the cell.
     """
 
-    def __init__(self, total: int, label: str) -> None:
+    def __init__(self, total: int, label: str, below: Any = None) -> None:
         import ipywidgets as widgets
         from IPython.display import display
 
@@ -216,15 +334,16 @@ class MapProgress:
         self.text = widgets.Label(value=self._line())
         self.box = widgets.HBox([self.bar, self.text])
         self.box.add_class("mcp-notebook-map")
+        shown = self.box if below is None else widgets.VBox([self.box, below])
         self._lock = threading.Lock()
         self._scheduled = False
         self._last = 0.0
         self._wake = threading.Event()
         self._waiting = False  # the kernel thread is inside ``wait``: it draws, the kernel loop cannot
-        display(self.box)
+        display(shown)
 
     @classmethod
-    def in_kernel(cls, total: int, label: str) -> MapProgress | None:
+    def in_kernel(cls, total: int, label: str, below: Any = None) -> MapProgress | None:
         """A bar shown in the running cell, or ``None`` outside a kernel (scripts, plain IPython): nothing to draw on."""
         try:
             from IPython import get_ipython
@@ -233,7 +352,7 @@ class MapProgress:
         shell = get_ipython()
         if shell is None or getattr(shell, "kernel", None) is None or threading.current_thread() is not threading.main_thread():
             return None
-        return cls(total, label)
+        return cls(total, label, below)
 
     def _line(self) -> str:
         failed = f", {self.failed} failed" if self.failed else ""
@@ -371,11 +490,24 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _finish(label: str, conn: Connection, schema: Mapping[str, Any], arguments: list[dict[str, Any]], outcomes: list[Outcome], frame: Any, on_error: OnError, expand: bool) -> Any:
-    """The failure table, the error or the results (a list, or the DataFrame plus its result columns)."""
+def _finish(
+    label: str, conn: Connection, schema: Mapping[str, Any], arguments: list[dict[str, Any]], outcomes: list[Outcome], frame: Any, on_error: OnError, expand: bool, asked: bool
+) -> Any:
+    """The failure table, the error or the results (a list, or the DataFrame plus its result columns).
+
+    ``asked``: the rows' questions could be answered in a form; if not, and rows failed for want
+    of an answer, the table says how to give one.
+    """
     failures = [(i, arguments[i], o) for i, o in enumerate(outcomes) if isinstance(o, FlowError)]
     if failures:
         table = failure_table(failures, schema, len(outcomes), label)
+        unanswered = sorted({str(e.missing_field) for _, _, e in failures if e.kind == "unanswered" and e.missing_field})
+        if unanswered and not asked:
+            fields = ", ".join(unanswered)
+            table.notes.append(
+                f"{label} asked for {fields} and no preset answered: give answers={{...}} (%mcp map --answer FIELD=VALUE) for every row, "
+                "or run `await mcp_notebook.map_async(...)` in a notebook to answer in a form, once for all rows"
+            )  # fmt: skip
         if on_error == "raise":
             shown = [(i, masked(a, secret_arguments(a, schema)), e) for i, a, e in failures]
             text = table._repr_mimebundle_()["text/plain"]

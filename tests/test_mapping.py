@@ -279,3 +279,21 @@ def test_dask_refuses_a_server_the_workers_cannot_reach(session: Session, dask_c
     session.connect("demo", make_demo())
     with pytest.raises(FlowError, match="only an HTTP URL"):
         mapping.map("demo.echo", db.from_sequence([{"text": "a"}]), session=session)
+
+
+def test_map_async_outside_a_kernel_answers_from_presets_and_refuses_to_ask(session: Session) -> None:
+    import asyncio
+
+    from mcp_notebook.demo import make_demo
+
+    session.connect("demo", make_demo())
+    rows = [{"name": f"db{i}"} for i in range(3)]
+    out = asyncio.run(mapping.map_async("demo.provision_db", rows, answers={"region": "us-west-2"}, accept_defaults=True, session=session))
+    assert [r.content[0].text for r in out] == [f"Provisioned 'db{i}' in us-west-2 (size small)." for i in range(3)]
+    with pytest.raises(FlowError, match="ask=True needs a notebook kernel") as refused:
+        asyncio.run(mapping.map_async("demo.provision_db", rows, ask=True, session=session))
+    assert refused.value.kind == "bad_input"
+    with pytest.raises(mapping.MapError) as failed:  # nobody to ask: the rows fail unanswered, and the table says how to answer
+        asyncio.run(mapping.map_async("demo.provision_db", rows[:1], session=session))
+    assert [e.kind for _, _, e in failed.value.failures] == ["unanswered"]
+    assert "answers={...}" in str(failed.value) and "map_async" in str(failed.value)
