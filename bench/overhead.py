@@ -92,6 +92,40 @@ class RawClient:
         self.loop.close()
 
 
+def same_capabilities() -> dict[str, Any]:
+    """``mcp.Client`` options that advertise what the notebook's client advertises, with do-nothing callbacks.
+
+    Under 2026-07-28 every request carries the client's capabilities in ``_meta``, and the server
+    checks them on each request. The notebook's client advertises elicitation, tool-enabled
+    sampling, roots, logging and two extensions (tasks, MCP Apps); a raw client with only an
+    elicitation callback sends less, so an in-process server (whose work counts in the same
+    process) does less per call. Like-for-like raw sides advertise the same.
+    """
+    from mcp_notebook.apps import advertisement
+    from mcp_notebook.connections import _sampling_capabilities
+    from mcp_notebook.tasks import TasksExtension
+
+    async def no_sampling(ctx: Any, params: Any) -> Any:
+        raise RuntimeError("not used by the benchmark")
+
+    async def no_roots(ctx: Any) -> Any:
+        raise RuntimeError("not used by the benchmark")
+
+    async def ignore(*args: Any) -> None:
+        return None
+
+    return {
+        "elicitation_callback": _accept_defaults,
+        "sampling_callback": no_sampling,
+        "sampling_capabilities": _sampling_capabilities(),
+        "list_roots_callback": no_roots,
+        "logging_callback": ignore,
+        "log_level": "info",
+        "message_handler": ignore,
+        "extensions": [TasksExtension(lambda *a: None), advertisement()],
+    }
+
+
 async def _accept_defaults(ctx: Any, params: Any) -> Any:
     from mcp.types import ElicitResult
 

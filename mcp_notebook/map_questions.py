@@ -133,7 +133,7 @@ class MapQuestions(HeadlessUI):
         shown = shown if len(shown) <= ARGS_CHARS else shown[: ARGS_CHARS - 1] + "…"
         waiting = f" ({others} more row{'s' if others != 1 else ''} waiting on the same question)" if others else ""
         header = w.HTML(f'<div class="mcpnb"><b>{esc(self.label)}</b> asks, for the row with {esc(shown) or "no arguments"}{esc(waiting)}:</div>')
-        check = w.Checkbox(value=False, description="Use this answer for every remaining row that asks this", indent=False, disabled=not shareable)
+        check = w.Checkbox(value=False, description="Use this answer for every remaining row that asks this", indent=False, disabled=not shareable, layout=w.Layout(width="auto"))
         check.add_class("mcp-map-for-all")
         if not shareable:
             check.description = "Each row is asked this on its own (a link to open)"

@@ -291,19 +291,15 @@ async def _call_with_retries(session: Session, conn: Connection, spec: _Spec, ar
 async def _call_once(session: Session, conn: Connection, spec: _Spec, arguments: dict[str, Any], ui: FlowUI | None, stop: MapStop) -> Outcome:
     """One headless flow; a tool error (``isError``) counts as a failure with the tool's own text."""
     answers = replace(spec.answers, fields=dict(spec.answers.fields))  # each flow its own copy, as ``call`` makes
-    flow = session.start("tools/call", conn, spec.tool, dict(arguments), answers=answers, save=False, ui=ui)
+    flow = session.make_flow("tools/call", conn, spec.tool, dict(arguments), answers=answers, save=False, ui=ui)
+    flow.wants_progress = False  # the map's bar counts rows; a progress token per row would only cost
     stop.flows.add(flow)
     try:
-        result = await flow
+        result = await flow.run_here()  # in this worker's task: no task and no hop per row
     except FlowError as exc:
+        if exc.kind == "cancelled" and stop.stopped:
+            return FlowError(f"{flow.label} did not finish: the map was stopped", kind="cancelled", server=conn.name)
         return exc
-    except (asyncio.CancelledError, concurrent.futures.CancelledError):
-        task = asyncio.current_task()
-        if task is not None and task.cancelling():  # the map's own task is cancelled: its rows in flight stop too
-            flow.cancel()
-            raise
-        why = "the map was stopped" if stop.stopped else "it was cancelled"  # the row's flow was cancelled, not the map
-        return FlowError(f"{flow.label} did not finish: {why}", kind="cancelled", server=conn.name)
     finally:
         stop.flows.discard(flow)
     if getattr(result, "is_error", False):

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal, TypedDict
 
-from traitlets import Dict, Enum, Float, Int, TraitError, Unicode, validate
+from traitlets import Dict, Enum, Float, Int, TraitError, Unicode, observe, validate
 from traitlets import Any as TAny
 from traitlets.config import Configurable
 
@@ -148,11 +148,23 @@ class SessionSettings(Configurable):
 
     @property
     def limits(self) -> Limits:
-        """The size bounds a new flow renders with (a flow keeps the ``Limits`` it started with)."""
-        return Limits(
-            max_result_chars=self.max_result_chars, max_inline_bytes=self.max_inline_bytes,
-            max_schema_depth=self.max_schema_depth, max_form_fields=self.max_form_fields,
-        )  # fmt: skip
+        """The size bounds a new flow renders with (a flow keeps the ``Limits`` it started with).
+
+        Made once and again after a ``%config`` change of one of them: a map starts a flow per row.
+        """
+        limits = self._limits
+        if limits is None:
+            limits = self._limits = Limits(
+                max_result_chars=self.max_result_chars, max_inline_bytes=self.max_inline_bytes,
+                max_schema_depth=self.max_schema_depth, max_form_fields=self.max_form_fields,
+            )  # fmt: skip
+        return limits
+
+    _limits: Limits | None = None
+
+    @observe("max_result_chars", "max_inline_bytes", "max_schema_depth", "max_form_fields")
+    def _limits_changed(self, _change: Any) -> None:
+        self._limits = None
 
 
 @dataclass(frozen=True)
@@ -508,7 +520,11 @@ class Session:
         return told
 
     # ------------------------------------------------------------------ starting flows
-    def start(
+    def start(self, method: Method, conn: Connection, name: str, arguments: dict[str, Any] | None = None, **options: Any) -> Flow:
+        """Create and start a flow (see ``make_flow`` for the options); returns at once."""
+        return self.make_flow(method, conn, name, arguments, **options).start()
+
+    def make_flow(
         self,
         method: Method,
         conn: Connection,
@@ -526,7 +542,7 @@ class Session:
         prepare: Callable[[], Awaitable[dict[str, Any]]] | None = None,
         task: TaskOptions | None = None,
     ) -> Flow:
-        """Create and start a flow (going on from ``saved`` when given); returns at once.
+        """Create a flow (going on from ``saved`` when given), not yet started: ``flow.start()``, or ``await flow.run_here()`` on the loop.
 
         ``prepare``: the arguments are made on the loop once the flow runs (they need the tool's
         schema, which a server that wants a sign-in first gives only after it, shown in the flow's cell).
@@ -556,7 +572,7 @@ class Session:
 
             flow.app_host, flow.app_main = self.apps, getattr(view, "main", None) or KernelLoop()
         self.last_flow = flow
-        return flow.start()
+        return flow
 
     def call(
         self,
