@@ -182,3 +182,55 @@ def test_two_sessions_are_isolated() -> None:
     finally:
         a.close()
         b.close()
+
+
+# ---------------------------------------------------------------------- a flow run in its caller's task (map's rows)
+def test_run_here_returns_the_result_and_a_cancel_stops_only_the_flow(session: Session) -> None:
+    import asyncio
+
+    from mcp_notebook.demo import make_demo
+
+    conn = session.connect("demo", make_demo())
+
+    async def scenario() -> tuple[Any, str, str, bool, int]:
+        quick = session.make_flow("tools/call", conn, "echo", {"text": "hi"}, save=False)
+        result = await quick.run_here()
+        quick.cancel()  # after it finished: must not reach this task's next await
+        await asyncio.sleep(0.05)
+        slow = session.make_flow("tools/call", conn, "slow_count", {"n": 200, "delay": 0.05}, save=False)
+        asyncio.get_running_loop().call_later(0.2, slow.cancel)
+        try:
+            await slow.run_here()
+        except FlowError as exc:
+            kind = str(exc.kind)
+        else:
+            kind = "finished"
+        task = asyncio.current_task()
+        assert task is not None
+        await asyncio.sleep(0.05)  # the calling task goes on, not cancelled
+        return result.content[0].text, kind, slow.state.value, slow.finished, task.cancelling()
+
+    text, kind, state, finished, cancelling = session.runtime.run(scenario(), timeout=30)
+    assert (text, kind, state, finished, cancelling) == ("hi", "cancelled", "cancelled", True, 0)
+
+
+def test_run_here_in_a_cancelled_task_cancels_the_flow_and_raises_cancelled(session: Session) -> None:
+    import asyncio
+
+    from mcp_notebook.demo import make_demo
+
+    conn = session.connect("demo", make_demo())
+    flow = session.make_flow("tools/call", conn, "slow_count", {"n": 200, "delay": 0.05}, save=False)
+
+    async def scenario() -> str:
+        runner = asyncio.ensure_future(flow.run_here())
+        await asyncio.sleep(0.2)
+        runner.cancel()
+        try:
+            await runner
+        except asyncio.CancelledError:
+            return "cancelled"
+        return "finished"
+
+    assert session.runtime.run(scenario(), timeout=30) == "cancelled"
+    assert flow.state.value == "cancelled"
