@@ -135,7 +135,7 @@ def build_parsers() -> dict[str, Parser]:
     _flow_args(p)
     p = ps["tasks"] = Parser("tasks", "List tasks: the ones this notebook follows or saved, and the server's own list where it offers one (2025-11-25 servers).")
     p.add_argument("server", nargs="?", help="a connection name (default: every connected server)")
-    p = ps["map"] = Parser("map", "Call a tool once per row of a variable (a list of argument dicts, a pandas or Dask DataFrame, an iterable): one progress bar, one table of failures, results in input order.")
+    p = ps["map"] = Parser("map", "Call a tool once per row of a variable (a list of argument dicts, a pandas or Dask DataFrame, an iterable): one progress bar, one table of failures, results in input order. The rows' questions are answered by --answer presets; to answer them in a form, once for every row, await mcp_notebook.map_async(...) in the cell.")
     p.add_argument("tool", help="[SERVER.]TOOL")
     p.add_argument("--over", required=True, metavar="VAR", help="the notebook variable holding the rows")
     p.add_argument("--column", metavar="C", help="for a one-argument tool: the column (or values) passed as that argument")
