@@ -21,7 +21,7 @@ FOR_ALL = "Use this answer for every remaining row that asks this"
 
 @pytest.fixture(scope="module")
 def kernel() -> Iterator[Kernel]:
-    with running_kernel(str(REPO_ROOT), "%load_ext mcp_notebook\nimport mcp_notebook\n%mcp connect demo mcp_notebook.demo:demo") as k:
+    with running_kernel(str(REPO_ROOT), "%load_ext mcp_notebook\nimport mcp_notebook\n%mcp connect demo mcp_notebook.demo:demo\n%mcp connect legacy --protocol legacy mcp_notebook.demo:demo") as k:
         yield k
 
 
@@ -63,6 +63,22 @@ def test_answered_once_for_all_twenty_rows(kernel: Kernel) -> None:
     assert notes and "accept (region)" in "".join(notes) and "us-west-2" not in "".join(notes)  # field names, never the answers
     bars = kernel.find_widgets("IntProgressModel", value=20, max=20)
     assert len(bars) == 1 and kernel.comms[bars[0]]["bar_style"] == "success"
+
+
+def test_a_2025_server_asking_over_the_back_channel_meets_the_same_form(kernel: Kernel) -> None:
+    cell = kernel.execute("old = await mcp_notebook.map_async('legacy.provision_db', [{'name': f'v{i}'} for i in range(6)], concurrency=1)", allow_stdin=True, wait=False)
+    seen: set[str] = set(kernel.find_widgets("CheckboxModel", description=FOR_ALL)) | set(kernel.find_widgets("ButtonModel", description="Accept"))
+    check, accept = next_form(kernel, seen)
+    pick(kernel, "region", "eu-central-1")
+    kernel.set_value(check, True)
+    kernel.click(accept)
+    check, accept = next_form(kernel, seen)
+    kernel.set_value(check, True)
+    kernel.click(accept)
+    kernel.wait_idle(cell, timeout=60)
+    probe = kernel.execute("print(old[0].content[0].text, old[5].content[0].text, len(old))")
+    assert kernel.text_of_cell(probe).strip() == "Provisioned 'v0' in eu-central-1 (size small). Provisioned 'v5' in eu-central-1 (size small). 6"
+    assert len([c for c in kernel.find_widgets("CheckboxModel", description=FOR_ALL) if c not in seen]) == 0  # two forms for six rows
 
 
 def test_each_row_asked_on_its_own_without_the_tick(kernel: Kernel) -> None:
