@@ -82,6 +82,7 @@ class MapQuestions(HeadlessUI):
         self.waiting: dict[Signature | None, int] = {}
         self.asked = 0  # forms shown
         self._notes: list[str] = []  # what was answered for all, one line per question (kernel's loop)
+        self.on_waiting: Callable[[str], None] | None = None  # told (kernel's loop) when rows wait for the form, and when not
         self._turn: asyncio.Lock | None = None  # made on the loop that asks
 
     async def ask(self, flow: Flow, questions: list[Question], answers: Answers) -> dict[str, Any]:
@@ -148,6 +149,8 @@ class MapQuestions(HeadlessUI):
         box.add_class("mcp-map-question")
         box.add_class("mcp-notebook-form")  # the labextension marks it stale when its kernel restarts
         self.area.children = (box,)
+        if self.on_waiting is not None:
+            self.on_waiting("waiting for your answer")
 
     def _note_for_all(self, kept: list[Any]) -> None:
         answered = "; ".join(r.action + (f" ({', '.join(sorted(r.content))})" if getattr(r, "content", None) else "") for r in kept)  # field names, never values
@@ -165,6 +168,8 @@ class MapQuestions(HeadlessUI):
         self._clear()
 
     def _clear(self) -> None:
+        if self.on_waiting is not None:
+            self.on_waiting("")
         old = self.area.children
         self.area.children = ()
         for child in old:

@@ -155,6 +155,8 @@ async def map_async(
 
         questions = MapQuestions(schema, label, stop=lambda: session.runtime.call_soon(stop.stop))
     progress = MapProgress.in_kernel(len(arguments), label, below=questions.widget if questions is not None else None)
+    if questions is not None and progress is not None:
+        questions.on_waiting = progress.set_note
     future = session.runtime.submit(run_rows(session, conn, spec, arguments, progress.step if progress else None, ui=questions, stop=stop))
     try:
         outcomes = await asyncio.wrap_future(future)
@@ -324,6 +326,7 @@ class MapProgress:
 
         self.total, self.label = total, label
         self.done = self.failed = 0
+        self.note = ""
         self.started = time.monotonic()
         self.main = KernelLoop()
         self.bar = widgets.IntProgress(value=0, min=0, max=max(total, 1), description="", bar_style="info")
@@ -352,7 +355,13 @@ class MapProgress:
 
     def _line(self) -> str:
         failed = f", {self.failed} failed" if self.failed else ""
-        return f"{self.label}: {self.done} of {self.total}{failed} ({time.monotonic() - self.started:.1f} s)"
+        note = f" · {self.note}" if self.note else ""
+        return f"{self.label}: {self.done} of {self.total}{failed} ({time.monotonic() - self.started:.1f} s){note}"
+
+    def set_note(self, note: str) -> None:
+        """A word after the count (kernel thread): ``map_async`` says when the rows wait for an answer."""
+        self.note = note
+        self.draw()
 
     # ------------------------------------------------------------------ any thread
     def step(self, ok: bool, count: int = 1, failed: int | None = None) -> None:

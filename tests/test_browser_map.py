@@ -46,6 +46,8 @@ def test_a_question_answered_once_for_every_row(front: Front) -> None:
     expect(question).to_contain_text("demo.provision_db asks, for the row with name='db")
     expect(question.locator(".mcp-elicitation")).to_contain_text("Which region should")
     question.locator(".mcp-field-region select").select_option(label="us-west-2")
+    expect(cell.locator(".mcp-notebook-map")).to_contain_text(f"demo.provision_db: 0 of {ROWS}")
+    expect(cell.locator(".mcp-notebook-map")).to_contain_text("· waiting for your answer")
     for_all = question.locator(".mcp-map-for-all input[type=checkbox]")
     for_all.check()
     SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
@@ -60,7 +62,8 @@ def test_a_question_answered_once_for_every_row(front: Front) -> None:
     result = panel.locator(".jp-Cell").nth(3).locator(".jp-OutputArea-output")
     expect(result).to_contain_text(f"{ROWS} Provisioned 'db0' in us-west-2 (size small). Provisioned 'db{ROWS - 1}' in us-west-2 (size small).", timeout=60_000)
     expect(cell.locator(".mcp-map-question")).to_have_count(0)  # no form left
-    expect(cell).to_contain_text(f"demo.provision_db: {ROWS} of {ROWS}")
+    expect(cell.locator(".mcp-notebook-map")).to_contain_text(f"demo.provision_db: {ROWS} of {ROWS}")
+    expect(cell.locator(".mcp-notebook-map")).not_to_contain_text("waiting for your answer")
     notes = cell.locator(".mcp-map-for-all-note")
     expect(notes).to_contain_text("accept (region)")
     expect(notes).to_contain_text("accept (ok)")
