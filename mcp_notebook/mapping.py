@@ -329,7 +329,7 @@ class MapProgress:
         self.note = ""
         self.started = time.monotonic()
         self.main = KernelLoop()
-        self.bar = widgets.IntProgress(value=0, min=0, max=max(total, 1), description="", bar_style="info")
+        self.bar = widgets.IntProgress(value=0, min=0, max=max(total, 1), description="", bar_style="info", layout=widgets.Layout(width="220px"))
         self.text = widgets.Label(value=self._line())
         self.box = widgets.HBox([self.bar, self.text])
         self.box.add_class("mcp-notebook-map")
