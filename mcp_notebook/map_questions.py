@@ -4,7 +4,8 @@ A map of 1,000 rows of a tool that asks "which region?" would otherwise need 1,0
 row's flow of an interactive map (``mapping.map_async`` in an awaiting cell) shares one
 ``MapQuestions`` as its answerer's ``ui.FlowUI``:
 
-* presets (``answers=``) answer first, as in a headless map;
+* presets (``answers=``) answer first, as in a headless map (a preset that does not fit, or a
+  link to open, goes to the form);
 * else a question already answered "for every remaining row" is answered the same way at once;
 * else the row waits its turn and the map's cell shows the question in the usual form, with the
   row's arguments (secrets masked), how many rows wait on the same question, and a checkbox
@@ -88,9 +89,8 @@ class MapQuestions(HeadlessUI):
     async def ask(self, flow: Flow, questions: list[Question], answers: Answers) -> dict[str, Any]:
         try:
             return await super().ask(flow, questions, answers)  # the presets, as a headless map
-        except FlowError as exc:
-            if exc.kind != "unanswered":
-                raise
+        except FlowError:
+            pass  # no preset, one that does not fit, or a link to open: the form asks (prefilled), as a cell's form does
         signature = same_question(questions)
         again = self._answered_for_all(signature, questions)
         if again is not None:

@@ -1,0 +1,90 @@
+"""A hostile server's questions in a map's form (``map_async``'s ``MapQuestions``), through real calls.
+
+The hostile server (``hostile.py``) puts script in every string of its elicitation: the form in the
+map's cell shows them as text. Its URL-mode question (a look-alike link and a ``javascript:`` URL)
+is shown (a map with a person there can open it) but never answered "for every remaining row":
+each row's link is its own, so the checkbox is off and says why. (A row's own arguments, markup
+from the user's data, read as text above the form: ``tests/test_map_questions.py``.)
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import ipywidgets as w
+import pytest
+
+from mcp_notebook import mapping
+from mcp_notebook.map_questions import MapQuestions
+from mcp_notebook.session import Session
+
+from .hostile import make_server
+from .test_hostile import widget_leaks, widget_text
+
+pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.fixture
+def session() -> Iterator[Session]:
+    s = Session()
+    s.connect("h", make_server())
+    yield s
+    s.close()
+
+
+def shown(questions: MapQuestions) -> w.Widget:
+    deadline = time.monotonic() + 20
+    while not questions.area.children:
+        assert time.monotonic() < deadline, "no question shown"
+        time.sleep(0.02)
+    return questions.area.children[0]
+
+
+def press(box: w.Widget, description: str) -> None:
+    buttons = [b for b in _walk(box) if isinstance(b, w.Button) and b.description == description and not b.disabled]
+    assert buttons, f"no {description} button"
+    buttons[0].click()
+
+
+def _walk(widget: w.Widget) -> Iterator[w.Widget]:
+    yield widget
+    for child in getattr(widget, "children", ()) or ():
+        yield from _walk(child)
+
+
+def run(session: Session, tool: str, rows: list[dict[str, Any]]) -> tuple[MapQuestions, Any]:
+    conn = session.registry.get("h")
+    schema = session.tool_schema_sync(conn, tool)
+    questions = MapQuestions(schema, f"h.{tool}", stop=lambda: None)  # no kernel loop here: its drawing runs at once
+    spec = mapping._Spec(tool=tool, concurrency=1, retries=0)
+    return questions, session.runtime.submit(mapping.run_rows(session, conn, spec, rows, ui=questions))
+
+
+def test_the_form_shows_the_servers_script_and_the_rows_markup_as_text(session: Session) -> None:
+    questions, future = run(session, "hostile_form", [{}, {}])
+    box = shown(questions)
+    assert widget_leaks(box) == []
+    text = widget_text(box)
+    assert "[elicit-message] <script>window.__pwned=1</script>" in text  # shown, as text
+    press(box, "Decline")  # no "for all": the second row is asked on its own
+    box = shown(questions)
+    assert widget_leaks(box) == []
+    press(box, "Decline")
+    outcomes = future.result(timeout=20)
+    assert len(outcomes) == 2 and questions.asked == 2
+
+
+def test_a_url_question_is_never_answered_for_the_other_rows(session: Session) -> None:
+    questions, future = run(session, "hostile_url", [{"which": "evil"}, {"which": "evil"}])
+    box = shown(questions)
+    assert widget_leaks(box) == []
+    check = next(c for c in _walk(box) if isinstance(c, w.Checkbox))
+    assert check.disabled and check.description == "Each row is asked this on its own (a link to open)"
+    assert not any(isinstance(c, w.HTML) and 'href="javascript:' in c.value for c in _walk(box))
+    press(box, "Cancel")
+    box = shown(questions)  # the second row asks again: its link is its own
+    press(box, "Cancel")
+    future.result(timeout=20)
+    assert questions.asked == 2 and questions.for_all == {}
