@@ -98,6 +98,7 @@ class MapQuestions(HeadlessUI):
         if self._turn is None:
             self._turn = asyncio.Lock()
         self.waiting[signature] = self.waiting.get(signature, 0) + 1
+        showing = False
         try:
             async with self._turn:
                 self.waiting[signature] -= 1
@@ -106,10 +107,12 @@ class MapQuestions(HeadlessUI):
                     return again
                 reply: Reply[tuple[dict[str, Any], bool]] = Reply()
                 self.asked += 1
+                showing = True
                 self.main.to_kernel(self._show, flow, questions, answers, self.waiting.get(signature, 0), signature is not None, reply.offer)
                 results, for_all = await reply
         except BaseException:
-            self.main.to_kernel(self._clear)
+            if showing:  # this row's form goes (a row still waiting its turn leaves the shown one alone)
+                self.main.to_kernel(self._clear)
             raise
         if for_all and signature is not None:
             self.for_all[signature] = kept = [results[q.key] for q in questions]
@@ -141,8 +144,8 @@ class MapQuestions(HeadlessUI):
 
         def done(results: dict[str, Any]) -> None:
             check.disabled = True
+            self.main.to_kernel(self._clear)  # queued before the answer goes: the next row's form is drawn after this clearing
             deliver((results, bool(check.value)))
-            self.main.to_kernel(self._clear)
 
         panel = ElicitationPanel(flow.conn.name, questions, answers, done)
         box = w.VBox([header, panel.widget, check])
