@@ -297,3 +297,47 @@ def test_map_async_outside_a_kernel_answers_from_presets_and_refuses_to_ask(sess
         asyncio.run(mapping.map_async("demo.provision_db", rows[:1], session=session))
     assert [e.kind for _, _, e in failed.value.failures] == ["unanswered"]
     assert "answers={...}" in str(failed.value) and "map_async" in str(failed.value)
+
+
+def test_a_row_cancelled_while_waiting_its_turn_leaves_the_shown_form_alone(session: Session) -> None:
+    """Two rows ask at once: the first one's form shows; the second, still waiting its turn, is cancelled; the form stays and still answers."""
+    import time
+
+    from mcp_notebook.demo import make_demo
+    from mcp_notebook.map_questions import MapQuestions
+
+    conn = session.connect("demo", make_demo())
+    questions = MapQuestions(session.tool_schema_sync(conn, "provision_db"), "demo.provision_db", stop=lambda: None)  # no kernel loop: drawn at once
+    stop = mapping.MapStop()
+    spec = mapping._Spec(tool="provision_db", concurrency=2, retries=0)
+    future = session.runtime.submit(mapping.run_rows(session, conn, spec, [{"name": "a"}, {"name": "b"}], ui=questions, stop=stop))
+    deadline = time.monotonic() + 20
+    while not (questions.area.children and sum(questions.waiting.values()) == 1):
+        assert time.monotonic() < deadline, "the first form and a second row waiting"
+        time.sleep(0.02)
+    box = questions.area.children[0]
+    asking = "a" if "name=&#x27;a&#x27;" in box.children[0].value or "name='a'" in box.children[0].value else "b"
+    waiting = next(f for f in list(stop.flows) if f.arguments["name"] != asking)
+    waiting.cancel()
+    while any(f is waiting for f in list(stop.flows)):
+        assert time.monotonic() < deadline, "the waiting row cancelled"
+        time.sleep(0.02)
+    assert questions.area.children == (box,)  # the shown form is still there
+    for _ in range(2):  # the region (its default prefilled), then the confirmation: each a form of this row
+        while not questions.area.children:
+            assert time.monotonic() < deadline, "the row's next form"
+            time.sleep(0.02)
+        next(b for b in _buttons(questions.area.children[0]) if b.description == "Accept" and not b.disabled).click()
+    outcomes = future.result(timeout=20)
+    by_name = {"a": outcomes[0], "b": outcomes[1]}
+    assert isinstance(by_name[asking], FlowError) is False and by_name[asking].content[0].text.startswith(f"Provisioned '{asking}'")
+    assert isinstance(by_name["b" if asking == "a" else "a"], FlowError) and by_name["b" if asking == "a" else "a"].kind == "cancelled"
+
+
+def _buttons(widget: Any) -> list[Any]:
+    import ipywidgets as w
+
+    found = [widget] if isinstance(widget, w.Button) else []
+    for child in getattr(widget, "children", ()) or ():
+        found.extend(_buttons(child))
+    return found
