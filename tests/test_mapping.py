@@ -214,13 +214,17 @@ def test_progress_bar_and_failure_table_in_a_real_kernel(tmp_path: Any) -> None:
         assert kernel.find_widgets("LabelModel") and any(str(kernel.comms[c].get("value", "")).startswith("demo.fail: 400 of 400, 400 failed") for c in kernel.find_widgets("LabelModel"))
         text = kernel.text_of_cell(msg)
         assert "400 of 400 calls of demo.fail failed" in text and "0    message='m0'" in text and "... and 380 more failed rows" in text
-        # the bar moved while the cell ran: more than one value reached the front end before the cell ended
+        # the bar moves while the cell runs: a map of about a second (rows of 20 ms, 8 at a time) sends several values before it ends
+        slow = kernel.execute("slow = mapping.map('demo.slow_count', [{'n': 1, 'delay': 0.02}] * 400, concurrency=8, session=s)")
+        kernel.pump(0.5)
+        bar = kernel.find_widgets("IntProgressModel", value=400, max=400, bar_style="success")
+        assert len(bar) == 1
         values = [
             m["content"]["data"]["state"]["value"]
-            for m in kernel.for_cell(msg)
-            if m["msg_type"] == "comm_msg" and "value" in m["content"]["data"].get("state", {}) and m["content"]["comm_id"] == bars[0]
+            for m in kernel.for_cell(slow)
+            if m["msg_type"] == "comm_msg" and "value" in m["content"]["data"].get("state", {}) and m["content"]["comm_id"] == bar[0]
         ]
-        assert len(values) >= 2 and values[-1] == 400
+        assert len(values) >= 3 and values == sorted(values) and values[-1] == 400, values
 
 
 # ---------------------------------------------------------------------- past one kernel: Dask workers
