@@ -551,6 +551,11 @@ def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def one_line(text: str | None, width: int) -> str:
+    """``text`` on one line (runs of whitespace as one space), cut to ``width`` characters with "…"."""
+    return _clip(" ".join((text or "").split()), width)
+
+
 def _fold(text: str, width: int) -> list[str]:
     """Text as lines of at most ``width`` characters (at spaces where it can), nothing dropped."""
     lines: list[str] = []

@@ -269,23 +269,7 @@ class Flow:
 
     def __await__(self) -> Any:
         assert self._future is not None, "flow not started"
-        task = self._task
-        if task is not None and self.conn.runtime.in_loop_thread():
-            return self._outcome(task).__await__()
         return asyncio.wrap_future(self._future).__await__()
-
-    async def _outcome(self, task: asyncio.Task[Any]) -> Any:
-        """``await flow`` on the runtime loop itself: wait for the flow's task, not for a cross-thread hop.
-
-        Like ``wrap_future``, cancelling the waiter does not cancel the flow (``cancel()`` does); a
-        cancelled flow raises ``asyncio.CancelledError`` here too.
-        """
-        await asyncio.wait((task,))
-        future = self._future
-        assert future is not None
-        if future.cancelled():
-            raise asyncio.CancelledError
-        return future.result()
 
     async def run_here(self) -> Any:
         """Run the (not started) flow in the calling task, on the runtime loop; returns its result.

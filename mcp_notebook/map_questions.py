@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 from .bridge import KernelLoop, Reply
 from .display import esc
 from .errors import FlowError
-from .redact import masked, secret_arguments
 from .ui import HeadlessUI
 
 if TYPE_CHECKING:
@@ -132,9 +131,9 @@ class MapQuestions(HeadlessUI):
 
         from .forms import ElicitationPanel
 
-        arguments = dict(getattr(flow, "arguments", None) or {})
-        shown = ", ".join(f"{k}={v!r}" for k, v in masked(arguments, secret_arguments(arguments, self.schema)).items())
-        shown = shown if len(shown) <= ARGS_CHARS else shown[: ARGS_CHARS - 1] + "…"
+        from .mapping import row_text
+
+        shown = row_text(flow.arguments, self.schema, ARGS_CHARS)
         waiting = f" ({others} more row{'s' if others != 1 else ''} waiting on the same question)" if others else ""
         header = w.HTML(f'<div class="mcpnb"><b>{esc(self.label)}</b> asks, for the row with {esc(shown) or "no arguments"}{esc(waiting)}:</div>')
         check = w.Checkbox(value=False, description="Use this answer for every remaining row that asks this", indent=False, disabled=not shareable, layout=w.Layout(width="auto"))

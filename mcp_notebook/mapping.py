@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from .bridge import KernelLoop
-from .display import Table, content_text
+from .display import Table, content_text, one_line
 from .errors import FlowError, SessionError, describe_exception
 from .form_model import Answers
 from .redact import masked, secret_arguments
@@ -529,7 +529,7 @@ def failure_table(failures: list[tuple[int, dict[str, Any], FlowError]], schema:
     Compact on purpose: 900 failed rows of one cause would bury the cell; the rest are counted
     in a note (``MapError.failures`` and the kept results have them all).
     """
-    rows = [[i, _cut(_args_text(masked(a, secret_arguments(a, schema))), ARGS_CHARS), _cut(_error_text(e, label), ERROR_CHARS)] for i, a, e in failures[:SHOWN_FAILURES]]
+    rows = [[i, row_text(a, schema, ARGS_CHARS), one_line(_error_text(e, label), ERROR_CHARS)] for i, a, e in failures[:SHOWN_FAILURES]]
     notes = [f"... and {len(failures) - SHOWN_FAILURES} more failed rows"] if len(failures) > SHOWN_FAILURES else []
     return Table(["row", "arguments", "error"], rows, title=f"{len(failures)} of {total} calls of {label} failed", notes=notes, wrap=True)
 
@@ -543,13 +543,9 @@ def _error_text(error: FlowError, label: str) -> str:
     return text
 
 
-def _args_text(arguments: Mapping[str, Any]) -> str:
-    return ", ".join(f"{k}={v!r}" for k, v in arguments.items())
-
-
-def _cut(text: str, width: int) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= width else line[: width - 1] + "…"
+def row_text(arguments: Mapping[str, Any], schema: Mapping[str, Any], width: int) -> str:
+    """A row's arguments as one line, ``name='value', ...``, secret ones masked, cut to ``width``."""
+    return one_line(", ".join(f"{k}={v!r}" for k, v in masked(arguments, secret_arguments(arguments, schema)).items()), width)
 
 
 def _show(table: Table) -> None:

@@ -18,7 +18,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from .bridge import KernelLoop
-from .display import Table
+from .display import Table, one_line
 from .ui import HeadlessUI
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ class TaskBoard(HeadlessUI):
         states = Counter(_state(f) for f in flows)
         summary = ", ".join(f"{n} {state}" for state, n in sorted(states.items()))
         rows = [
-            [f.id, f.label, f.state.value, f.task.status if f.task is not None else "", _cut(f.task.message if f.task is not None else _error(f)), f"{_elapsed(f):.1f} s"]
+            [f.id, f.label, f.state.value, f.task.status if f.task is not None else "", one_line(f.task.message if f.task is not None else _error(f), MESSAGE_CHARS), f"{_elapsed(f):.1f} s"]
             for f in flows
         ]  # fmt: skip
         title = f"{self.title}: {len(flows)} ({summary})" if flows else self.title
@@ -95,11 +95,6 @@ def _state(flow: Flow) -> str:
 
 def _error(flow: Flow) -> str | None:
     return str(flow.error) if flow.error is not None else None
-
-
-def _cut(text: str | None) -> str:
-    line = " ".join((text or "").split())
-    return line if len(line) <= MESSAGE_CHARS else line[: MESSAGE_CHARS - 1] + "…"
 
 
 def _elapsed(flow: Flow) -> float:

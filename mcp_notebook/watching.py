@@ -35,7 +35,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from .bridge import KernelLoop
-from .display import STYLE, ResultView, esc, note_html
+from .display import STYLE, ResultView, esc, note_html, one_line
 from .errors import FlowError, describe_exception
 from .limits import Limits
 
@@ -77,11 +77,6 @@ def resource_updated(conn: Connection, message: Any) -> None:
 def _covers(watched: str, changed: str) -> bool:
     """Whether a change of ``changed`` concerns a watch of ``watched`` (the same URI, or one under it)."""
     return changed == watched or changed.startswith(watched.rstrip("/") + "/")
-
-
-def _cut(text: str) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= REASON_CHARS else line[: REASON_CHARS - 1] + "…"
 
 
 def subscription_support(conn: Connection) -> FlowError | None:
@@ -209,7 +204,7 @@ class Watch:
     def _lost(self, error: BaseException) -> str:
         if not self.conn.is_open:
             return f"connection {self.server!r} closed"
-        return f"the subscription was lost: {_cut(describe_exception(error)[0])}"
+        return f"the subscription was lost: {one_line(describe_exception(error)[0], REASON_CHARS)}"
 
     async def _connection_end(self) -> None:
         """Returns when the connection ends (closed, disconnected, or its server gone)."""
@@ -277,7 +272,7 @@ class Watch:
         except Exception as exc:  # noqa: BLE001 - a later failure is shown; the first one fails the watch
             if first:
                 raise FlowError(f"Could not read {self.uri} on {self.server!r}: {describe_exception(exc)[0]}", server=self.server) from None
-            self.error = _cut(describe_exception(exc)[0])
+            self.error = one_line(describe_exception(exc)[0], REASON_CHARS)
         else:
             self.result, self.error = result, None
             if not first:

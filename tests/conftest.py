@@ -122,3 +122,22 @@ def get_shell() -> object:
 def session_of(shell: object) -> object:
     """The ``Session`` that the shell's ``%mcp`` magics own (what ``mcp_notebook.connect`` uses there too)."""
     return shell.magics_manager.registry["MCPMagics"].session  # type: ignore[attr-defined]
+
+
+# ---------------------------------------------------------------------- browser tests
+@pytest.fixture(scope="module")
+def page(served: tuple[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """One Chromium page per browser-test module, for the module's ``served`` (URL, app) fixture."""
+    from .browser import chromium_page
+
+    with chromium_page(tmp_path_factory.mktemp("chromium-profile")) as page:
+        yield page
+
+
+@pytest.fixture
+def front(served: tuple[str, str], page: object) -> object:
+    """The page driven as a person would (``browser.Front``), on the module's ``served`` server."""
+    from .browser import Front
+
+    page.set_default_timeout(30_000)  # type: ignore[attr-defined]
+    return Front(page, *served)

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from .browser import APPS, Front, chromium_page, has_class, notebook, put_notebook, running_lab, wait_for
+from .browser import APPS, Front, has_class, notebook, put_notebook, running_lab, wait_for
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -43,16 +43,6 @@ def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
         yield url, app
 
 
-@pytest.fixture(scope="module")
-def page(served: tuple[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    with chromium_page(tmp_path_factory.mktemp("chromium-profile")) as page:
-        yield page
-
-
-@pytest.fixture
-def front(served: tuple[str, str], page: Any) -> Front:
-    page.set_default_timeout(30_000)
-    return Front(page, *served)
 
 
 def start(front: Front, name: str, calls: list[str], blank: int = 4) -> Any:

@@ -15,11 +15,10 @@ same target ``make test`` runs first). Playwright only drives it: never ``playwr
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
-from .browser import APPS, Front, chromium_page, notebook, running_lab
+from .browser import APPS, Front, notebook, running_lab
 from .conftest import REPO_ROOT
 
 SCREENSHOT = REPO_ROOT / "docs" / "images" / "form.png"
@@ -59,16 +58,6 @@ def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
         yield url, app
 
 
-@pytest.fixture(scope="module")
-def page(served: tuple[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    with chromium_page(tmp_path_factory.mktemp("chromium-profile")) as page:
-        yield page
-
-
-@pytest.fixture
-def front(served: tuple[str, str], page: Any) -> Front:
-    page.set_default_timeout(30_000)
-    return Front(page, *served)
 
 
 def test_fill_the_form_like_a_person(front: Front) -> None:

@@ -18,7 +18,7 @@ import pytest
 
 from .browser import Front, has_class, put_notebook, saved_flows, shut_down_kernels, wait_for
 from .browser import notebook as _notebook
-from .test_browser_forms import front, page, served  # noqa: F401 - fixtures shared with the forms test
+from .test_browser_forms import served  # noqa: F401 - the forms test's server (``page`` and ``front`` come from conftest)
 
 KEY_ENV = "MCPNB_BROWSER_RESUME_KEY"
 

@@ -20,7 +20,7 @@ from mcp_notebook import mapping
 from mcp_notebook.map_questions import MapQuestions
 from mcp_notebook.session import Session
 
-from .hostile import make_server
+from .hostile import HOSTILE, make_server
 from .test_hostile import widget_leaks, widget_text
 
 pytestmark = pytest.mark.timeout(60)
@@ -57,7 +57,7 @@ def _walk(widget: w.Widget) -> Iterator[w.Widget]:
 def run(session: Session, tool: str, rows: list[dict[str, Any]]) -> tuple[MapQuestions, Any]:
     conn = session.registry.get("h")
     schema = session.tool_schema_sync(conn, tool)
-    questions = MapQuestions(schema, f"h.{tool}", stop=lambda: None)  # no kernel loop here: its drawing runs at once
+    questions = MapQuestions(schema, f"h.{tool} {HOSTILE}", stop=lambda: None)  # a label with markup; no kernel loop here: drawing runs at once
     spec = mapping._Spec(tool=tool, concurrency=1, retries=0)
     return questions, session.runtime.submit(mapping.run_rows(session, conn, spec, rows, ui=questions))
 
@@ -68,6 +68,7 @@ def test_the_form_shows_the_servers_script_and_the_rows_markup_as_text(session: 
     assert widget_leaks(box) == []
     text = widget_text(box)
     assert "[elicit-message] <script>window.__pwned=1</script>" in text  # shown, as text
+    assert f"h.hostile_form {HOSTILE} asks, for the row with no arguments" in text  # the label too
     press(box, "Decline")  # no "for all": the second row is asked on its own
     box = shown(questions)
     assert widget_leaks(box) == []
@@ -88,3 +89,13 @@ def test_a_url_question_is_never_answered_for_the_other_rows(session: Session) -
     press(box, "Cancel")
     future.result(timeout=20)
     assert questions.asked == 2 and questions.for_all == {}
+
+
+def test_the_answered_for_all_note_shows_the_servers_field_names_as_text() -> None:
+    from mcp.types import ElicitResult
+
+    questions = MapQuestions({}, "h.tool", stop=lambda: None)
+    questions._note_for_all([ElicitResult(action="accept", content={HOSTILE: "a value typed by the user"})])
+    assert widget_leaks(questions.widget) == []
+    text = widget_text(questions.widget)
+    assert "<script>window.__pwned=1</script>" in text and "a value typed by the user" not in text  # the name as text, never the value
