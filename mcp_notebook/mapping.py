@@ -508,7 +508,7 @@ def _finish(
         table = failure_table(failures, schema, len(outcomes), label)
         unanswered = sorted({str(e.missing_field) for _, _, e in failures if e.kind == "unanswered" and e.missing_field})
         if unanswered and not asked:
-            fields = ", ".join(unanswered)
+            fields = one_line(", ".join(unanswered), ARGS_CHARS)  # the server's field names: bounded
             table.notes.append(
                 f"{label} asked for {fields} and no preset answered: give answers={{...}} (%mcp map --answer FIELD=VALUE) for every row, "
                 "or run `await mcp_notebook.map_async(...)` in a notebook to answer in a form, once for all rows"

@@ -63,3 +63,24 @@ def test_the_task_board_escapes_and_cuts_status_messages() -> None:
     bundle = board.table()._repr_mimebundle_()
     assert "<img" not in bundle["text/html"] and "&lt;img" in bundle["text/html"]
     assert "y" * (MESSAGE_CHARS + 1) not in bundle["text/plain"]
+
+
+def test_the_unanswered_note_under_the_map_table_escapes_and_cuts_the_servers_field_names() -> None:
+    """Rows that failed for want of an answer name the server's fields under the table: escaped, and a thousand long names cut to one short line."""
+    from mcp_notebook import mapping
+    from mcp_notebook.errors import FlowError
+
+    names = [f"{MARKUP}{i}" + "y" * 500 for i in range(1000)]
+    failures = [FlowError("no answer", kind="unanswered", missing_field=n) for n in names]
+    session = Session()
+    try:
+        server: MCPServer[Any] = MCPServer("evil")
+        conn = session.connect("evil", server)
+        with pytest.raises(mapping.MapError) as raised:
+            mapping._finish("evil.ask", conn, {}, [{"n": i} for i in range(1000)], list(failures), None, "raise", False, asked=False)
+    finally:
+        session.close()
+    note = raised.value.table.notes[-1]
+    assert note.startswith("evil.ask asked for <img") and len(note) < 500
+    html = raised.value.table._repr_mimebundle_()["text/html"]
+    assert "<img src=x" not in html and "&lt;img src=x" in html
