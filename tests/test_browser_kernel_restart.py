@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from .browser import Front, has_class, notebook, put_notebook
-from .test_browser_forms import front, page, served  # noqa: F401 - fixtures shared with the forms test
+from .test_browser_forms import served  # noqa: F401 - the forms test's server (``page`` and ``front`` come from conftest)
 
 KEY_ENV = "MCPNB_BROWSER_RESTART_KEY"
 BANNER = "The kernel that asked this question has restarted; this form can no longer send."
