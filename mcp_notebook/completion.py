@@ -14,6 +14,11 @@ what the magic accepts. What it offers:
   variable, the server's ``completion/complete`` values;
 * connection names, saved flow ids, model names and the other fixed words of the grammar.
 
+Every name and value offered that a server or a saved record wrote goes into the cell through
+``line_expand.line_word``: braces doubled, then quoted, so running the completed line sends that
+text as it is and never evaluates a ``{...}`` the server put in it. What the user typed is compared
+with the raw names and values through ``line_expand.typed_word`` (quotes undone, never evaluated).
+
 Tab runs on the kernel's main thread and must never hang it. Everything local is read without
 crossing threads (``conn.cached_tools``, the store, the router). A listing not known yet goes to the
 session's loop and is waited for at most ``LIST_TIMEOUT`` seconds; if it is late it keeps running
@@ -38,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from IPython.core.completer import CompletionContext, SimpleCompletion, SimpleMatcherResult, context_matcher
 
+from .line_expand import line_word, typed_word
 from .magic_grammar import Parser, build_parsers
 
 if TYPE_CHECKING:
@@ -105,7 +111,7 @@ class McpCompleter:
         if match is None:
             return None
         rest = text[match.end() :]
-        cut = max(rest.rfind(" "), rest.rfind("\t")) + 1
+        cut = _word_start(rest)
         current, words = rest[cut:], _split(rest[:cut])
         if not words:
             return Found(current, [(sub, "subcommand") for sub in sorted(self.parsers) if sub.startswith(current)])
@@ -190,14 +196,15 @@ class McpCompleter:
         """``SERVER.`` names, a server's tools or prompts after ``SERVER.``, bare names with one server."""
         kind = "tool" if sub == "call" else "prompt"
         conns = self._open_connections()
-        server, dot, rest = current.partition(".")
+        typed = typed_word(current)
+        server, dot, rest = typed.partition(".")
         if dot and server in conns:
             names = self._names(conns[server], sub)
-            return Found(current, [(f"{server}.{n}", kind) for n in sorted(names) if n.startswith(rest)])
-        items = [(f"{name}.", "server") for name in sorted(conns) if f"{name}.".startswith(current)]
+            return Found(current, [(line_word(f"{server}.{n}"), kind) for n in sorted(names) if n.startswith(rest)])
+        items = [(line_word(f"{name}."), "server") for name in sorted(conns) if f"{name}.".startswith(typed)]
         if len(conns) == 1 and len(self.session.registry) == 1:  # `call TOOL` resolves to the one connection
             (conn,) = conns.values()
-            items += [(n, kind) for n in sorted(self._names(conn, sub)) if n.startswith(current)]
+            items += [(line_word(n), kind) for n in sorted(self._names(conn, sub)) if n.startswith(typed)]
         return Found(current, items)
 
     def _names(self, conn: Connection, sub: str) -> list[str]:
@@ -225,6 +232,7 @@ class McpCompleter:
         conn, name = resolved
         typed = dict(p.partition("=")[::2] for p in pairs if "=" in p)
         key, eq, value = current.partition("=")
+        key, raw_value = typed_word(key), typed_word(value)
         if sub == "call":
             tool = (self._tools(conn) or {}).get(name)
             if tool is None:
@@ -232,24 +240,24 @@ class McpCompleter:
             schema = tool.input_schema or {}
             props: dict[str, Any] = schema.get("properties") or {}
             if not eq:
-                return Found(current, [(f"{p}=", "argument") for p in props if p not in typed and p.startswith(current)])
+                return Found(current, _argument_names(props, typed, key))
             prop = props.get(key)
             if not isinstance(prop, dict):
                 return None
-            return Found(value, [(v, "value") for v in schema_values(prop, schema) if v.startswith(value)])
+            return Found(value, [(line_word(v), "value") for v in schema_values(prop, schema) if v.startswith(raw_value)])
         prompt = next((p for p in self._listing(conn, "prompts") if p.name == name), None)
         if prompt is None:
             return None
         arg_names = [a.name for a in (prompt.arguments or [])]
         if not eq:
-            return Found(current, [(f"{a}=", "argument") for a in arg_names if a not in typed and a.startswith(current)])
+            return Found(current, _argument_names(arg_names, typed, key))
         if key not in arg_names:
             return None
         from mcp.types import PromptReference
 
         context = {k: v for k, v in typed.items() if k != key}
-        values = self._server_complete(conn, PromptReference(name=name), key, value, context)
-        return Found(value, [(_word(v), "value") for v in values])
+        values = self._server_complete(conn, PromptReference(name=name), key, raw_value, context)
+        return Found(value, [(line_word(v), "value") for v in values])
 
     # ------------------------------------------------------------------ read
     def _read(self, positionals: list[str], current: str) -> Found | None:
@@ -267,21 +275,22 @@ class McpCompleter:
     def _uris(self, conn: Connection, current: str) -> list[tuple[str, str]]:
         """Resource URIs, each template's fixed start, and the values of the template variable being typed."""
         resources, templates = self._listings_of(conn, ("resources", "resource_templates"))
-        items = [(r.uri, "resource") for r in sorted(resources, key=lambda r: str(r.uri)) if str(r.uri).startswith(current)]
+        typed = typed_word(current)
+        items = [(line_word(str(r.uri)), "resource") for r in sorted(resources, key=lambda r: str(r.uri)) if str(r.uri).startswith(typed)]
         for template in templates:
             uri_template = template.uri_template
             head = uri_template.split("{", 1)[0]
-            if "{" in uri_template and head.startswith(current) and head != current:
-                items.append((head, "template"))
+            if "{" in uri_template and head.startswith(typed) and head != typed:
+                items.append((line_word(head), "template"))
                 continue
-            inside = template_variable(uri_template, current)
+            inside = template_variable(uri_template, typed)
             if inside is None:
                 continue
             var, prefix, value, context = inside
             from mcp.types import ResourceTemplateReference
 
             values = self._server_complete(conn, ResourceTemplateReference(uri=uri_template), var, value, context)
-            items += [(prefix + v, "value") for v in values]
+            items += [(line_word(prefix + v), "value") for v in values]
         return items
 
     # ------------------------------------------------------------------ sources
@@ -410,15 +419,43 @@ def _failed(future: concurrent.futures.Future[Any]) -> bool:
 
 
 def _split(text: str) -> list[str]:
-    """The words before the one being typed, as the magic splits them (quotes), forgiving an open quote."""
+    """The words before the one being typed, as the magic reads them (quotes, doubled braces), forgiving an open quote.
+
+    A ``{expr}`` is left as typed, never evaluated: Tab must not run code.
+    """
     try:
-        return shlex.split(text)
+        words = shlex.split(text)
     except ValueError:
-        return text.split()
+        words = text.split()
+    return [w.replace("{{", "{").replace("}}", "}") for w in words]
+
+
+def _word_start(text: str) -> int:
+    """Where the word being typed starts: after the last space outside quotes (``language='new zea``)."""
+    start, i = 0, 0
+    quote: str | None = None
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and quote != "'":
+            i += 2
+            continue
+        if c in "'\"":
+            quote = None if quote == c else (c if quote is None else quote)
+        elif c.isspace() and quote is None:
+            start = i + 1
+        i += 1
+    return start
 
 
 def _found(current: str, names: Iterable[str], kind: str) -> Found:
-    return Found(current, [(n, kind) for n in sorted(names) if n.startswith(current)])
+    """The names that start with what is typed, each encoded for the line (flow ids come from received notebooks)."""
+    typed = typed_word(current)
+    return Found(current, [(line_word(n), kind) for n in sorted(names) if n.startswith(typed)])
+
+
+def _argument_names(names: Iterable[str], typed: dict[str, str], current: str) -> list[tuple[str, str]]:
+    """``name=`` for the arguments not typed yet that start with ``current``; a name holding ``=`` cannot be typed, so it is not offered."""
+    return [(line_word(n) + "=", "argument") for n in names if n not in typed and "=" not in n and n.startswith(current)]
 
 
 def _choices_of(action: argparse.Action) -> list[str] | None:
@@ -430,13 +467,9 @@ def _choices_of(action: argparse.Action) -> list[str] | None:
     return found.group(1).split(",") if found else None
 
 
-def _word(value: str) -> str:
-    """A value as it must be typed in a ``key=value`` word (quoted when the magic's split would cut it)."""
-    return value if value and not any(c.isspace() or c in "'\"\\#" for c in value) else shlex.quote(value)
-
-
 def schema_values(prop: dict[str, Any], root: dict[str, Any], depth: int = 0) -> list[str]:
-    """The values a property's schema names, as ``key=value`` text: ``enum``, ``const``, alternatives, booleans.
+    """The values a property's schema names, as the raw text of ``key=value`` (not encoded for the line yet):
+    ``enum``, ``const``, alternatives, booleans.
 
     Follows local ``$ref`` (``#/$defs/...``, how pydantic writes an ``Enum``) and ``oneOf`` /
     ``anyOf`` / ``allOf`` (``Optional[Literal[...]]``, titled ``oneOf`` of ``const``), in order.
@@ -466,8 +499,9 @@ def schema_values(prop: dict[str, Any], root: dict[str, Any], depth: int = 0) ->
 
 
 def _text_of(value: Any) -> str:
+    """A schema value as typed after ``key=``: a string as it is, anything else as JSON (``3``, ``null``, objects)."""
     if isinstance(value, str):
-        return _word(value)
+        return value
     return json.dumps(value)
 
 

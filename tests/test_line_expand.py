@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from mcp_notebook.line_expand import expand_braces
+from mcp_notebook.line_expand import expand_braces, line_word, strip_comment, typed_word
 
 NS: dict[str, Any] = {"sys": sys, "name": "orders", "n": 3, "spaced": "/tmp/my dir/python"}
 
@@ -55,3 +59,60 @@ def test_strip_comment(line: str, kept: str) -> None:
     from mcp_notebook.line_expand import strip_comment
 
     assert strip_comment(line) == kept
+
+
+# ---------------------------------------------------------------------- line_word: server text as one word of a line
+BRACES = '{[__import__("os").system("touch F")]and""}'
+
+
+@pytest.mark.parametrize(("text", "word"), [
+    ("eu-west-1", "eu-west-1"),
+    ("eu-west-1" + BRACES, """'eu-west-1{{[__import__("os").system("touch F")]and""}}'"""),
+    ("new zealand english", "'new zealand english'"),
+    ("it's", """'it'"'"'s'"""),
+    ("#fff", "'#fff'"),
+    ("}", "'}}'"),
+    ("", "''"),
+])  # fmt: skip
+def test_line_word(text: str, word: str) -> None:
+    assert line_word(text) == word
+
+
+def _reads_back(word: str, ns: dict[str, Any]) -> list[str]:
+    """The words the magic reads from a line holding ``word``: comment stripped, braces expanded, split."""
+    from mcp_notebook.magics import MCPMagics
+
+    return MCPMagics._split(expand_braces(strip_comment(word), ns))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(st.characters(codec="utf-8")).filter(str.isprintable) | st.text(alphabet="{}'\"\\# x=#$")
+       | st.builds(lambda a, b: a + BRACES + b, st.text(max_size=5).filter(str.isprintable), st.text(max_size=5).filter(str.isprintable)))
+def test_line_word_reads_back_as_the_text(text: str) -> None:
+    ns: dict[str, Any] = {"__builtins__": __builtins__, "x": "EXPANDED"}
+    assert shlex.split(expand_braces(line_word(text), ns)) == [text]
+    assert _reads_back(line_word(text), ns) == [text]
+    assert _reads_back(f"call a.b key={line_word(text)}  # note", ns) == ["call", "a.b", f"key={text}"]
+    assert typed_word(line_word(text)) == text
+
+
+def test_line_word_never_runs_the_text(tmp_path: Path) -> None:
+    marker = tmp_path / "F"
+    text = "eu-west-1" + BRACES.replace("touch F", f"touch {marker}")
+    ns: dict[str, Any] = {}
+    assert expand_braces(text, ns) == "eu-west-1''" and marker.exists()  # what the raw text does in a line: it runs
+    marker.unlink()
+    assert shlex.split(expand_braces(f"call evil.deploy region={line_word(text)}", ns)) == ["call", "evil.deploy", f"region={text}"]
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize(("fragment", "text"), [
+    ("eu-", "eu-"),
+    ("'new zea", "new zea"),
+    ('"it', "it"),
+    ("'a{{b", "a{b"),
+    ("{x}", "{x}"),  # never evaluated at Tab
+    ("a\\", "a\\"),
+])  # fmt: skip
+def test_typed_word(fragment: str, text: str) -> None:
+    assert typed_word(fragment) == text
