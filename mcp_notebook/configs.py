@@ -1,10 +1,15 @@
 """Connect from the MCP server configs users already have (Claude Code, VS Code, Claude Desktop, jupyter-mcp-manager).
 
 A user who set servers up for another client should not have to retype them: ``find_configs``
-reads the project files (``.mcp.json``, ``.vscode/mcp.json``) in the notebook's folder and its
-parents up to the home folder, then the user-level files (Claude Desktop, VS Code's user
-``mcp.json``, jupyter-mcp-manager's config files and JupyterLab settings). Each server becomes a
+reads the user-level files (Claude Desktop, VS Code's user ``mcp.json``, jupyter-mcp-manager's
+config files and JupyterLab settings), then the project files (``.mcp.json``, ``.vscode/mcp.json``)
+of the notebook's folder and its parents up to the project root. Each server becomes a
 ``ServerEntry`` that knows what ``Session.connect`` needs.
+
+Trust: a project file came with its folder (a clone, an archive), so its entries are untrusted
+input, used only once the user approved them as shown, for the file's bytes as they are; the
+user's own entries keep their names against a project's; the search never climbs above the
+project root or home, and files others can write are ignored (``config_trust``).
 
 Secrets: configs name variables (``${env:TOKEN}``, ``${TOKEN}``, ``$TOKEN``) so that the files
 hold no values. Those references are resolved only at connect time, and header and environment
@@ -21,6 +26,7 @@ itself, and every message names the file and the entry.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shlex
@@ -35,6 +41,7 @@ from .errors import SessionError
 from .redact import MASK, is_secret_name
 
 if TYPE_CHECKING:
+    from .config_trust import ProjectApprovals
     from .connections import Connection
     from .session import Session
 
@@ -50,6 +57,7 @@ __all__ = [
 ]
 
 Kind = Literal["claude-code", "vscode", "claude-desktop", "jupyter-mcp-manager", "mcpServers"]
+Scope = Literal["user", "project"]  # a user-level file (user_config_paths) is the user's own; any other file came with a folder
 Transport = Literal["stdio", "http", "sse"]
 
 COLUMNS = ["name", "kind", "from file", "transport", "target", "status"]
@@ -170,6 +178,8 @@ class ServerEntry:
     base: Path | None = None  # the project folder: relative paths and ${workspaceFolder} (None: user-level file)
     disabled: bool = False
     problem: str | None = None
+    scope: Scope = "project"  # "project": used only once approved (config_trust.ProjectApprovals)
+    digest: str = ""  # SHA-256 of its file's bytes, as read: what an approval holds for
 
     @property
     def connection_name(self) -> str:
@@ -428,6 +438,9 @@ class ConfigFile:
     servers: list[ServerEntry] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     broken: dict[str, str] = field(default_factory=dict)
+    scope: Scope = "project"
+    digest: str = ""  # SHA-256 of the bytes read
+    ignored: str | None = None  # why it was not read at all (another user's, or writable by others)
 
 
 def _parse_jsonc(text: str) -> Any:
@@ -468,22 +481,32 @@ def _kind_of(path: Path, data: Any) -> Kind:
     return "mcpServers"
 
 
-def read_config(path: Path, kind: Kind | None = None, base: Path | None = None) -> ConfigFile:
+def read_config(path: Path, kind: Kind | None = None, base: Path | None = None, scope: Scope = "project") -> ConfigFile:
     """Read one config file. Never raises for its content: what is wrong goes to ``problems``.
 
     ``base`` is the project folder it belongs to (``None``: a user-level file); ``kind`` is
-    guessed from the name and shape when not given.
+    guessed from the name and shape when not given; ``scope`` says whether it is one of the user's
+    own files. The owner and mode are checked on the open file (``config_trust.file_problem``) and
+    the digest is of the very bytes parsed, so what is approved is what was read.
     """
+    from .config_trust import file_problem
+
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        with path.open("rb") as handle:
+            unsafe = file_problem(os.fstat(handle.fileno()))
+            raw = b"" if unsafe else handle.read()
     except OSError as exc:
-        return ConfigFile(path, kind or "mcpServers", problems=[f"{path}: cannot read it: {exc.strerror or exc}"])
+        return ConfigFile(path, kind or "mcpServers", problems=[f"{path}: cannot read it: {exc.strerror or exc}"], scope=scope)
+    if unsafe:
+        return ConfigFile(path, kind or _kind_of(path, None), scope=scope, ignored=unsafe)
+    digest = hashlib.sha256(raw).hexdigest()
     try:
+        text = raw.decode("utf-8-sig")
         data = _parse_jsonc(text) if text.strip() else {}
-    except ValueError as exc:
-        return ConfigFile(path, kind or _kind_of(path, None), problems=[f"{path}: not valid JSON ({_json_error(exc)})"])
+    except ValueError as exc:  # UnicodeDecodeError is one
+        return ConfigFile(path, kind or _kind_of(path, None), problems=[f"{path}: not valid JSON ({_json_error(exc)})"], scope=scope, digest=digest)
     kind = kind or _kind_of(path, data)
-    config = ConfigFile(path, kind)
+    config = ConfigFile(path, kind, scope=scope, digest=digest)
     if not isinstance(data, dict):
         config.problems.append(f"{path}: expected a JSON object at the top, found {_type_name(data)}")
         return config
@@ -563,7 +586,7 @@ def _entry(config: ConfigFile, name: str, raw: Any, base: Path | None, manager: 
         raise _BadEntry("needs a command (stdio) or a url (HTTP)")
     transport: Transport = _TYPES[kind_text] if kind_text is not None else ("stdio" if command else "http")
     disabled = raw.get("disabled") is True
-    entry = ServerEntry(name, transport, config.path, config.kind, base=base, disabled=disabled)
+    entry = ServerEntry(name, transport, config.path, config.kind, base=base, disabled=disabled, scope=config.scope, digest=config.digest)
     if transport == "stdio":
         if not command:
             raise _BadEntry("a stdio server needs a command")
@@ -672,27 +695,23 @@ def user_config_paths() -> list[tuple[Path, Kind]]:
     return found
 
 
-def _parents(start: Path) -> list[Path]:
-    """``start`` and its parents up to the home folder (or the filesystem root when ``start`` is not under home)."""
-    home = Path.home().resolve()
-    folders = []
-    for folder in [start, *start.parents]:
-        folders.append(folder)
-        if folder == home:
-            break
-    return folders
-
-
 def find_configs(start: Path | None = None, paths: list[Path] | None = None) -> list[ConfigFile]:
-    """The config files found, nearest first (a server name found twice: the first one wins).
+    """The config files found, the user's own first (a server name found twice: the first one wins).
 
-    With ``paths``: only those (a file in any of the formats, or a folder's ``.mcp.json`` and
-    ``.vscode/mcp.json``). Without: ``start`` (default: the working directory, which is the
-    notebook's folder in a kernel) and its parents up to the home folder, then the user-level files.
+    Without ``paths``: the user-level files (``user_config_paths``), then the project files of
+    ``start`` (default: the working directory, which is the notebook's folder in a kernel) and its
+    parents up to the project root (``config_trust.search_folders``: the nearest ``.git``, never
+    above home), nearest first. A user-level server so keeps its name against a project's. With
+    ``paths``: only those (a file in any of the formats, or a folder's ``.mcp.json`` and
+    ``.vscode/mcp.json``); a given file is the user's own only when it is one of the user-level
+    files. Every file not the user's is a project file: its entries wait for approval.
 
     Raises:
         ConfigError: a given path does not exist.
     """
+    from .config_trust import search_folders
+
+    user_level = {_key(p) for p, _ in user_config_paths()}
     candidates: list[tuple[Path, Kind | None, Path | None]] = []
     if paths:
         for given in paths:
@@ -707,19 +726,19 @@ def find_configs(start: Path | None = None, paths: list[Path] | None = None) -> 
             else:
                 raise ConfigError(f"no such file or folder: {given}", file=path)
     else:
-        here = (start or Path.cwd()).expanduser().resolve()
-        for folder in _parents(here):
-            candidates += [(p, k, folder) for p, k in _project_files(folder)]
         candidates += [(p, k, None) for p, k in user_config_paths()]
+        here = (start or Path.cwd()).expanduser().resolve()
+        for folder in search_folders(here):
+            candidates += [(p, k, folder) for p, k in _project_files(folder)]
     seen: set[Path] = set()
     files: list[ConfigFile] = []
     for file, kind, base in candidates:
-        key = file.resolve() if file.exists() else file
+        key = _key(file)
         if key in seen or not file.is_file():
             continue
         seen.add(key)
-        files.append(read_config(file, kind, base))
-    off = set().union(*(_manager_overlays(f.path) for f in files if f.path.name.endswith(".jupyterlab-settings")))
+        files.append(read_config(file, kind, base, scope="user" if key in user_level else "project"))
+    off = set().union(*(_manager_overlays(f.path) for f in files if f.path.name.endswith(".jupyterlab-settings") and f.ignored is None))
     for f in files:
         for entry in f.servers:
             if f.kind == "jupyter-mcp-manager" and entry.name in off:
@@ -727,11 +746,16 @@ def find_configs(start: Path | None = None, paths: list[Path] | None = None) -> 
     return files
 
 
+def _key(path: Path) -> Path:
+    """A file's identity: its resolved path (symlinks followed) when it exists."""
+    return path.resolve() if path.exists() else path
+
+
 # ---------------------------------------------------------------------------------------------- rows and connecting
 
 
-def _status(entry: ServerEntry, session: Session | None, shadowed_by: ServerEntry | None) -> str:
-    """connected / not connected / why it cannot connect, as of now."""
+def _status(entry: ServerEntry, session: Session | None, shadowed_by: ServerEntry | None, approved: bool) -> str:
+    """connected / not connected / why it cannot connect / whether it waits for approval, as of now."""
     if session is not None and entry.connection_name in session.registry and shadowed_by is None:
         conn = session.registry.get(entry.connection_name)
         if _same_target(entry, conn):
@@ -742,11 +766,16 @@ def _status(entry: ServerEntry, session: Session | None, shadowed_by: ServerEntr
     if entry.disabled:
         return "disabled in its file"
     if shadowed_by is not None:
+        if shadowed_by.scope == "user" and entry.scope == "project":
+            return f"shadowed by user entry: {shadowed_by.name!r} of {_shown_path(shadowed_by.file)} keeps the name"
         return f"not used: {entry.name!r} from {shadowed_by.file} comes first"
     missing = entry.missing()
-    if missing:
-        return "not connected: needs " + ", ".join(missing) + " (not set)"
-    return "not connected"
+    needs = " (needs " + ", ".join(missing) + ", not set)" if missing else ""
+    if entry.scope == "project" and not approved:
+        return "needs approval (project file)" + needs
+    if entry.scope == "project":
+        return "approved; not connected" + needs
+    return "not connected: needs " + ", ".join(missing) + " (not set)" if missing else "not connected"
 
 
 def _same_target(entry: ServerEntry, conn: Connection) -> bool:
@@ -781,18 +810,27 @@ def _shown_path(path: Path) -> str:
         return str(path)
 
 
-def config_rows(files: list[ConfigFile], session: Session | None = None) -> list[list[Any]]:
+def _line_word(text: str) -> str:
+    """``text`` as one word of a ``%mcp`` line: braces doubled (no ``{expr}`` runs), then shell-quoted."""
+    return shlex.quote(text.replace("{", "{{").replace("}", "}}"))
+
+
+def config_rows(files: list[ConfigFile], session: Session | None = None, approvals: ProjectApprovals | None = None) -> list[list[Any]]:
     """The table rows (``COLUMNS``): one per server, and one per problem of a file or entry.
 
-    Targets show variable names and masked literals, never a resolved or literal secret.
+    Targets show variable names and masked literals, never a resolved or literal secret. A project
+    entry's status says whether it is approved (``approvals``; none given: none is).
     """
     _, shadowed = _pick(files)
     rows: list[list[Any]] = []
     for f in files:
         shown = _shown_path(f.path)
+        if f.ignored:
+            rows.append(["", f.kind, shown, "", "", f"ignored: unsafe file ({f.ignored})"])
         for entry in f.servers:
             name = entry.name if entry.connection_name == entry.name else f"{entry.name} (as {entry.connection_name})"
-            rows.append([name, f.kind, shown, entry.transport, entry.shown_target(), _status(entry, session, shadowed.get(id(entry)))])
+            approved = approvals is not None and approvals.approved(entry.file, entry.digest, entry.name)
+            rows.append([name, f.kind, shown, entry.transport, entry.shown_target(), _status(entry, session, shadowed.get(id(entry)), approved)])
         for broken, why in f.broken.items():
             rows.append([broken, f.kind, shown, "", "", f"bad entry: {why}"])
         if not f.servers and not f.broken:
@@ -814,24 +852,46 @@ def _connect_one(session: Session, entry: ServerEntry, interactive: bool) -> str
     return f"{name}: {state} from {_shown_path(entry.file)} ({entry.transport})."
 
 
-def connect_from_config(session: Session, path: str | None, names: list[str], all_: bool, *, interactive: bool = False) -> tuple[list[list[Any]], list[str]]:
-    """What ``%mcp connect --from-config [PATH] [NAME ...] [--all]`` shows: table rows and notes.
+def _user_entries() -> dict[str, ServerEntry]:
+    """The user-level entries by connection name (the first wins), for naming clashes when a PATH was given."""
+    files = [read_config(p, k, None, "user") for p, k in user_config_paths() if p.is_file()]
+    return _pick(files)[0]
+
+
+def connect_from_config(
+    session: Session, path: str | None, names: list[str], all_: bool, *,
+    interactive: bool = False, trust_project: bool = False, panels: list[Any] | None = None,
+) -> tuple[list[list[Any]], list[str]]:  # fmt: skip
+    """What ``%mcp connect --from-config [PATH] [NAME ...] [--all] [--trust-project]`` shows: table rows and notes.
 
     Without names and without ``all_`` it only lists. ``path`` (a file or a folder) limits the
-    search to it; without one the notebook's folder and its parents are searched, then the
-    user-level files. Servers already connected to the same target are left as they are. One
-    server failing does not stop the others: each outcome is a note.
+    search to it; without one the user-level files are read, then the notebook's folder and its
+    parents up to the project root (``find_configs``). Servers already connected to the same
+    target are left as they are. One server failing does not stop the others: each outcome is a note.
+
+    A project entry (any file that is not one of the user's own) connects only once approved for
+    its file's current bytes (``config_trust.ProjectApprovals``): ``trust_project`` approves the
+    entries asked for as they are now; otherwise, ``interactive``, a panel shows the entry whole
+    and asks (``panels`` receives each panel shown), and headless it is refused with a one-line
+    note naming the flag. ``all_`` connects the approved entries and lists the others.
 
     Raises:
         ConfigError: ``path`` does not exist.
     """
+    from .config_trust import APPROVE_FLAG, ProjectApprovals, noted_once
+
     start = session.roots.default().path
     files = find_configs(start, [Path(path)] if path else None)
-    notes: list[str] = []
+    approvals = ProjectApprovals()
+    notes: list[str] = [
+        f"Ignored {_shown_path(f.path)}: {f.ignored}, so anyone could have written it; if it is yours, make it yours alone (chown, chmod go-w)."
+        for f in files if f.ignored and noted_once(f.path, f.ignored)
+    ]  # fmt: skip
     if not files:
-        where = path or f"{_shown_path(start)} and its parents, or the user-level config files"
+        where = path or f"the user-level config files, or {_shown_path(start)} and its parents up to the project root"
         return [], [f"No MCP config files found in {where}."]
-    first, _ = _pick(files)
+    first, shadowed = _pick(files)
+    users = _user_entries() if path else {n: e for n, e in first.items() if e.scope == "user"}
     broken = {name: (f, why) for f in files for name, why in f.broken.items()}
     wanted: list[ServerEntry | str] = []  # in the order asked: an entry to connect, or a note on a name that has none
     if all_:
@@ -848,12 +908,61 @@ def connect_from_config(session: Session, path: str | None, names: list[str], al
         else:
             known = ", ".join(sorted(e.name for e in first.values())) or "none"
             wanted.append(f"{name} failed: no server of that name in the configs found (found: {known}).")
+    again = "%mcp connect --from-config " + (_line_word(path) + " " if path else "")
     for item in wanted:
         if isinstance(item, str):
             notes.append(item)
-        else:
-            notes.append(_connect_one(session, item, interactive))
+            continue
+        entry = item
+        name = entry.connection_name
+        clash = users.get(name) if entry.scope == "project" else None
+        if entry.scope == "project" and not approvals.approved(entry.file, entry.digest, entry.name):
+            if trust_project and (names or all_):
+                approvals.approve(entry.file, entry.digest, entry.name)
+                if clash is not None:
+                    notes.append(f"{name}: the project entry of {_shown_path(entry.file)} connects as {name!r}, the name of your own server in {_shown_path(clash.file)} ({APPROVE_FLAG}).")
+            elif all_ and entry not in (first.get(n) for n in names):
+                notes.append(f"Not connected {name}: a project entry of {_shown_path(entry.file)} you have not approved; {again}{name} shows it and asks.")
+                continue
+            elif interactive:
+                _ask_approval(session, entry, clash, approvals, panels)
+                notes.append(f"{name}: waiting for your approval: the panel above shows all it would run or send.")
+                continue
+            else:
+                notes.append(f"{name} refused: {_shown_path(entry.file)} is a project file and this entry is not approved as it is now; "
+                             f"if you trust what its row shows, run {again}{name} {APPROVE_FLAG}")  # fmt: skip
+                continue
+        notes.append(_connect_one(session, entry, interactive))
+        for other in (e for e in _shadowed_by(files, shadowed, entry) if entry.scope == "user" and e.scope == "project"):
+            notes.append(f"{name}: your entry in {_shown_path(entry.file)} was used; {_shown_path(other.file)} also has a server {other.name!r}, not used "
+                         f"(a project entry never takes the name of yours; {'%mcp connect --from-config ' + _line_word(str(other.file)) + ' ' + name} asks first).")  # fmt: skip
     if not names and not all_:
         usable = [e for e in first.values() if not e.problem and not e.disabled]
-        notes.append(f"Found {len(usable)} server(s) that can connect in {len(files)} file(s); name them, or ask for all, to connect.")
-    return config_rows(files, session), notes
+        waiting = [e for e in usable if e.scope == "project" and not approvals.approved(e.file, e.digest, e.name)]
+        ask = f" ({len(waiting)} from project files need your approval first: naming one shows it whole and asks)" if waiting else ""
+        notes.append(f"Found {len(usable)} server(s) that can connect in {len(files)} file(s){ask}; name them, or ask for all, to connect.")
+    return config_rows(files, session, approvals), notes
+
+
+def _shadowed_by(files: list[ConfigFile], shadowed: dict[int, ServerEntry], winner: ServerEntry) -> list[ServerEntry]:
+    """The entries ``winner`` keeps the name from."""
+    return [e for f in files for e in f.servers if shadowed.get(id(e)) is winner]
+
+
+def _ask_approval(session: Session, entry: ServerEntry, clash: ServerEntry | None, approvals: ProjectApprovals, panels: list[Any] | None) -> None:
+    """Show ``entry`` whole in the cell; on Approve, record the approval for the bytes read and connect exactly that entry."""
+    from .consent import ConfirmProjectServer
+    from .config_trust import describe_entry
+
+    concerns = [f"{_shown_path(entry.file)} came with this folder (a project file), not from your own MCP configs: anyone who wrote the folder wrote it."]
+    if clash is not None:
+        concerns.append(f"{entry.connection_name!r} is also the name of your own server in {_shown_path(clash.file)} "
+                        f"({clash.shown_target()}); approving connects this project's entry under that name instead.")  # fmt: skip
+
+    def approved() -> None:
+        approvals.approve(entry.file, entry.digest, entry.name)
+        print(_connect_one(session, entry, True))
+
+    panel = ConfirmProjectServer(entry.connection_name, describe_entry(entry), concerns, approved)
+    if panels is not None:
+        panels.append(panel)

@@ -1,9 +1,11 @@
-"""Showing a saved flow whole, and asking before one the user did not write is resumed.
+"""Showing a saved flow or a project's server whole, and asking before what the user did not write runs.
 
 ``RecordReview`` lists everything a resume would do (the command and folder it would run, the
 URL and which variable's value it would send as a token, the tool and its arguments), in full and
 escaped: it is how ``%mcp flows`` shows records of a received notebook. ``ConfirmResume`` is the
 interactive question: the same review, the reasons it needs consent, and Resume / Don't resume.
+``ConfirmProjectServer`` asks the same way before an entry of a project's config file (``.mcp.json``,
+``.vscode/mcp.json``: it came with the folder) is started or sent the user's variables.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from .display import STYLE, esc
 from .live_view import Choice, ChoicePanel
 from .trust import describe_record
 
-__all__ = ["ConfirmResume", "RecordReview"]
+__all__ = ["ConfirmProjectServer", "ConfirmResume", "RecordReview"]
 
 _WARN = "#b71c1c"
 
@@ -69,4 +71,30 @@ class ConfirmResume(ChoicePanel):
         super().__init__(text, "mcp-confirm-resume", [
             Choice(self.yes, f"Resuming flow {record['id']} as reviewed.", on_confirm),
             Choice(self.no, f"Did not resume flow {record['id']}; it stays saved."),
+        ])  # fmt: skip
+
+
+class ConfirmProjectServer(ChoicePanel):
+    """Connect a project config's entry only after the user has read all it would do and approved it.
+
+    ``lines`` are ``config_trust.describe_entry``'s (command and folder, URL, header names, the
+    variables it reads), ``concerns`` why it asks (whose file it is, a name it shares with one of
+    the user's own servers). ``on_approve`` records the approval and connects exactly the entry
+    shown; it runs on the kernel's loop in this cell's context. Nothing runs on "Don't connect".
+    """
+
+    def __init__(self, name: str, lines: list[tuple[str, str]], concerns: list[str], on_approve: Callable[[], Any]) -> None:
+        self.lines, self.concerns = lines, list(concerns)
+        rows = "".join(f"<tr><th>{esc(what)}</th><td><code style='word-break:break-all'>{esc(value)}</code></td></tr>" for what, value in lines)
+        why = "".join(f"<li>{esc(c)}</li>" for c in self.concerns)
+        text = (
+            f'<div class="mcpnb"><div class="hdr" style="color:{_WARN}">⚠ Check this project server before it runs.</div>'
+            f'<div class="mcp-project-server"><ul style="color:{_WARN};margin:2px 0">{why}</ul><table>{rows}</table></div>'
+            f"Approve it as shown and connect {esc(name)!s}? (An edited file asks again.)</div>"
+        )
+        self.yes = w.Button(description="Approve and connect", icon="check", button_style="danger", tooltip="Run or reach exactly what is listed above")
+        self.no = w.Button(description="Don't connect", icon="times", tooltip="Start nothing, send nothing")
+        super().__init__(text, "mcp-confirm-project-server", [
+            Choice(self.yes, f"Approved {name} as shown; connecting.", on_approve),
+            Choice(self.no, f"Did not connect {name}: nothing was started or sent."),
         ])  # fmt: skip

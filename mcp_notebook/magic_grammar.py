@@ -79,8 +79,11 @@ def build_parsers() -> dict[str, Parser]:
     p = ps["connect"] = Parser(
         "connect",
         "Connect NAME to an MCP server: an http(s) URL, a server object in the notebook, module:attr, or -- COMMAND ARGS (stdio). "
-        "Or --from-config [PATH] [NAME ...] [--all]: the servers of .mcp.json, .vscode/mcp.json, Claude Desktop's and "
-        "jupyter-mcp-manager's configs (listed; the ones named, or all, connected; ${env:VAR} references read from the environment).",
+        "Or --from-config [PATH] [NAME ...] [--all] [--trust-project]: the servers of Claude Desktop's, VS Code's and "
+        "jupyter-mcp-manager's user configs, then of .mcp.json and .vscode/mcp.json from the notebook's folder up to the project root "
+        "(the nearest .git, never above home); listed, the ones named (or all) connected, ${env:VAR} read from the environment. "
+        "A project file's entry is used only once you approved it as shown (asked in the cell; headless: --trust-project), "
+        "again after the file changes; your own entries keep their names.",
     )  # fmt: skip
     p.add_argument("name", nargs="?")
     p.add_argument("target", nargs="?", help="URL, object name or module:attr (stdio: put the command after --)")
@@ -100,8 +103,13 @@ def build_parsers() -> dict[str, Parser]:
     p.add_argument("--idp-client-id", metavar="ID", help="enterprise sign-in: this client's id at the identity provider")
     p.add_argument("--issuer", metavar="URL", help="enterprise sign-in: the MCP server's authorization server (issuer)")
     p.add_argument("--no-sign-in", action="store_true", help="never start an OAuth sign-in for this server (a 401 is an error)")
-    p.add_argument("--from-config", nargs="?", const="", metavar="PATH", help="read MCP configs (this notebook's folder and up, and the user's, or PATH); list them, or connect the NAMEs given")
-    p.add_argument("--all", action="store_true", help="with --from-config: connect every server found")
+    p.add_argument("--from-config", nargs="?", const="", metavar="PATH", help="read MCP configs (the user's, then this notebook's folder up to the project root; or PATH); list them, or connect the NAMEs given")
+    p.add_argument("--all", action="store_true", help="with --from-config: connect every server found that is yours or approved (the others are listed)")
+    p.add_argument(
+        "--trust-project", action="store_true",
+        help="with --from-config: approve the named project entries (.mcp.json, .vscode/mcp.json) as they are now, without asking; "
+        "read what they run first: --from-config alone lists them",
+    )  # fmt: skip
     p = ps["auth"] = Parser("auth", "OAuth sign-ins kept for you (in your Jupyter data folder, never in notebooks): list them, or sign out.")
     p.add_argument("action", choices=["list", "logout"], nargs="?", default="list")
     p.add_argument("server", nargs="?", help="a connection name or a server URL (logout)")
@@ -229,7 +237,8 @@ SUMMARY = """\
   call ... --task | tasks [SERVER]   run a call as a task (kept across kernels); list tasks
   watch [SERVER] URI | unwatch       a resource shown live, updated when it changes
   map [SERVER.]TOOL --over VAR      the tool once per row (DataFrame, list), one progress bar
-  connect --from-config [PATH] [NAME ...|--all]   servers from .mcp.json, VS Code, Claude Desktop
+  connect --from-config [PATH] [NAME ...|--all]   servers of your MCP configs (Claude Desktop, VS Code)
+                            and, once approved (asks, or --trust-project), a project's .mcp.json
   resume [ID] | forget ID|--all   continue a saved flow, or drop it
   trace [last] [--json]     the last flow's messages, round by round
   roots [list|add|remove|reset]  folders offered to servers

@@ -122,7 +122,7 @@ class MCPMagics(Magics, SessionSettings):
         return None
 
     def _connect_from_config(self, words: list[str]) -> Any:
-        """``%mcp connect --from-config [PATH] [NAME ...] [--all]``: list the servers found, connect the ones named."""
+        """``%mcp connect --from-config [PATH] [NAME ...] [--all] [--trust-project]``: list the servers found, connect the ones named."""
         import os
 
         from .configs import COLUMNS, connect_from_config
@@ -130,16 +130,19 @@ class MCPMagics(Magics, SessionSettings):
 
         if "-h" in words or "--help" in words:
             self._parsers["connect"].parse(["--help"])
-        rest = [w for w in words if w not in ("--from-config", "--all")]
+        flags = ("--from-config", "--all", "--trust-project")
+        rest = [w for w in words if w not in flags]
         unknown = [w for w in rest if w.startswith("-")]
         if unknown:
-            raise UsageError(f"--from-config takes [PATH] [NAME ...] [--all], not {unknown[0]}")
+            raise UsageError(f"--from-config takes [PATH] [NAME ...] [--all] [--trust-project], not {unknown[0]}")
         first = rest[0] if rest else ""
         is_path = bool(first) and (os.path.exists(os.path.expanduser(first)) or first.endswith(".json") or os.sep in first)
         path, names = (first, rest[1:]) if is_path else (None, rest)
         if names and "--all" in words:
             raise UsageError("--from-config: name the servers to connect, or --all, not both")
-        rows, notes = connect_from_config(self.session, path, names, "--all" in words, interactive=self._is_interactive())
+        rows, notes = connect_from_config(
+            self.session, path, names, "--all" in words, interactive=self._is_interactive(), trust_project="--trust-project" in words
+        )
         return Table(COLUMNS, rows, title="MCP server configs (values of ${env:VAR} are never shown or saved)", empty="No MCP config files found.", notes=notes)
 
     def _do_map(self, words: list[str], cell: str | None) -> Any:

@@ -41,11 +41,17 @@ def session() -> Iterator[Session]:
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fresh home folder (user-level files live here) with a project whose notebook folder is the working directory."""
+    """A fresh home folder (user-level files live here) with a project whose notebook folder is the working directory.
+
+    The project is a git checkout (its ``.git`` marks the root the search stops at); approvals of
+    its entries go to a Jupyter data folder of this home, never the real user's.
+    """
     home = tmp_path / "home"
     (home / "proj" / "notebooks").mkdir(parents=True)
+    (home / "proj" / ".git").mkdir()
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(home / ".jupyter"))
+    monkeypatch.setenv("JUPYTER_DATA_DIR", str(home / ".local" / "share" / "jupyter"))
     for name in ("XDG_CONFIG_HOME", "JUPYTER_CONFIG_PATH", "JUPYTERLAB_SETTINGS_DIR", "APPDATA"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(home / "proj" / "notebooks")  # the notebook's folder, as a kernel's working directory is
@@ -93,7 +99,7 @@ def test_claude_code_project_file_found_from_the_notebook_folder(home: Path, ses
     files = [f for f in find_configs() if f.path.is_relative_to(home)]
     assert [(f.path, f.kind, [s.name for s in f.servers], f.problems) for f in files] == [(project / ".mcp.json", "claude-code", ["demo", "web"], [])]
 
-    rows, notes = connect_from_config(session, None, ["demo", "web"], False)
+    rows, notes = connect_from_config(session, None, ["demo", "web"], False, trust_project=True)
     assert notes == ["demo: connected from ~/proj/.mcp.json (stdio).", "web: connected from ~/proj/.mcp.json (http)."]
     assert row_of(rows, "demo")["status"] == "connected" and row_of(rows, "web")["status"] == "connected"
     assert "NB_FLAVOUR=${FLAVOUR}" in row_of(rows, "demo")["target"] and "X-Api-Key: ${API_KEY}" in row_of(rows, "web")["target"]
@@ -139,7 +145,7 @@ def test_vscode_file_with_comments_env_references_inputs_and_env_file(home: Path
     github = config.servers[2]
     assert github.problem is not None and "${input:pat}" in github.problem and "${env:NAME}" in github.problem
 
-    rows, notes = connect_from_config(session, None, ["remote", "local", "github"], False)
+    rows, notes = connect_from_config(session, None, ["remote", "local", "github"], False, trust_project=True)
     assert notes[:2] == ["remote: connected from ~/proj/.vscode/mcp.json (http).", "local: connected from ~/proj/.vscode/mcp.json (stdio)."]
     assert notes[2].startswith(f"github failed: {project / '.vscode' / 'mcp.json'}, server 'github': uses ${{input:pat}} in header Authorization")
     assert "github" not in session.registry
@@ -245,7 +251,7 @@ def test_errors_name_the_file_and_entry_and_spare_the_rest(home: Path, session: 
     assert info.value.details == {"file": str(mcp_json), "variable": "NB_NOT_SET_VAR"} and info.value.kind == "bad_config"
     assert "needs" not in session.registry
 
-    rows, notes = connect_from_config(session, None, ["good", "needs", "broken", "nope"], False)
+    rows, notes = connect_from_config(session, None, ["good", "needs", "broken", "nope"], False, trust_project=True)
     assert notes == [
         "good: connected from ~/proj/.mcp.json (stdio).",
         f"needs failed: {mcp_json}, server 'needs': environment variable NB_NOT_SET_VAR is not set (used in env NB_X)",
@@ -254,14 +260,14 @@ def test_errors_name_the_file_and_entry_and_spare_the_rest(home: Path, session: 
     ]
     assert call(session, "good", "echo", {"text": "still usable"}).content[0].text == "still usable"
 
-    assert row_of(rows, "needs")["status"] == "not connected: needs NB_NOT_SET_VAR (not set)"
+    assert row_of(rows, "needs")["status"] == "approved; not connected (needs NB_NOT_SET_VAR, not set)"
     assert row_of(rows, "broken")["status"] == "bad entry: args must be a list of strings"
     assert row_of(rows, "")["status"].startswith("unreadable: not valid JSON (line 3")
     assert row_of(rows, "")["from file"] == "~/proj/.vscode/mcp.json"
     literal = row_of(rows, "literal")["target"]
     assert "sk-literal-7" not in literal and "hunter2" not in literal and "--api-key •••" in literal and "PASSWORD=•••" in literal
 
-    homely_rows, homely_notes = connect_from_config(session, None, ["homely"], False)
+    homely_rows, homely_notes = connect_from_config(session, None, ["homely"], False, trust_project=True)
     assert homely_notes == ["homely: connected from ~/proj/.mcp.json (stdio)."]
     assert session.registry.get("homely").target.cwd == str(home)  # ${HOME} is a place, not a secret: resolved
 
@@ -272,14 +278,16 @@ def test_a_path_lists_only_and_names_what_it_cannot_find(home: Path, session: Se
 
     rows, notes = connect_from_config(session, str(elsewhere), [], False)
     assert len(session.registry) == 0  # no names, no --all: only a listing
-    assert notes == ["Found 2 server(s) that can connect in 1 file(s); name them, or ask for all, to connect."]
+    assert notes == [
+        "Found 2 server(s) that can connect in 1 file(s) (2 from project files need your approval first: naming one shows it whole and asks); name them, or ask for all, to connect."
+    ]  # a file given by path is not one of the user-level files: its entries wait for approval too
     assert [(r[0], r[1], r[2], r[3], r[5]) for r in rows] == [
-        ("one", "mcpServers", "~/elsewhere/servers.json", "stdio", "not connected"),
-        ("two.three (as two_three)", "mcpServers", "~/elsewhere/servers.json", "stdio", "not connected"),  # SERVER.TOOL cannot hold a dot
+        ("one", "mcpServers", "~/elsewhere/servers.json", "stdio", "needs approval (project file)"),
+        ("two.three (as two_three)", "mcpServers", "~/elsewhere/servers.json", "stdio", "needs approval (project file)"),  # SERVER.TOOL cannot hold a dot
     ]
     assert rows[0][4] == "-- " + " ".join([sys.executable, "-m", "mcp_notebook.demo", "demo"])
 
-    _, notes = connect_from_config(session, str(elsewhere), ["two.three"], False)
+    _, notes = connect_from_config(session, str(elsewhere), ["two.three"], False, trust_project=True)
     assert notes == ["two_three: connected from ~/elsewhere/servers.json (stdio)."]
     assert call(session, "two_three", "add", {"a": 2, "b": 3}).structured_content == {"result": 5}
 
@@ -303,13 +311,17 @@ def test_the_magic_lists_then_connects_from_a_config(tmp_path: Path, monkeypatch
     from tests.conftest import get_shell, session_of
 
     ip: Any = get_shell()
+    monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "jupyter-data"))  # the approval below is kept here
     monkeypatch.setenv("NB_MAGIC_NOTE", "magic-secret-7")
     config = tmp_path / ".mcp.json"
     config.write_text(json.dumps({"mcpServers": {"magic-demo": {**DEMO, "env": {"NB_NOTE": "${NB_MAGIC_NOTE}"}}}}))
     listed = ip.run_line_magic("mcp", f"connect --from-config {config}")
     text = listed._repr_mimebundle_()["text/plain"]
-    assert "magic-demo" in text and "not connected" in text and "magic-secret-7" not in text
-    connected = ip.run_line_magic("mcp", f"connect --from-config {config} magic-demo")
+    assert "magic-demo" in text and "needs approval (project file)" in text and "magic-secret-7" not in text
+    refused = ip.run_line_magic("mcp", f"connect --from-config {config} magic-demo")._repr_mimebundle_()["text/plain"]
+    assert f"magic-demo refused: {config} is a project file and this entry is not approved as it is now; " in refused
+    assert f"run %mcp connect --from-config {config} magic-demo --trust-project" in refused
+    connected = ip.run_line_magic("mcp", f"connect --from-config {config} magic-demo --trust-project")
     text = connected._repr_mimebundle_()["text/plain"]
     assert "connected" in text and "magic-secret-7" not in text
     registry = session_of(ip).registry  # type: ignore[attr-defined]
