@@ -15,7 +15,8 @@ resource indicators). This module gives it what a notebook has:
   (the cell's panel, a browser opened from plain Python) and the answer comes back through
   ``deliver`` from any thread: the Jupyter Server extension's callback page (relayed by the
   labextension), a pasted redirect URL, or ``LoopbackCatcher``. ``callback`` waits at most
-  ``timeout`` seconds (the SDK has no timeout of its own).
+  ``timeout`` seconds (the SDK has no timeout of its own). The ``state`` every way back is keyed
+  by is the SDK's, read from the parameters it appended (``expect_endpoint``), never the server's.
 * ``explain``: what a failed sign-in means, as a ``FlowError`` with a ``kind``.
 """
 
@@ -24,13 +25,14 @@ from __future__ import annotations
 import contextlib
 import html
 import os
+import re
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote_plus, urljoin, urlsplit
 
 from .errors import FlowError
 from .private_table import PrivateTable, data_file
@@ -48,6 +50,7 @@ __all__ = [
     "OAuthOptions",
     "ResourceTokens",
     "SignIn",
+    "SignInRefused",
     "SignInRequest",
     "SignInUnavailable",
     "TokenVault",
@@ -210,16 +213,35 @@ class SignIn:
         self.present = present
         self.timeout = timeout
         self.issuer: str | None = None  # set from the provider's discovered metadata before each redirect
+        self.endpoint: str | None = None  # the authorization endpoint the SDK builds on (``expect_endpoint``)
         self.pending: SignInRequest | None = None
         self._future: asyncio.Future[_Answer] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.on_settled: list[Callable[[str | None], None]] = []  # views told when it ends (error text or None)
         self.after_success: Callable[[], None] | None = None  # told each time a sign-in completes
 
+    def expect_endpoint(self, endpoint: str) -> None:
+        """The authorization endpoint the SDK is about to build its URL on (``NotebookOAuth``, before each redirect).
+
+        The endpoint is the authorization server's text (its metadata), and the SDK appends its own
+        parameters to it. An endpoint that already names a ``state`` is refused: the state is this
+        sign-in's own, the key every way back is matched by, and never the server's to choose.
+        """
+        # every way a server's query parser might split it (``&``, ``;``, a second ``?``), any case
+        names = {unquote_plus(part.split("=", 1)[0]).strip().lower() for part in re.split(r"[&;?]", urlsplit(endpoint).query)}
+        if "state" in names:
+            raise SignInRefused(
+                f"the authorization server's metadata gives an authorization endpoint that already carries a state "
+                f"({endpoint[:300]}). A sign-in's state is made fresh by this notebook for each sign-in and is what its answer "
+                "is matched by; one chosen by the server is refused"
+            )  # fmt: skip
+        self.endpoint = endpoint
+
     async def redirect(self, url: str) -> None:
         """The SDK's ``redirect_handler``: show the URL where a person can act (raises ``SignInUnavailable`` if nowhere)."""
         import asyncio
-        state = (parse_qs(urlsplit(url).query).get("state") or [""])[0]
+
+        state = self._sdk_state(url)
         self._loop = asyncio.get_running_loop()
         self._future = self._loop.create_future()
         self.pending = SignInRequest(self.server, self.resource, url, state, self.issuer, self.redirect_uri)
@@ -228,6 +250,22 @@ class SignIn:
         except BaseException:
             self.pending = None  # shown nowhere: nothing waits for it
             raise
+
+    def _sdk_state(self, url: str) -> str:
+        """The state the SDK made for this authorization, read from the parameters it appended to the endpoint.
+
+        The SDK keeps its state in a local variable, not in its context; the only copy it hands out
+        is in ``url``, which is ``endpoint + "?" + its own urlencoded parameters``. So the state is
+        taken from that part alone: whatever the endpoint itself carries (the server's text) is
+        never read as the state.
+        """
+        endpoint = self.endpoint
+        if endpoint is None or not url.startswith(endpoint + "?"):
+            raise SignInRefused("the authorization address is not the one this sign-in built on the authorization server's endpoint")
+        states = parse_qs(url[len(endpoint) + 1 :], keep_blank_values=True).get("state") or []
+        if len(states) != 1 or not states[0]:
+            raise SignInRefused("the authorization address carries no single state of this sign-in")
+        return states[0]
 
     async def callback(self) -> Any:
         """The SDK's ``callback_handler``: the answer, within ``timeout`` seconds."""
@@ -272,6 +310,10 @@ class SignIn:
         for tell in tells:
             with contextlib.suppress(Exception):
                 tell(error)
+
+
+class SignInRefused(Exception):
+    """The authorization server asked for something a sign-in never does (its own ``state``): stopped before any page is shown."""
 
 
 class SignInDenied(Exception):
@@ -400,6 +442,12 @@ def build_provider(resource: str, options: OAuthOptions, vault: TokenVault, sign
         async def _perform_authorization_code_grant(self) -> tuple[str, str]:
             meta = self.context.oauth_metadata
             sign_in.issuer = str(meta.issuer) if meta is not None else self.context.auth_server_url
+            # the endpoint exactly as the SDK chooses it (its metadata's, else the server's /authorize)
+            if meta is not None and meta.authorization_endpoint:
+                endpoint = str(meta.authorization_endpoint)
+            else:
+                endpoint = urljoin(self.context.get_authorization_base_url(self.context.server_url), "/authorize")
+            sign_in.expect_endpoint(endpoint)
             return await super()._perform_authorization_code_grant()
 
     provider: OAuthClientProvider = NotebookOAuth(
@@ -480,6 +528,13 @@ def _recording(base: type[OAuthClientProvider]) -> type:
                 return
             except Exception as exc:  # noqa: BLE001 - recorded, and the request fails alone (below)
                 self._on_failure(exc)
+            finally:
+                # httpx2 closes this generator when one of the flow's own requests cannot be sent (a
+                # metadata address refusing connections): the SDK's flow, suspended inside its lock,
+                # must be closed here, in this task. Left to the garbage collector it is closed in
+                # another task, whose lock release fails ("Task exception was never retrieved"), and
+                # until then it holds the lock every later request of this connection waits for.
+                await flow.aclose()
             # The sign-in failed (denied, timed out, no OAuth offered...). Raising here would end the
             # whole transport; instead the request goes once more without a token, so the server's own
             # 401 fails just this request, and the connection (and its other calls) lives on.
@@ -517,6 +572,9 @@ def explain(exc: BaseException, server: str, resource: str, issuer: str | None) 
         why = f" ({exc.description})" if exc.description else ""
         text = f"Sign-in to {server}{where} did not complete: the authorization server answered {exc.error!r}{why}. Nothing was sent to the server."
         return FlowError(text, kind="sign_in_denied", server=server, details=details)
+    if isinstance(exc, SignInRefused):
+        text = f"Sign-in to {server}{where} stopped before any sign-in page was shown: {exc}. Nothing was opened or sent; tell the server's operator."
+        return FlowError(text, kind="sign_in_refused", server=server, details=details)
     if isinstance(exc, SignInTimeout):
         text = f"Sign-in to {server}{where} got no answer within {exc.timeout:g} s (the tab was closed, or the redirect did not come back here)."
         return FlowError(text, kind="sign_in_timeout", server=server, details=details)

@@ -22,7 +22,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from .errors import FlowError, describe_exception
+from .errors import FlowError, describe_exception, leaf_exceptions
 from .roots import Roots
 from .runtime import Runtime
 
@@ -87,6 +87,20 @@ class Target:
         if self.kind == "stdio":
             return shlex.join(self.command)
         return self.label or f"<in-process {type(self.obj).__name__}>"
+
+    def identity(self) -> dict[str, Any]:
+        """The whole target, secret-free: what a kept task handle is matched against before it is sent.
+
+        ``describe`` is only the command line of a stdio server; the same command started in another
+        folder, or with other environment variables, is another server (``python server.py`` in
+        another folder is another program), so the handle is not its to see. Environment *names*
+        only: values are never kept. A stdio target without a folder runs in the kernel's.
+        """
+        if self.kind == "http":
+            return {"url": self.url}
+        if self.kind == "stdio":
+            return {"command": list(self.command), "cwd": os.path.realpath(self.cwd or os.getcwd()), "env": sorted(self.env)}
+        return {"in_process": self.describe()}
 
     def saved(self) -> dict[str, Any]:
         """The reconnectable, secret-free part of a saved record's ``server`` entry.
@@ -212,7 +226,7 @@ class Connection:
             text = f"{where}: the server did not finish the handshake within {self.connect_timeout:g} s."
             details = {"timeout": self.connect_timeout, "connection": self}
             raise ConnectionFailed(self._with_stderr(text, opened), code=-32001, kind="connect_timeout", server=self.name, details=details)
-        refused = self.auth_error(where) if describe_exception(error)[1] == -32603 else None
+        refused = self.sign_in_unreachable(error, where) or (self.auth_error(where) if describe_exception(error)[1] == -32603 else None)
         if refused is not None:
             raise refused
         text, code, data = describe_exception(error)
@@ -314,13 +328,48 @@ class Connection:
         details = {"status": status, "www_authenticate": challenge, "url": self.target.url, "connection": self}
         return error_type(text, kind="auth_required", server=self.name, details=details)
 
+    def sign_in_unreachable(self, error: BaseException, where: str, error_type: type[FlowError] = ConnectionFailed) -> FlowError | None:
+        """The server answered 401 and the sign-in's own request (its metadata, its authorization server)
+        could not be sent: that, not "could not reach the server" (``None`` when it is not the case).
+
+        httpx2 raises such a failure out of the request the OAuth flow was authenticating, so it reads
+        like the MCP server being down; the failed request's address tells them apart.
+        """
+        import httpx2
+
+        refused = self.auth_refused
+        if refused is None or refused["status"] != 401:
+            return None
+        failed = next((e for e in leaf_exceptions(error) if isinstance(e, httpx2.TransportError)), None)
+        try:
+            url = str(failed.request.url) if failed is not None else ""
+        except RuntimeError:  # an httpx2 error raised outside a request has none
+            url = ""
+        if not url or _same_endpoint(url, self.target.url):
+            return None
+        if "/.well-known/oauth-protected-resource" in url:
+            what = "its sign-in metadata (protected resource metadata)"
+        elif "/.well-known/oauth-authorization-server" in url or "/.well-known/openid-configuration" in url:
+            what = "its authorization server's metadata"
+        else:
+            what = "its authorization server"
+        reason = str(failed) or type(failed).__name__
+        text = (
+            f"{where}: the server answered HTTP 401 (Unauthorized) and asks you to sign in, but {what} at {url} "
+            f"could not be fetched: {reason} ({type(failed).__name__}). That address comes from the server "
+            "(its WWW-Authenticate header or metadata): check that it is reachable from this kernel, or ask the server's operator; "
+            "or connect with a token instead (bearer_env='VAR', or headers={'Authorization': '...'})."
+        )  # fmt: skip
+        details = {"status": 401, "metadata_url": url, "reason": reason, "url": self.target.url, "connection": self}
+        return error_type(text, kind="sign_in_unreachable", server=self.name, details=details)
+
     async def _on_http_response(self, response: Any) -> None:
         """An httpx2 response hook: remember a 401/403 (the SDK reports it as a bare internal error)."""
         status = response.status_code
         if status in (401, 403):
             self.auth_refused = {"status": status, "www_authenticate": response.headers.get("www-authenticate", "")}
-        elif status < 400:
-            self.auth_refused = None
+        elif status < 400 and _same_endpoint(str(response.request.url), self.target.url):
+            self.auth_refused = None  # the server itself accepted (a sign-in's metadata answering 200 is not that)
 
     async def _own(self, ready: asyncio.Future[None]) -> None:
         from mcp import Client
@@ -733,6 +782,17 @@ class _EndWatch:
 
     async def __aexit__(self, *exc_info: Any) -> None:
         self._inner.close()
+
+
+def _same_endpoint(a: str, b: str) -> bool:
+    """The same scheme, host, port and path (httpx2's normalised form: a bare host is ``/``)."""
+    import httpx2
+
+    try:
+        x, y = httpx2.URL(a), httpx2.URL(b)
+    except Exception:  # noqa: BLE001 - an address httpx2 cannot parse is no endpoint of ours
+        return False
+    return (x.scheme, x.host, x.port, x.path) == (y.scheme, y.host, y.port, y.path)
 
 
 def _child_env(extra: dict[str, str]) -> dict[str, str] | None:

@@ -601,10 +601,13 @@ class Flow:
                 raise FlowError(f"{self.label}: the task was started on a {ref.generation} connection and {self.conn.name} now speaks {client.generation}", kind="task_gone")
             entry = self._handles().get(ref.ref)
             task_id = entry.get("task_id") if isinstance(entry.get("task_id"), str) else None
-            if task_id is not None and entry.get("target") != self.conn.target.describe():
+            from .task_handles import TaskHandles, describe_identity
+
+            identity = self.conn.target.identity()
+            if task_id is not None and not TaskHandles.belongs_to(entry, identity):  # the whole target: command, arguments, folder, env names
                 raise FlowError(
-                    f"{self.label}: the saved task was started on {entry.get('target')!r}, not on {self.conn.target.describe()!r}; "
-                    "its handle is not sent to another server",
+                    f"{self.label}: the saved task was started on {describe_identity(entry.get('identity', entry.get('target')))}, "
+                    f"not on {describe_identity(identity)}; its handle is not sent to another server",
                     kind="task_handle_missing", flow_id=self.id, server=self.conn.name,
                 )  # fmt: skip
             if task_id is None:
@@ -625,7 +628,7 @@ class Flow:
         else:
             self.task, self.task_started = status, time.perf_counter()
             if self.store is not None and self.save:
-                where = {"server": self.conn.name, "target": self.conn.target.describe(), "tool": self.name, "flow_id": self.id,
+                where = {"server": self.conn.name, "target": self.conn.target.describe(), "identity": self.conn.target.identity(), "tool": self.name, "flow_id": self.id,
                          "cell_id": self.cell_id, "notebook": self.notebook, "created": status.created_at, "generation": client.generation}  # fmt: skip
                 from .store import TaskRef
 

@@ -7,13 +7,14 @@ Apart from ``tasks.py`` so the session can hold them from ``%load_ext`` on witho
 from __future__ import annotations
 
 import secrets
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .private_table import PrivateTable, data_file
 
-__all__ = ["TaskHandles", "TaskOptions"]
+__all__ = ["TaskHandles", "TaskOptions", "describe_identity"]
 
 
 @dataclass(frozen=True)
@@ -43,3 +44,34 @@ class TaskHandles(PrivateTable):
     def task_id(self, ref: str) -> str | None:
         found = self.get(ref).get("task_id")
         return found if isinstance(found, str) else None
+
+    @staticmethod
+    def belongs_to(entry: dict[str, Any], identity: dict[str, Any]) -> bool:
+        """Whether the handle in ``entry`` may be sent to the target whose ``Target.identity()`` is ``identity``.
+
+        The whole target must match (a stdio server's command, arguments, folder and environment
+        names). A handle kept before identities were recorded matches only an HTTP server at the
+        same URL: its stdio server (which died with that kernel) cannot be told apart from another.
+        """
+        kept = entry.get("identity")
+        if isinstance(kept, dict):
+            return kept == identity
+        return set(identity) == {"url"} and entry.get("target") == identity["url"]
+
+
+def describe_identity(identity: Any) -> str:
+    """A ``Target.identity()`` (or a kept one) in words, for an error that says why a handle stays home."""
+    if isinstance(identity, str):
+        return identity  # a handle kept before identities were: its target's ``describe()``
+    if not isinstance(identity, dict):
+        return "an unrecorded target"
+    if isinstance(identity.get("url"), str):
+        return identity["url"]
+    command = identity.get("command")
+    if isinstance(command, list) and all(isinstance(c, str) for c in command):
+        text = f"{shlex.join(command)} in folder {identity.get('cwd')}"
+        env = identity.get("env")
+        if isinstance(env, list) and env:
+            text += f" with environment variables {', '.join(str(e) for e in env)}"
+        return text
+    return str(identity.get("in_process") or "an unrecorded target")

@@ -21,7 +21,7 @@ access token stops working, refresh tokens stay) and `POST /test/expire-refresh`
 (every refresh token is marked expired; access tokens are left alone).
 
 Run it: `python -m tests.oauth_server --port P [--token-ttl S] [--consent click|auto]
-[--scopes "mcp:read mcp:write"] [--base-path /]` from the repository root; it prints
+[--scopes "mcp:read mcp:write"] [--base-path /] [--authorize-query Q]` from the repository root; it prints
 one line `READY <issuer>` when listening (`--port 0` lets the OS pick the port).
 From tests: `with running_oauth_server(...) as srv: srv.url, srv.stats(), ...`.
 """
@@ -32,6 +32,7 @@ import argparse
 import asyncio
 import hashlib
 import html
+import json
 import secrets
 import socket
 import subprocess
@@ -41,7 +42,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, TypedDict
+from typing import Any, Literal, TypedDict
 
 import httpx2
 from mcp.server.auth.provider import (
@@ -385,8 +386,57 @@ def _rebase(routes: list[BaseRoute], base: str) -> list[BaseRoute]:
     return rebased
 
 
-def build_app(port: int, *, token_ttl: float = 3600, consent: Consent = "click", scopes: Sequence[str] = DEFAULT_SCOPES, base_path: str = "/") -> tuple[Starlette, InMemoryAuthProvider]:
-    """The ASGI app for a server listening on 127.0.0.1:`port`, and its provider (for in-process inspection)."""
+class _AuthorizeQuery:
+    """ASGI wrapper of the SDK's AS metadata app: its JSON's `authorization_endpoint` gains `?query`."""
+
+    def __init__(self, app: Any, query: str) -> None:
+        self.app, self.query = app, query
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        start: dict[str, Any] = {}
+        body = bytearray()
+
+        async def rewrite(message: Any) -> None:
+            if message["type"] == "http.response.start" and message["status"] == 200 and scope.get("method") == "GET":
+                start.update(message)
+                return
+            if not start or message["type"] != "http.response.body":
+                await send(message)
+                return
+            body.extend(message.get("body", b""))
+            if message.get("more_body"):
+                return
+            data = json.loads(bytes(body))
+            data["authorization_endpoint"] = f"{data['authorization_endpoint']}?{self.query}"
+            new = json.dumps(data).encode()
+            headers = [(k, v) for k, v in start["headers"] if k.lower() != b"content-length"] + [(b"content-length", str(len(new)).encode())]
+            await send({**start, "headers": headers})
+            await send({"type": "http.response.body", "body": new})
+
+        await self.app(scope, receive, rewrite)
+
+
+def _with_authorize_query(routes: list[BaseRoute], query: str) -> list[BaseRoute]:
+    """The AS metadata route, its `authorization_endpoint` ending in `?query` (a hostile AS: issue 20, finding 6)."""
+    if not query:
+        return routes
+    out: list[BaseRoute] = []
+    for route in routes:
+        if isinstance(route, Route) and route.path.startswith("/.well-known/oauth-authorization-server"):
+            methods = sorted(route.methods) if route.methods else None
+            route = Route(route.path, _AuthorizeQuery(route.endpoint, query), methods=methods, name=route.name)
+        out.append(route)
+    return out
+
+
+def build_app(
+    port: int, *, token_ttl: float = 3600, consent: Consent = "click", scopes: Sequence[str] = DEFAULT_SCOPES, base_path: str = "/", authorize_query: str = ""
+) -> tuple[Starlette, InMemoryAuthProvider]:
+    """The ASGI app for a server listening on 127.0.0.1:`port`, and its provider (for in-process inspection).
+
+    `authorize_query` is appended to the advertised `authorization_endpoint` (`?query`), as a hostile
+    or careless authorization server might publish it.
+    """
     from mcp_notebook.demo import make_demo
 
     base = normalize_base_path(base_path)
@@ -420,7 +470,7 @@ def build_app(port: int, *, token_ttl: float = 3600, consent: Consent = "click",
         auth_server_provider=provider,  # type: ignore[arg-type]
         custom_starlette_routes=_routes(provider),
     )
-    app.router.routes[:] = _rebase(list(app.router.routes), base)
+    app.router.routes[:] = _with_authorize_query(_rebase(list(app.router.routes), base), authorize_query)
     return app, provider
 
 
@@ -446,6 +496,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--consent", choices=("click", "auto"), default="click", help="click: a consent page; auto: approve at once")
     parser.add_argument("--scopes", default=" ".join(DEFAULT_SCOPES), help='space-separated scopes, all required by the MCP endpoint (default "mcp:read mcp:write")')
     parser.add_argument("--base-path", default="/", help="path prefix of the issuer and every endpoint (default /)")
+    parser.add_argument("--authorize-query", default="", help="a query the advertised authorization_endpoint carries (a hostile AS), e.g. state=forged")
     args = parser.parse_args(argv)
     if args.token_ttl <= 0:
         parser.error("--token-ttl must be positive")
@@ -455,7 +506,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sock.bind(("127.0.0.1", args.port))
     sock.listen(128)
     port = int(sock.getsockname()[1])
-    app, provider = build_app(port, token_ttl=args.token_ttl, consent=args.consent, scopes=args.scopes.split(), base_path=args.base_path)
+    app, provider = build_app(port, token_ttl=args.token_ttl, consent=args.consent, scopes=args.scopes.split(), base_path=args.base_path, authorize_query=args.authorize_query)
     asyncio.run(_serve(sock, app, provider.issuer))
     return 0
 
@@ -503,12 +554,14 @@ def running_oauth_server(
     scopes: Sequence[str] | str = DEFAULT_SCOPES,
     base_path: str = "/",
     startup_timeout: float = 30.0,
+    authorize_query: str = "",
 ) -> Iterator[OAuthServer]:
     """Start `python -m tests.oauth_server` on a free port (the child binds port 0) and stop it on exit."""
     scope_text = scopes if isinstance(scopes, str) else " ".join(scopes)
     args = [
         sys.executable, "-m", "tests.oauth_server", "--port", "0",
         "--token-ttl", str(token_ttl), "--consent", consent, "--scopes", scope_text, "--base-path", base_path,
+        "--authorize-query", authorize_query,
     ]  # fmt: skip
     with running_ready_process(args, "test OAuth server", startup_timeout, cwd=REPO_ROOT) as (issuer, proc):
         yield OAuthServer(issuer=issuer, url=f"{issuer}/mcp", process=proc)

@@ -9,11 +9,16 @@ are at the end of this module.
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import json
+import logging
 import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urljoin, urlsplit
 
@@ -24,7 +29,7 @@ from mcp_notebook.auth import TokenVault
 from mcp_notebook.errors import FlowError
 from mcp_notebook.session import Session
 
-from .conftest import REPO_ROOT
+from .conftest import REPO_ROOT, free_port
 from .kernel_harness import Kernel
 from .oauth_server import OAuthServer, running_oauth_server
 
@@ -189,6 +194,61 @@ def test_logout_forgets_and_the_next_call_signs_in_again(server: OAuthServer, va
         assert server.stats()["authorization_code_grants"] == grants + 1
     finally:
         session.close()
+
+
+@contextmanager
+def answering_401(resource_metadata: str) -> Iterator[str]:
+    """A real HTTP server on 127.0.0.1 whose every answer is 401 with ``resource_metadata`` in its challenge; yields its MCP URL."""
+
+    class Refuse(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(401)
+            self.send_header("WWW-Authenticate", f'Bearer resource_metadata="{resource_metadata}"')
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_DELETE = do_POST
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    http = ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
+    threading.Thread(target=http.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{http.server_address[1]}/mcp"
+    finally:
+        http.shutdown()
+        http.server_close()
+
+
+def test_a_401_whose_sign_in_metadata_cannot_be_fetched_says_so_and_leaves_no_stray_task(vault: TokenVault, caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 20, finding 8: not "could not reach the server", and no "Task exception was never retrieved" from the SDK's flow."""
+    metadata = f"http://127.0.0.1:{free_port()}/.well-known/oauth-protected-resource/mcp"  # nothing listens there
+    opened: list[str] = []
+    session = new_session(vault, opened.append)
+    unhandled: list[dict[str, object]] = []
+    session.runtime.loop.set_exception_handler(lambda loop, context: unhandled.append(context))
+    caplog.set_level(logging.ERROR, logger="asyncio")
+    try:
+        with answering_401(metadata) as url:
+            with pytest.raises(FlowError) as info:
+                session.connect("locked", url)
+            text = str(info.value)
+            assert info.value.kind == "sign_in_unreachable" and "locked" not in session.registry
+            assert f"Could not connect 'locked' to {url}: the server answered HTTP 401 (Unauthorized) and asks you to sign in" in text
+            assert f"its sign-in metadata (protected resource metadata) at {metadata} could not be fetched: All connection attempts failed (ConnectError)" in text
+            assert "check that it is reachable from this kernel" in text and "bearer_env='VAR'" in text
+            assert "could not reach the server" not in text and "Is it running" not in text
+            assert opened == []  # no sign-in page was opened
+        for _ in range(3):  # a stranded async generator is closed by the garbage collector, on the loop
+            gc.collect()
+            session.runtime.run(asyncio.sleep(0.2))
+    finally:
+        session.close()
+        gc.collect()
+    assert unhandled == []
+    assert not [r for r in caplog.records if "never retrieved" in r.getMessage() or "not holding this lock" in str(r.exc_info)]
 
 
 # ---------------------------------------------------------------------- in a real kernel

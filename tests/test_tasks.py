@@ -307,6 +307,48 @@ def test_a_handle_is_never_sent_to_another_server(servers: dict[str, str], handl
             second.close()
 
 
+@pytest.mark.parametrize(
+    ("change", "sent"),
+    [("folder", False), ("arguments", False), ("env names", False), ("nothing", True)],
+)  # fmt: skip
+def test_a_stdio_handle_goes_only_to_the_identical_target(handles: TaskHandles, tmp_path: Path, change: str, sent: bool) -> None:
+    """Issue 20, finding 7: the same command in another folder (or with other arguments, other env names) is another server.
+
+    What the server started the second time actually received is read from its own ``task_stats``:
+    the kept handle reaches it only when command, arguments, folder and environment names are the same.
+    """
+    folder_a, folder_b = tmp_path / "a", tmp_path / "b"
+    folder_a.mkdir()
+    folder_b.mkdir()
+    command = ts.stdio_command("2026", "--poll-interval-ms", str(POLL_MS))
+    first = new_session(handles)
+    flow = task_call(first, first.connect("jobs", command, cwd=str(folder_a), env={"JOBS_REGION": "eu"}), duration=30)
+    task_id = task_id_of(flow)
+    record = stop_following(first, flow)
+    again = {
+        "folder": {"target": command, "cwd": str(folder_b), "env": {"JOBS_REGION": "eu"}},
+        "arguments": {"target": [*command, "--default-ttl-ms", "600000"], "cwd": str(folder_a), "env": {"JOBS_REGION": "eu"}},
+        "env names": {"target": command, "cwd": str(folder_a), "env": {"JOBS_REGION": "eu", "JOBS_DEBUG": "1"}},
+        "nothing": {"target": command, "cwd": str(folder_a), "env": {"JOBS_REGION": "us"}},  # a value may change; names are the target
+    }[change]
+    second = new_kernel(handles, record)
+    try:
+        conn = second.connect("jobs", again.pop("target"), **again)
+        error = resume_error(second, record, CallOptions(trust=True))  # past the consent a changed connection needs
+        stats_flow = second.start("tools/call", conn, ts.STATS_TOOL, {})
+        received = json.loads(stats_flow.result(timeout=30).content[0].text)["task_requests"]
+        if sent:
+            assert error.kind == "task_gone" and "restarted and lost its tasks" in str(error)
+            assert received.get(task_id, {}).get("tasks/get", 0) >= 1  # the identical target was asked about its task
+        else:
+            assert error.kind == "task_handle_missing" and "its handle is not sent to another server" in str(error)
+            assert f"in folder {folder_a.resolve()}" in str(error)
+            assert task_id not in received and received == {}  # the server saw no task id at all
+            assert handles.task_id(record["task"]["ref"]) == task_id  # kept for the target it belongs to
+    finally:
+        second.close()
+
+
 def test_an_unknown_task_id_is_gone(servers: dict[str, str], handles: TaskHandles) -> None:
     first = new_session(handles)
     flow = task_call(first, first.connect("jobs", servers["2025"]), duration=5)

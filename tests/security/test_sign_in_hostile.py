@@ -3,7 +3,8 @@
 The authorization URL (from the server's metadata), the issuer and the connection's name reach the
 sign-in panel; the callback answer (code, state, error text) reaches the loopback catcher's page.
 Nothing of it may run as script, the link only ever goes where the highlighted host says, and a
-``javascript:`` endpoint gets no link at all.
+``javascript:`` endpoint gets no link at all. Issue 20: an authorization endpoint that carries its
+own ``state`` is refused before any page opens (the state is the SDK's, never the server's).
 """
 
 from __future__ import annotations
@@ -12,11 +13,15 @@ import urllib.error
 import urllib.request
 from typing import Any
 
+import httpx2
 import ipywidgets as w
 import pytest
 
-from mcp_notebook.auth import LoopbackCatcher, SignIn, SignInRequest, parse_redirect
+from mcp_notebook.auth import LoopbackCatcher, SignIn, SignInRequest, TokenVault, parse_redirect
+from mcp_notebook.errors import FlowError
+from mcp_notebook.session import Session
 
+from ..oauth_server import running_oauth_server
 from .test_hostile import find_leaks
 
 PAYLOAD = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
@@ -135,3 +140,46 @@ def test_back_channel_refusal_quotes_the_server_bounded_and_inert() -> None:
         assert find_leaks(html) == [] and "&lt;img src=x onerror=" in html
     finally:
         session.close()
+
+
+@pytest.mark.parametrize("query", ["state=forged", "tenant=lab&state=forged", "tenant=lab;STATE=forged"])
+def test_an_authorization_endpoint_carrying_its_own_state_is_refused(query: str, tmp_path: Any) -> None:
+    """Issue 20, finding 6: a real AS whose metadata's ``authorization_endpoint`` ends in ``?state=forged``.
+
+    The relay used to key the sign-in by the first ``state`` in the URL, the server's. Now the
+    endpoint is refused before any page is opened, and nothing reaches the AS's ``/authorize``.
+    """
+    opened: list[str] = []
+    with running_oauth_server(consent="auto", authorize_query=query) as srv:
+        metadata = httpx2.get(srv.issuer + "/.well-known/oauth-authorization-server", timeout=10).json()
+        assert metadata["authorization_endpoint"] == f"{srv.issuer}/authorize?{query}"  # the server really publishes it
+        session = Session()
+        session.vault = TokenVault(tmp_path / "oauth.json")
+        session.open_browser = opened.append
+        session.settings.sign_in_timeout = 10
+        try:
+            with pytest.raises(FlowError) as info:
+                session.connect("secure", srv.url)
+            text = str(info.value)
+            assert info.value.kind == "sign_in_refused"
+            assert f"Sign-in to secure at {srv.issuer}" in text and "stopped before any sign-in page was shown" in text
+            assert f"an authorization endpoint that already carries a state ({srv.issuer}/authorize?{query})" in text
+            assert "one chosen by the server is refused" in text and "tell the server's operator" in text
+            assert opened == [] and not any("Sign in to secure" in str(n) for n in session.notes)
+            assert srv.stats()["authorization_code_grants"] == 0 and not any(e["signed_in"] for e in session.vault.entries())
+        finally:
+            session.close()
+
+
+def test_the_relay_keys_a_sign_in_by_the_sdks_state_only() -> None:
+    """The state shown and awaited is the one in the parameters the SDK appended, whatever the endpoint says."""
+    import asyncio
+
+    shown: list[SignInRequest] = []
+    sign_in = SignIn("srv", "https://mcp.example.com/mcp", None, lambda request, deliver: shown.append(request), 5)
+    sign_in.expect_endpoint("https://as.example/authorize?tenant=lab")  # a query of its own, but no state
+    asyncio.run(sign_in.redirect("https://as.example/authorize?tenant=lab?response_type=code&state=the-sdks&client_id=c"))
+    assert [r.state for r in shown] == ["the-sdks"]
+    with pytest.raises(Exception, match="not the one this sign-in built"):  # a URL on another endpoint is not shown
+        asyncio.run(sign_in.redirect("https://elsewhere.example/authorize?state=the-sdks"))
+    assert len(shown) == 1
