@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from .errors import SessionError
+from .line_expand import line_word
 from .redact import MASK, is_secret_name
 
 if TYPE_CHECKING:
@@ -810,11 +811,6 @@ def _shown_path(path: Path) -> str:
         return str(path)
 
 
-def _line_word(text: str) -> str:
-    """``text`` as one word of a ``%mcp`` line: braces doubled (no ``{expr}`` runs), then shell-quoted."""
-    return shlex.quote(text.replace("{", "{{").replace("}", "}}"))
-
-
 def config_rows(files: list[ConfigFile], session: Session | None = None, approvals: ProjectApprovals | None = None) -> list[list[Any]]:
     """The table rows (``COLUMNS``): one per server, and one per problem of a file or entry.
 
@@ -908,7 +904,7 @@ def connect_from_config(
         else:
             known = ", ".join(sorted(e.name for e in first.values())) or "none"
             wanted.append(f"{name} failed: no server of that name in the configs found (found: {known}).")
-    again = "%mcp connect --from-config " + (_line_word(path) + " " if path else "")
+    again = "%mcp connect --from-config " + (line_word(path) + " " if path else "")
     for item in wanted:
         if isinstance(item, str):
             notes.append(item)
@@ -935,7 +931,7 @@ def connect_from_config(
         notes.append(_connect_one(session, entry, interactive))
         for other in (e for e in _shadowed_by(files, shadowed, entry) if entry.scope == "user" and e.scope == "project"):
             notes.append(f"{name}: your entry in {_shown_path(entry.file)} was used; {_shown_path(other.file)} also has a server {other.name!r}, not used "
-                         f"(a project entry never takes the name of yours; {'%mcp connect --from-config ' + _line_word(str(other.file)) + ' ' + name} asks first).")  # fmt: skip
+                         f"(a project entry never takes the name of yours; {'%mcp connect --from-config ' + line_word(str(other.file)) + ' ' + name} asks first).")  # fmt: skip
     if not names and not all_:
         usable = [e for e in first.values() if not e.problem and not e.disabled]
         waiting = [e for e in usable if e.scope == "project" and not approvals.approved(e.file, e.digest, e.name)]

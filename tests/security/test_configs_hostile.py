@@ -314,3 +314,33 @@ def test_unsafe_files_are_ignored_with_a_note_once(home: Path, session: Session,
         rows, notes = connect_from_config(session, None, ["vs"], False, trust_project=True)
         assert notes[0] == "Ignored ~/clone/.vscode/mcp.json: owned by another user (uid 65534), so anyone could have written it; if it is yours, make it yours alone (chown, chmod go-w)."
         assert not marker.exists()
+
+
+def test_the_approval_panel_shows_a_hostile_entry_as_text(home: Path, session: Session) -> None:
+    """Every string of a planted entry (name, command, folder, URL, header and variable names) reaches the page as text."""
+    from tests.security.hostile import h
+    from tests.security.test_hostile import widget_leaks, widget_text
+
+    write(
+        home / "clone" / ".mcp.json",
+        {
+            "mcpServers": {
+                h("cfg-name"): {"command": "touch", "args": [h("cfg-arg")], "cwd": h("cfg-cwd"), "env": {h("cfg-env"): "${" + "CFG_VAR" + "}"}},
+                "web": {"type": "http", "url": "http://127.0.0.1:9/" + h("cfg-path"), "headers": {h("cfg-header"): "literal-secret-9"}},
+            }
+        },
+    )
+    panels: list[Any] = []
+    connect_from_config(session, None, [h("cfg-name"), "web"], False, interactive=True, panels=panels)
+    assert len(panels) == 2
+    for panel in panels:
+        assert not widget_leaks(panel.box), widget_leaks(panel.box)
+    text = widget_text(panels[0].box) + widget_text(panels[1].box)
+    for tag in ("cfg-name", "cfg-cwd", "cfg-env", "cfg-header"):
+        assert h(tag) in text, tag
+    assert "[cfg-arg] <script>window.__pwned=1</script>" in text  # the command shown as a shell line (shlex-quoted)
+    assert "[cfg-path]" in text
+    assert "literal-secret-9" not in text and "CFG_VAR" in text
+    for panel in panels:
+        panel.no.click()
+    assert len(session.registry) == 0
