@@ -3,16 +3,21 @@
 The engine (``session.py``, ``connections.py``, ``flows.py``) says what happened in API terms and
 gives structured fields (``kind``, ``flow_id``, ``server``, ``missing_field``, ``reason``,
 ``details``). Here, and only here, each kind gets the ``%mcp`` command that acts on it.
+
+A command printed here is copied into cells, and its words come from servers and saved records
+(a received notebook's flow id and server name, an elicitation's field name, a config's command):
+each such word goes in through ``line_expand.line_word``, so the copied line sends that text as it
+is and never evaluates a ``{...}`` in it.
 """
 
 from __future__ import annotations
 
-import shlex
 from typing import Any
 
 from IPython.core.error import UsageError
 
 from .errors import FlowError, Note, SessionError
+from .line_expand import line_word
 
 __all__ = ["connect_line", "for_magics", "hint", "with_hint"]
 
@@ -20,45 +25,46 @@ __all__ = ["connect_line", "for_magics", "hint", "with_hint"]
 def connect_line(conn: Any, protocol: str | None = None) -> str:
     """The ``%mcp connect`` line that opens ``conn`` again (secret values left as ``…``), optionally on another protocol."""
     t = conn.target
-    words = ["%mcp", "connect", conn.name]
+    words = ["%mcp", "connect", line_word(conn.name)]
     protocol = protocol or conn.protocol
     if protocol != "auto":
         words += ["--protocol", protocol]
     if t.kind == "stdio":
-        words += ["--cwd", shlex.quote(t.cwd)] if t.cwd else []
-        words += [f"--env {var}=…" for var in sorted(t.env)]
-        return " ".join([*words, "--", shlex.join(t.command)])
+        words += ["--cwd", line_word(t.cwd)] if t.cwd else []
+        words += [f"--env {line_word(var)}=…" for var in sorted(t.env)]
+        return " ".join([*words, "--", *map(line_word, t.command)])
     if t.kind == "http":
-        words += [f"--header {header}:…" for header in sorted(t.headers)]
-        words += ["--bearer-env", t.bearer_env] if t.bearer_env else []
+        words += [f"--header {line_word(header)}:…" for header in sorted(t.headers)]
+        words += ["--bearer-env", line_word(t.bearer_env)] if t.bearer_env else []
         oauth = getattr(t, "oauth", None)
         if oauth is not None:
-            words += ["--client-id", shlex.quote(oauth.client_id)] if oauth.client_id else []
-            words += ["--client-secret-env", oauth.client_secret_env] if oauth.client_secret_env else []
-            words += ["--scope", shlex.quote(oauth.scope)] if oauth.scope else []
+            words += ["--client-id", line_word(oauth.client_id)] if oauth.client_id else []
+            words += ["--client-secret-env", line_word(oauth.client_secret_env)] if oauth.client_secret_env else []
+            words += ["--scope", line_word(oauth.scope)] if oauth.scope else []
             words += ["--client-credentials"] if oauth.client_credentials else []
-            words += ["--private-key-env", oauth.private_key_env] if oauth.private_key_env else []
+            words += ["--private-key-env", line_word(oauth.private_key_env)] if oauth.private_key_env else []
             for flag in ("id_token_env", "idp_token_endpoint", "idp_client_id", "issuer"):
                 value = getattr(oauth, flag)
-                words += [f"--{flag.replace('_', '-')}", shlex.quote(value)] if value else []
-    return " ".join([*words, shlex.quote(t.describe()) if t.kind == "http" else t.describe()])
+                words += [f"--{flag.replace('_', '-')}", line_word(value)] if value else []
+        return " ".join([*words, line_word(t.describe())])
+    return " ".join([*words, t.describe()])  # an in-process object: the name the user gave it
 
 
 def hint(kind: str | None, fields: dict[str, Any]) -> str | None:
     """The ``%mcp`` command for one kind of error or note (``None``: nothing to add)."""
-    flow_id, name, reason = fields.get("flow_id"), fields.get("server"), fields.get("reason")
+    flow_id, name, reason = _word_of(fields.get("flow_id"), "ID"), _word_of(fields.get("server"), "NAME"), fields.get("reason")
     details = fields.get("details") or {}
     resume = f"%mcp resume {flow_id}"
     if kind == "still_saved":
         if reason == "unanswered":
-            return f"Continue it with {resume} --answer {fields.get('missing_field') or 'FIELD'}=VALUE."
+            return f"Continue it with {resume} --answer {_word_of(fields.get('missing_field'), 'FIELD')}=VALUE."
         if reason == "task":
             return f"Follow it again with {resume} (from this or a new kernel); %mcp tasks lists tasks."
         return f"Continue it with {resume} once the server answers again."
     if kind in ("connection_dead", "connection_closed") and details.get("connection") is not None:
         return f"Reconnect with {connect_line(details['connection'])}{' again' if kind == 'connection_dead' else ''}."
     if kind == "reconnect_needed":
-        target = details.get("target") or "TARGET"
+        target = _word_of(details.get("target"), "TARGET")
         how = {
             "inproc": f"Define the server again (run its cell, or %mcp connect {name} ...)",
             "headers": f"Connect again with %mcp connect {name} {target} --header NAME:VALUE ...",
@@ -73,7 +79,7 @@ def hint(kind: str | None, fields: dict[str, Any]) -> str | None:
     if kind == "sign_in_pending":
         return "Finish the sign-in in the panel of the cell that ran %mcp connect, then run this again."
     if kind == "auth_required":
-        url = shlex.quote(str(details.get("url") or "URL"))
+        url = _word_of(details.get("url"), "URL")
         return (f"Give credentials with %mcp connect {name} {url} --bearer-env VAR (a token in environment variable VAR) "
                 f"or --header Authorization:VALUE.")  # fmt: skip
     if kind == "connect_timeout":
@@ -93,6 +99,11 @@ def hint(kind: str | None, fields: dict[str, Any]) -> str | None:
         "task_gone": "Run the call again to start a new task; %mcp forget ID drops a saved one.",
         "task_handle_missing": f"Run the call again, or drop the saved task with %mcp forget {flow_id}.",
     }.get(kind or "")
+
+
+def _word_of(value: Any, placeholder: str) -> str:
+    """A field (server or record text) as one word of a printed ``%mcp`` line; the placeholder when there is none."""
+    return line_word(str(value)) if value else placeholder
 
 
 def with_hint(note: str) -> str:

@@ -36,6 +36,7 @@ from .flows import Flow, FlowState, Method
 from .form_model import Answers
 from .frontend import Frontend
 from .limits import Limits
+from .line_expand import line_word
 from .prototype import Prototypes
 from .roots import Roots
 from .runtime import Runtime
@@ -742,7 +743,7 @@ class Session:
             if task_id is not None:
                 known.add(task_id)
             status = TaskStatus(task_id="", status=str(task.get("status")), created_at=task.get("created"), ttl_ms=task.get("ttl_ms"))
-            where = "saved: %mcp resume " + record["id"] if task_id is not None else "saved, but its handle is not on this machine"
+            where = "saved: %mcp resume " + line_word(record["id"]) if task_id is not None else "saved, but its handle is not on this machine"  # a record's id: encoded for the line
             rows.append([record["id"], record["server"]["name"], record["name"], status.status, "", status.created_at or "", _ttl(status), where])
         for conn in conns:
             client = conn.task_client

@@ -9,6 +9,11 @@ sampling requests, prompts and resources with their MIME types. This server puts
 each of them. A payload that ever *runs* in the page sets ``window.__pwned`` (see ``FLAG``); the
 ``CANARY`` one would also write ``pwned.txt`` through Jupyter's contents API.
 
+What can become part of a ``%mcp`` line (Tab completion, a printed command) carries ``BRACES``, a
+``{expr}`` that creates the file ``F`` in the current folder if a line's expansion ever evaluates
+it: tool, prompt, property and prompt-argument names, enum and const values, ``completion/complete``
+values, resource URIs and template values (``brace_*`` below).
+
 Each payload is prefixed with a short tag naming where it came from (``tool-title``,
 ``log-data``...), so a test that finds one leaking can say which string leaked.
 
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import inspect
 import json
 import logging
 import sys
@@ -45,10 +51,13 @@ from mcp.server.mcpserver import (
     UserMessage,
 )
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.prompts.base import Prompt, PromptArgument
+from mcp.server.mcpserver.resources import TextResource
 from mcp.types import (
     AudioContent,
     BlobResourceContents,
     CallToolResult,
+    Completion,
     CreateMessageResult,
     ElicitRequest,
     ElicitRequestURLParams,
@@ -70,6 +79,8 @@ warnings.filterwarnings("ignore", message="The logging capability is deprecated"
 
 __all__ = [
     "BAD_BASE64",
+    "BRACES",
+    "BRACE_TOOL_NAME",
     "CANARY",
     "CANARY_DATA",
     "EVIL_URL",
@@ -126,6 +137,13 @@ HOSTILE_TOOL_NAME = "<img src=x onerror=window.__pwned=1>"
 """A tool *name* with markup (no quotes, so ``%mcp call 'SERVER.NAME'`` can still reach it)."""
 
 HOSTILE_MIME = 'text/html"><script>window.__pwned=1</script>'
+
+BRACES = '{[__import__("os").system("touch F")]and""}'
+"""Python for a ``%mcp`` line's ``{expr}`` expansion: creates ``F`` in the current folder if ever evaluated
+(issue 20, finding 1). A test runs in a folder of its own and checks that ``F`` never appears."""
+
+BRACE_TOOL_NAME = "deploy" + BRACES
+"""A tool name with the brace payload (the SDK warns of SEP-986 and registers it)."""
 
 _SVG = b'<svg xmlns="http://www.w3.org/2000/svg" onload="window.__pwned=1"><script>window.__pwned=1</script></svg>'
 _HTML = b"<html><body><script>window.__pwned=1</script></body></html>"
@@ -316,6 +334,46 @@ async def hostile_named() -> str:
     return h("named-result")
 
 
+def _brace_deploy_parameters(
+    region: Annotated[str, Field(json_schema_extra={"enum": ["us-east-1", "eu-west-1" + BRACES]})],
+    zone: Annotated[str, Field(json_schema_extra={"oneOf": [{"const": "zone" + BRACES, "title": "braced"}]})] = "",
+    shape: Annotated[dict[str, str], Field(json_schema_extra={"enum": [{"k": "shape" + BRACES}]})] = {},  # noqa: B006 - never called
+    note: Annotated[str, Field(alias="note" + BRACES)] = "",  # a property named with the payload
+) -> str:
+    """The parameters of ``brace_deploy`` (its ``__signature__``), with a property named by alias."""
+    raise NotImplementedError
+
+
+async def brace_deploy(**received: Any) -> str:
+    """[brace-deploy] What it received, as JSON: a test compares it with the text the server offered."""
+    return json.dumps(received)
+
+
+# the SDK builds the input schema from the signature and passes an aliased argument under its alias,
+# which no Python parameter can be named: the function takes keywords, the signature says what they are
+setattr(brace_deploy, "__signature__", inspect.signature(_brace_deploy_parameters, eval_str=True))  # noqa: B010
+
+
+async def brace_named() -> str:
+    """[brace-named] A tool whose name carries the brace payload."""
+    return "brace-named ran"
+
+
+def brace_prompt(**arguments: str) -> str:
+    """The arguments the braced prompt received, as JSON."""
+    return json.dumps(arguments)
+
+
+async def brace_template(item: str) -> str:
+    """[brace-template] The template variable received, as JSON."""
+    return json.dumps({"item": item})
+
+
+async def brace_complete(ref: Any, argument: Any, context: Any) -> Completion | None:
+    """``completion/complete``: the brace payload as the one value of every prompt argument and template variable."""
+    return Completion(values=[f"{argument.value}v{BRACES}"])
+
+
 # --------------------------------------------------------------------------- prompts and resources
 async def hostile_prompt(
     topic: Annotated[str, Field(description=h("prompt-arg-description"))] = "x",
@@ -369,6 +427,8 @@ TOOLS = (
     "hostile_url",
     "hostile_sample",
     HOSTILE_TOOL_NAME,
+    "brace_deploy",
+    BRACE_TOOL_NAME,
 )
 
 
@@ -397,8 +457,14 @@ def make_server() -> MCPServer[Any]:
     level, naming.level = naming.level, logging.ERROR
     try:
         srv.tool(name=HOSTILE_TOOL_NAME, title=h("named-title"), structured_output=False)(hostile_named)
+        srv.tool(name=BRACE_TOOL_NAME, structured_output=False)(brace_named)
     finally:
         naming.setLevel(level)
+    srv.tool(name="brace_deploy", structured_output=False)(brace_deploy)
+    srv.add_prompt(Prompt(name="ask" + BRACES, arguments=[PromptArgument(name="topic" + BRACES, required=True)], fn=brace_prompt))
+    srv.add_resource(TextResource(uri="brace://static/x" + BRACES, name="braced", text="brace static text"))
+    srv.resource("brace://item/{item}", name="brace-template")(brace_template)
+    srv.completion()(brace_complete)
     srv.prompt(name="hostile_prompt", title=h("prompt-title"), icons=_ICONS)(hostile_prompt)
     srv.resource("hostile://text", name=h("resource-name"), title=h("resource-title"), mime_type=HOSTILE_MIME, icons=_ICONS)(hostile_text_resource)
     srv.resource("hostile://blob", name=h("blob-name"), title=h("blob-title"), mime_type="text/html")(hostile_blob_resource)
