@@ -458,9 +458,23 @@ function waitingCells(raw: unknown): Map<string, string[]> {
   return byCell;
 }
 
+/**
+ * `text` as one word of a `%mcp` line, as the kernel's `line_expand.line_word` writes it: a saved
+ * flow's id comes from the notebook's metadata, which a received notebook wrote, and the line's
+ * `{expr}` expansion runs even inside quotes, so braces are doubled, then the word is quoted
+ * (`shlex.quote`) when the magic's split, comment stripping or expansion would change it.
+ */
+function lineWord(text: string): string {
+  const doubled = text.replace(/\{/g, '{{').replace(/\}/g, '}}');
+  if (doubled && !/[\s'"\\#{}]/.test(doubled)) {
+    return doubled;
+  }
+  return "'" + doubled.replace(/'/g, `'"'"'`) + "'";
+}
+
 function badgeText(ids: string[]): string {
   return ids
-    .map(id => `MCP flow waiting for input — run %mcp resume ${id}`)
+    .map(id => `MCP flow waiting for input — run %mcp resume ${lineWord(id)}`)
     .join('\n');
 }
 
