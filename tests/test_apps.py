@@ -177,6 +177,14 @@ def test_an_app_in_a_kernel(tmp_path: Path) -> None:
         again = page.ask("app_activate", "0123456789abcdef", server="counter", tool="counter", uri="ui://counter/app.html", tool_input={}, tool_result=data["tool_result"])
         assert again["op"] == "app_resource" and again["html"].endswith("v2")
         assert page.ask("app_request", "0123456789abcdef", method="tools/call", params={"name": "increment"})["result"]["content"][0]["text"] == "count is 1"  # the redefined server counts anew
+        # the saved input and result reach the App only from an output this user's kernel signed
+        assert again["saved_data"] == "unsigned" and (again["tool_input"], again["tool_result"]) == ({}, None)
+        assert data["sig"].startswith("hmac-sha256:")
+        saved = {key: value for key, value in data.items() if key not in ("v", "app")}
+        forged = page.ask("app_activate", app, **{**saved, "tool_input": {"amount": 9999, "iban": "DE00ATTACKER"}})
+        assert forged["saved_data"] == "unsigned" and (forged["tool_input"], forged["tool_result"]) == ({}, None)
+        own = page.ask("app_activate", app, **saved)
+        assert own["saved_data"] == "used" and (own["tool_input"], own["tool_result"]) == ({}, data["tool_result"])
         count = len(page.received)
         page.send("app_open", "not-an-id")  # ids are 16 hex characters: anything else is dropped unanswered
         run(k, "pass")

@@ -3,7 +3,7 @@
 JupyterLab and Notebook 7 in Debian's Chromium. The notebook defines the test Apps server
 (``tests/app_servers.py``: a counter App and a hostile probe App, on the ext-apps view bundle) in
 a ``%%mcp server`` cell, so the kernel holds it in process. A call of a tool with an App shows the
-App live in a sandboxed frame (``allow-scripts allow-forms``, no ``allow-same-origin``, the CSP
+App live in a sandboxed frame inside the guard's frame (both ``allow-scripts allow-forms``, no ``allow-same-origin``, the CSP
 ``<meta>`` first); the App gets the tool result, calls its server through the kernel, and the probe
 finds every way out blocked. A link the App asks for opens only after a dialog. Re-running the
 server cell reloads the App; a kernel restart marks it stale; a reloaded page with a fresh kernel
@@ -29,7 +29,8 @@ from .browser import APPS, Front, has_class, notebook, put_notebook, running_lab
 pytestmark = pytest.mark.timeout(300)
 
 SERVER_CELL = "%%mcp server apps\nfrom tests.app_servers import make_server\napps_server = make_server()"
-FRAME = "iframe.mcp-notebook-app-frame"
+FRAME = "iframe.mcp-notebook-app-frame"  # the guard's frame (labextension/src/apps.ts); the App's own frame is inside it
+INNER = "iframe"
 APP_SCREENSHOT = Path(__file__).resolve().parent.parent / "docs" / "images" / "app.png"
 
 
@@ -58,9 +59,12 @@ def start(front: Front, name: str, calls: list[str], blank: int = 4) -> Any:
 
 
 def srcdoc_frame(front: Front, index: int = 0) -> Any:
-    """The Playwright frame of the ``index``-th App (its document is ``about:srcdoc``)."""
-    frames = wait_for(lambda: [f for f in front.page.frames if f.url == "about:srcdoc"], "the App's frame")
-    return frames[index]
+    """The Playwright frame of the ``index``-th App (an ``about:srcdoc`` document inside the guard's ``about:srcdoc``)."""
+
+    def apps() -> list[Any]:
+        return [f for f in front.page.frames if f.url == "about:srcdoc" and f.parent_frame is not None and f.parent_frame.url == "about:srcdoc"]
+
+    return wait_for(apps, "the App's frame")[index]
 
 
 def test_an_app_runs_sandboxed_and_reaches_only_its_server(front: Front) -> None:
@@ -74,12 +78,17 @@ def test_an_app_runs_sandboxed_and_reaches_only_its_server(front: Front) -> None
     expect(app).to_have_attribute("data-app-id", re.compile(r"^[0-9a-f]{16}$"))
     frame = app.locator(FRAME)
     expect(frame).to_have_attribute("sandbox", "allow-scripts allow-forms")
-    srcdoc = frame.get_attribute("srcdoc") or ""
+    guard = frame.get_attribute("srcdoc") or ""
+    assert "frame-src 'none'" in guard and "<script>" in guard  # the guard: no navigation of the App's frame
+    inner = app.frame_locator(FRAME).locator(INNER)
+    expect(inner).to_have_attribute("sandbox", "allow-scripts allow-forms")
+    srcdoc = inner.get_attribute("srcdoc") or ""
+    assert "delete window[name]" in srcdoc.split("</script>", 1)[0]  # the prelude runs before the App: no RTCPeerConnection
     assert srcdoc.startswith("<!DOCTYPE html><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src 'unsafe-inline'; "), srcdoc[:300]
     assert "connect-src 'none'; frame-src 'none'; base-uri 'none'; object-src 'none'; form-action 'none'\">" in srcdoc
     expect(app.locator(".mcp-notebook-app-fallback")).to_have_count(0)  # live: no fallback text
 
-    view = app.frame_locator(FRAME)
+    view = app.frame_locator(FRAME).frame_locator(INNER)
     expect(view.locator("body")).to_have_attribute("data-state", "connected")
     expect(view.locator("#count")).to_have_text("0")  # from the tool result the host sent
     expect(view.locator("#status")).to_have_text("tool-result")
@@ -89,7 +98,7 @@ def test_an_app_runs_sandboxed_and_reaches_only_its_server(front: Front) -> None
     height = frame.evaluate("e => e.getBoundingClientRect().height")
     assert 60 <= height < 400, height  # sized by the App, not the initial 150 px
 
-    probe = panel.locator(".mcp-notebook-app").nth(1).frame_locator(FRAME)
+    probe = panel.locator(".mcp-notebook-app").nth(1).frame_locator(FRAME).frame_locator(INNER)
     expect(probe.locator("body")).to_have_attribute("data-state", "reported", timeout=60_000)
     outcomes = probe.locator("#outcomes li").all_text_contents()
     assert len(outcomes) == 10, outcomes
@@ -100,7 +109,7 @@ def test_a_link_opens_only_after_the_dialog(front: Front) -> None:
     from playwright.sync_api import expect
 
     panel = start(front, "links.ipynb", ["%mcp call apps.counter"])
-    expect(panel.locator(".mcp-notebook-app").first.frame_locator(FRAME).locator("body")).to_have_attribute("data-state", "connected")
+    expect(panel.locator(".mcp-notebook-app").first.frame_locator(FRAME).frame_locator(INNER).locator("body")).to_have_attribute("data-state", "connected")
     inner = srcdoc_frame(front)
     inner.evaluate("() => { window.__replies = {}; addEventListener('message', e => { if (e.data && e.data.id >= 900) window.__replies[e.data.id] = e.data; }); }")
 
@@ -140,7 +149,7 @@ def test_reload_restart_and_activate_in_a_new_kernel(front: Front) -> None:
 
     panel = start(front, "again.ipynb", ["%mcp call apps.counter"], blank=3)
     app = panel.locator(".mcp-notebook-app").first
-    view = app.frame_locator(FRAME)
+    view = app.frame_locator(FRAME).frame_locator(INNER)
     view.locator("#inc").click()
     expect(view.locator("#count")).to_have_text("1")
 
@@ -181,8 +190,11 @@ def test_reload_restart_and_activate_in_a_new_kernel(front: Front) -> None:
     expect(app.locator(".mcp-notebook-app-fallback-note")).to_contain_text("is not connected in this kernel")
     front.run_in_cell(4, SERVER_CELL)
     app.locator("button.mcp-notebook-app-activate").click()
-    view = app.frame_locator(FRAME)
+    view = app.frame_locator(FRAME).frame_locator(INNER)
     expect(view.locator("body")).to_have_attribute("data-state", "connected")
+    expect(view.locator("#status")).to_have_text("tool-result")  # the user's own output is signed: its saved result reached the App
+    expect(view.locator("#count")).to_have_text("0")
+    assert app.get_attribute("data-saved-data") is None
     view.locator("#inc").click()
     expect(view.locator("#count")).to_have_text("1")
     expect(app).to_have_attribute("data-app-state", "live")
@@ -202,7 +214,7 @@ def test_the_official_example_apps_call_their_server_from_the_cell(front: Front,
     panel = start(front, f"{example}.ipynb", [f"%mcp connect time -- {command}", "%mcp call time.get-time"], blank=1)
     app = panel.locator(".mcp-notebook-app").first
     expect(app.locator(".mcp-notebook-app-status")).to_have_text("App: get-time from time (ui://get-time/mcp-app.html)")
-    view = app.frame_locator(FRAME)
+    view = app.frame_locator(FRAME).frame_locator(INNER)
     shown = view.locator("#server-time") if example == "vanillajs" else view.locator("p", has=view.locator("strong", has_text="Server Time:")).locator("code")
     iso = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
     if example == "vanillajs":

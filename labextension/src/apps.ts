@@ -25,11 +25,27 @@
  *     (method "ui/message" | "ui/update-model-context" | "notifications/message")
  *                                                    {op: "app_reload", server}  (unsolicited)
  *
- * Isolation: the iframe is `sandbox="allow-scripts allow-forms"` without
- * `allow-same-origin`, so the App runs in an opaque origin: it cannot reach
- * JupyterLab's origin, cookies, storage or the contents API.  Its document is
- * a `srcdoc` that starts with a Content-Security-Policy `<meta>` built from
- * the domains the App declared (checked by the kernel and again here).
+ * Isolation: the App runs in two nested frames, both
+ * `sandbox="allow-scripts allow-forms"` without `allow-same-origin`, so it
+ * runs in an opaque origin: it cannot reach JupyterLab's origin, cookies,
+ * storage or the contents API.
+ *
+ * - The outer frame (`.mcp-notebook-app-frame`) holds only our guard
+ *   document (`GUARD_DOCUMENT`): its CSP has `frame-src 'none'`, which
+ *   Chromium applies to every navigation of the inner frame, also those the
+ *   App starts itself (`location.href = …`, `<meta http-equiv=refresh>`),
+ *   which the App's own CSP does not govern.  The guard relays the App's
+ *   postMessage traffic both ways, and removes the App's frame if it ever
+ *   loads a second document anyway.  (The Navigation API's `navigate` event
+ *   cannot do this: the HTML spec disables its events in opaque origins, and
+ *   Chromium fires none there.)
+ * - The inner frame's document is a `srcdoc` that starts with a
+ *   Content-Security-Policy `<meta>` built from the domains the App declared
+ *   (checked by the kernel and again here), then a prelude script
+ *   (`buildPrelude`) that runs before the App's own code: it removes
+ *   `RTCPeerConnection` (Chromium ignores CSP's `webrtc 'block'`) and, for an
+ *   App that declares no frame domains, every nested frame it adds.
+ *
  * Nothing from the output data or the kernel is ever parsed as HTML in this
  * page: only text nodes and attributes.
  */
@@ -65,6 +81,22 @@ export const APP_FALLBACK_TEXT_CLASS = 'mcp-notebook-app-fallback-text';
 export const APP_ACTIVATE_CLASS = 'mcp-notebook-app-activate';
 export const APP_BORDER_CLASS = 'mcp-notebook-app-border';
 export const APP_LINK_HOST_CLASS = 'mcp-notebook-app-link-host';
+
+/** The key of the guard's control messages (never JSON-RPC: the bridge's transport ignores them). */
+const GUARD_KEY = 'mcpNotebookGuard';
+
+/** What the cell says when an activated output's saved data was not used. */
+export const UNSIGNED_NOTE =
+  'The saved tool input and result of this output were not given to the App: the output was not signed by you ' +
+  '(it comes from a notebook someone else saved, or was edited). The App started without them.';
+
+/** What the cell says when the guard removed the App (by the reason the guard gives). */
+const LEFT_NOTES: { [why: string]: string } = {
+  navigated:
+    'The App was removed: it loaded another page in its frame, which this notebook does not allow.',
+  frame:
+    'The App was removed: it added a nested frame it did not declare, which this notebook does not allow.'
+};
 
 /** Host identity told to the App. */
 const HOST_INFO = { name: 'mcp-notebook', version: '0.1.0' };
@@ -108,6 +140,8 @@ export interface IAppData {
   uri: string;
   toolInput: JSONObject;
   toolResult: JSONObject | null;
+  /** The kernel's signature of the output (`null`: unsigned; the kernel decides what it is worth). */
+  sig: string | null;
 }
 
 /** Read the MIME data; `null` when it is not a usable App output. */
@@ -125,7 +159,8 @@ export function readAppData(raw: unknown): IAppData | null {
     tool: str(raw.tool),
     uri: str(raw.uri),
     toolInput: isObject(raw.tool_input) ? raw.tool_input : {},
-    toolResult: isObject(raw.tool_result) ? raw.tool_result : null
+    toolResult: isObject(raw.tool_result) ? raw.tool_result : null,
+    sig: typeof raw.sig === 'string' ? raw.sig : null
   };
 }
 
@@ -204,18 +239,109 @@ export function buildCsp(csp: Required<McpUiResourceCsp>): string {
 }
 
 /**
- * The App's document: a doctype (so the App keeps standards mode) and the
- * CSP `<meta>` before anything of the App, then the App's HTML.  The policy
- * holds only checked origins and keywords, so it needs no escaping.
+ * The script that runs in the App's document before the App's own code.
+ *
+ * - It deletes `RTCPeerConnection` (and its prefixed name): WebRTC reaches
+ *   any STUN/TURN address whatever `connect-src` says, and Chromium does not
+ *   implement CSP's `webrtc 'block'`.  A nested frame would bring a fresh
+ *   copy (an `<iframe srcdoc>` inherits the CSP, not the deletion), so:
+ * - without declared frame domains, every frame element the App adds (also
+ *   in shadow roots it attaches) is removed when the DOM changes, before its
+ *   document loads; if a frame exists anyway (`window.length`, checked then
+ *   and every 100 ms: e.g. in a declarative closed shadow root), it asks the
+ *   guard to remove the whole App.
+ *
+ * Everything it uses later is taken before the App runs, so an App that
+ * replaces `Element.prototype.remove` or the like does not disarm it.
  */
-export function buildSrcdoc(html: string, policy: string): string {
+export function buildPrelude(csp: Required<McpUiResourceCsp>): string {
+  const frames = csp.frameDomains.length === 0;
+  return (
+    '<script>(() => {' +
+    "for (const name of ['RTCPeerConnection', 'webkitRTCPeerConnection']) { try { delete window[name]; } catch (e) { /* kept */ } }" +
+    (frames
+      ? 'const remove = Element.prototype.remove, all = Document.prototype.querySelectorAll, allIn = DocumentFragment.prototype.querySelectorAll;' +
+        "const count = Object.getOwnPropertyDescriptor(NodeList.prototype, 'length').get;" +
+        "const frameCount = (Object.getOwnPropertyDescriptor(window, 'length') || Object.getOwnPropertyDescriptor(Window.prototype, 'length')).get;" +
+        'const up = parent, Observer = MutationObserver, observe = MutationObserver.prototype.observe, attach = Element.prototype.attachShadow;' +
+        "const tags = 'iframe,frame,frameset,object,embed,fencedframe,portal', roots = [document];" +
+        'let told = false;' +
+        'const sweep = () => { for (let r = 0; r < roots.length; r++) { const root = roots[r], found = r === 0 ? all.call(root, tags) : allIn.call(root, tags);' +
+        ' for (let i = count.call(found) - 1; i >= 0; i--) remove.call(found[i]); }' +
+        ' if (!told && frameCount.call(window) > 0) { told = true; up.postMessage({' +
+        GUARD_KEY +
+        ": 'blocked', what: 'frame'}, '*'); } };" +
+        'const watcher = new Observer(sweep);' +
+        'const watch = root => { roots[roots.length] = root; observe.call(watcher, root, {childList: true, subtree: true}); };' +
+        'observe.call(watcher, document, {childList: true, subtree: true});' +
+        'Element.prototype.attachShadow = function (init) { const root = attach.call(this, init); watch(root); return root; };' +
+        'setInterval(sweep, 100); sweep();'
+      : '') +
+    '})();</script>'
+  );
+}
+
+/**
+ * The App's document: a doctype (so the App keeps standards mode), the CSP
+ * `<meta>` and the prelude before anything of the App, then the App's HTML.
+ * The policy holds only checked origins and keywords, so it needs no
+ * escaping.
+ */
+export function buildSrcdoc(
+  html: string,
+  policy: string,
+  prelude = ''
+): string {
   return (
     '<!DOCTYPE html><meta http-equiv="Content-Security-Policy" content="' +
     policy +
     '">' +
+    prelude +
     html
   );
 }
+
+/** The CSP of the guard document: its own script and style, and no frame may navigate to anything. */
+export const GUARD_CSP =
+  "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; frame-src 'none'; " +
+  "form-action 'none'; base-uri 'none'; object-src 'none'";
+
+/**
+ * The outer frame's document: it holds the App's frame and relays messages.
+ *
+ * On `{mcpNotebookGuard: "document", html, allow, title}` from the host it
+ * makes the App's frame (the same sandbox, `allow` and no referrer) with
+ * `html` as its `srcdoc`.  Other messages from the host go to the App, the
+ * App's go to the host.  It tells the host `ready` when it runs, and `left`
+ * (with `why`: `navigated` or `frame`) after it removed the App: on a second
+ * `load` of the App's frame (it navigated: Chromium commits an error page
+ * where `frame-src 'none'` blocked the navigation) or when the prelude asks.
+ */
+export const GUARD_DOCUMENT =
+  '<!DOCTYPE html><meta http-equiv="Content-Security-Policy" content="' +
+  GUARD_CSP +
+  '"><style>html, body { margin: 0; padding: 0; height: 100%; overflow: hidden; } ' +
+  'iframe { display: block; border: 0; width: 100%; height: 100%; }</style><body><script>(() => {' +
+  "const KEY = '" +
+  GUARD_KEY +
+  "'; let app = null, loads = 0;" +
+  "const left = why => { if (!app) return; app.remove(); app = null; parent.postMessage({[KEY]: 'left', why}, '*'); };" +
+  "addEventListener('message', event => {" +
+  ' const data = event.data, control = data && typeof data === "object" && typeof data[KEY] === "string" ? data[KEY] : null;' +
+  ' if (event.source === parent) {' +
+  "  if (control === 'document' && !app && typeof data.html === 'string') {" +
+  "   app = document.createElement('iframe'); app.setAttribute('sandbox', 'allow-scripts allow-forms'); app.setAttribute('referrerpolicy', 'no-referrer');" +
+  "   if (typeof data.allow === 'string' && data.allow) app.setAttribute('allow', data.allow);" +
+  "   if (typeof data.title === 'string') app.title = data.title;" +
+  "   app.addEventListener('load', () => { loads += 1; if (loads > 1) left('navigated'); });" +
+  '   app.srcdoc = data.html; document.body.appendChild(app);' +
+  "  } else if (control === null && app && app.contentWindow) { app.contentWindow.postMessage(data, '*'); }" +
+  ' } else if (app && event.source === app.contentWindow) {' +
+  "  if (control === 'blocked') left(data.what === 'frame' ? 'frame' : 'navigated'); else if (control === null) parent.postMessage(data, '*');" +
+  ' }' +
+  '});' +
+  "parent.postMessage({[KEY]: 'ready'}, '*');" +
+  '})();</script></body>';
 
 /** The `permissions` object of a reply: only the four known keys. */
 export function checkedPermissions(raw: unknown): McpUiResourcePermissions {
@@ -638,6 +764,7 @@ export class AppOutput extends Widget implements IRenderMime.IRenderer {
       body.uri = data.uri;
       body.tool_input = data.toolInput;
       body.tool_result = data.toolResult;
+      body.sig = data.sig;
     }
     const generation = ++this.generation;
     this.setState('opening');
@@ -749,14 +876,20 @@ export class AppOutput extends Widget implements IRenderMime.IRenderer {
     const html = typeof reply.html === 'string' ? reply.html : '';
     const csp = checkedCsp(reply.csp);
     const permissions = checkedPermissions(reply.permissions);
-    const toolInput = isObject(reply.tool_input)
-      ? reply.tool_input
-      : data.toolInput;
-    const toolResult = isObject(reply.tool_result)
-      ? reply.tool_result
-      : data.toolResult;
+    // Only what the kernel sends: it leaves out a reopened output's saved
+    // data unless that output is signed by this user.
+    const toolInput = isObject(reply.tool_input) ? reply.tool_input : {};
+    const toolResult = isObject(reply.tool_result) ? reply.tool_result : null;
+    if (reply.saved_data === 'unsigned') {
+      this.node.dataset.savedData = 'unsigned';
+      this.setNote(UNSIGNED_NOTE);
+    } else {
+      delete this.node.dataset.savedData;
+    }
     this.toggleClass(APP_BORDER_CLASS, reply.prefers_border === true);
 
+    // The outer frame holds the guard (GUARD_DOCUMENT), which makes the
+    // App's own frame inside it when it is ready.
     const frame = document.createElement('iframe');
     frame.className = APP_FRAME_CLASS;
     frame.setAttribute('sandbox', 'allow-scripts allow-forms');
@@ -766,6 +899,7 @@ export class AppOutput extends Widget implements IRenderMime.IRenderer {
     }
     frame.setAttribute('referrerpolicy', 'no-referrer');
     frame.title = `MCP App: ${data.tool} from ${data.server}`;
+    delete this.node.dataset.appRemoved;
     frame.style.width = '100%';
     frame.style.height = `${INITIAL_HEIGHT}px`;
     this.body.appendChild(frame);
@@ -904,12 +1038,35 @@ export class AppOutput extends Widget implements IRenderMime.IRenderer {
       });
     }
 
+    const appDocument = buildSrcdoc(html, buildCsp(csp), buildPrelude(csp));
+    const onGuard = (event: MessageEvent): void => {
+      const message: unknown = event.data;
+      if (
+        event.source !== win ||
+        this.frame !== frame ||
+        !isObject(message) ||
+        typeof message[GUARD_KEY] !== 'string'
+      ) {
+        return;
+      }
+      if (message[GUARD_KEY] === 'ready') {
+        win.postMessage(
+          { [GUARD_KEY]: 'document', html: appDocument, allow, title: frame.title },
+          '*'
+        );
+      } else if (message[GUARD_KEY] === 'left') {
+        this.appRemoved(message.why === 'frame' ? 'frame' : 'navigated');
+      }
+    };
+    window.addEventListener('message', onGuard);
+    this.guardListener = onGuard;
+
     const transport = new PostMessageTransport(win, win);
     bridge
       .connect(transport)
       .then(() => {
         if (this.frame === frame && !this.isDisposed) {
-          frame.srcdoc = buildSrcdoc(html, buildCsp(csp));
+          frame.srcdoc = GUARD_DOCUMENT;
         }
       })
       .catch(reason => {
@@ -920,8 +1077,19 @@ export class AppOutput extends Widget implements IRenderMime.IRenderer {
       });
   }
 
+  /** The guard removed the App's frame (it navigated, or added a frame): say so, offer Activate again. */
+  private appRemoved(why: 'navigated' | 'frame'): void {
+    this.setState('fallback');
+    this.showFallback(LEFT_NOTES[why], true);
+    this.node.dataset.appRemoved = why;
+  }
+
   /** Tear the App down (if live) and remove its frame. */
   private stopLive(): void {
+    if (this.guardListener) {
+      window.removeEventListener('message', this.guardListener);
+      this.guardListener = null;
+    }
     const bridge = this.bridge;
     this.bridge = null;
     if (bridge) {
@@ -949,6 +1117,7 @@ export class AppOutput extends Widget implements IRenderMime.IRenderer {
   private linkDialogOpen = false;
   private bridge: AppBridge | null = null;
   private frame: HTMLIFrameElement | null = null;
+  private guardListener: ((event: MessageEvent) => void) | null = null;
   private themeObserver: MutationObserver | null = null;
   private status: HTMLElement;
   private note: HTMLElement;
