@@ -29,9 +29,27 @@ def load_ipython_extension(ipython: Any) -> None:
     from .magics import MCPMagics
 
     ipython.register_magics(MCPMagics)
-    session = ipython.magics_manager.registry["MCPMagics"].session
+    magics = ipython.magics_manager.registry["MCPMagics"]
+    session = magics.session
     session.attach_frontend()
     register(ipython, session)  # Tab after %mcp: subcommands, servers, tools, arguments, values
+    _await_calls_in_cells(ipython, magics)
+
+
+def _await_calls_in_cells(ipython: Any, magics: Any) -> None:
+    """A call ends its cell when its flow ends (``cell_await``), where the kernel hears clicks while a cell awaits."""
+    from .cell_await import CellAwait, kernel_hears_comms_while_awaiting
+
+    if not hasattr(ipython, "input_transformers_post"):
+        return  # not an IPython shell that transforms input
+    if kernel_hears_comms_while_awaiting():
+        CellAwait(magics).register()
+    else:
+        print(
+            "note: this kernel (ipykernel older than 7.4) cannot hear a form's clicks while a cell waits, so "
+            "%mcp call returns at once with a Flow and the next cell may run before it ends; `await` the Flow "
+            "in a later cell (pip install 'ipykernel>=7.4' to have calls end their cells)."
+        )
 
 
 def unload_ipython_extension(ipython: Any) -> None:
@@ -41,7 +59,11 @@ def unload_ipython_extension(ipython: Any) -> None:
     """
     from .completion import unregister
 
+    from .cell_await import CellAwait
+
     unregister(ipython)
+    if hasattr(ipython, "input_transformers_post"):
+        CellAwait.unregister(ipython)
     magics = ipython.magics_manager.registry.get("MCPMagics")
     if magics is not None:
         magics.session.close()

@@ -67,7 +67,8 @@ def _answer_args(p: Parser) -> None:
 
 def _flow_args(p: Parser) -> None:
     _answer_args(p)
-    p.add_argument("--wait", action="store_true", help="wait inside the cell even in an interactive notebook")
+    p.add_argument("--background", action="store_true", help="return the running Flow at once and let the cell end before the call (await it later); without it the call ends its cell when it is done, and x = %%mcp ... binds the result")
+    p.add_argument("--wait", action="store_true", help="block inside the cell, answering only from presets (for code that cannot await)")
     p.add_argument("--trace", action="store_true", help="show every round's messages as a timeline")
     p.add_argument("--no-save", action="store_true", help="keep this flow out of the notebook's metadata")
     p.add_argument("--timeout", type=float, metavar="SECONDS", help="wall-clock limit for the whole flow")

@@ -46,6 +46,7 @@ class MCPMagics(Magics, SessionSettings):
         self.session = Session(self, shell=shell, tell=lambda note: print(with_hint(note)))
         super().__init__(shell=shell, **kwargs)
         self._parsers = build_parsers()
+        self.awaiting = False  # set by cell_await while an awaiting cell runs a flow line: the flow is handed back, not returned
 
     # ------------------------------------------------------------------ entry point
     @no_var_expand  # IPython would format the whole line at once and mangle JSON; line_expand does it per {expr}
@@ -281,10 +282,26 @@ class MCPMagics(Magics, SessionSettings):
         return self.session.cell_request().get("metadata", {}).get("cellId")
 
     def _run_flow(self, method: Any, conn: Any, name: str, arguments: Any, ns: argparse.Namespace, prepare: Any = None) -> Any:
-        """Start a flow in this cell: interactive returns it at once; headless waits and shows the report."""
+        """Start a flow in this cell; see ``_hand_back`` for what the cell gets."""
         interactive = self._is_interactive() and not ns.wait
         flow = self.session.call(method, conn, name, arguments, call_options(ns), interactive=interactive, cell_id=self._cell_id(), prepare=prepare)
-        return flow if interactive else self._report(flow, ns)
+        return self._hand_back(flow, ns, interactive)
+
+    def _hand_back(self, flow: Any, ns: argparse.Namespace, interactive: bool) -> Any:
+        """What a flow line gives its cell.
+
+        In an awaiting cell (``cell_await``) the flow goes back to the cell's helper, which awaits it:
+        the cell ends when the flow ends and ``x = %mcp call ...`` binds the result. ``--background``,
+        or a line the cell cannot await (inside a ``def``, or a kernel older than ipykernel 7.4), gives
+        the ``Flow`` at once when interactive; headless waits in the cell and shows the report.
+        """
+        from .cell_await import InCell
+
+        background = getattr(ns, "background", False)
+        if interactive:
+            return InCell(flow) if self.awaiting and not background else flow
+        reported = self._report(flow, ns)
+        return InCell(reported) if self.awaiting and not background and reported is not None else reported
 
     def _report(self, flow: Any, ns: argparse.Namespace) -> Any:
         """A headless flow: wait, show its report, raise its error or bind ``-o VAR``."""
@@ -358,7 +375,7 @@ class MCPMagics(Magics, SessionSettings):
         record = self.session.pick_saved(ns.id, self._cell_id())
         interactive = self._is_interactive()
         flow = self.session.resume(record, call_options(ns), interactive=interactive, cell_id=self._cell_id(), wait=ns.wait)
-        return flow if interactive and not ns.wait else self._report(flow, ns)
+        return self._hand_back(flow, ns, interactive and not ns.wait)
 
     def _do_forget(self, words: list[str], cell: str | None) -> Any:
         ns, _ = self._parsers["forget"].parse(words)

@@ -240,7 +240,7 @@ def test_names_flow_ids_and_models(kernel: Kernel) -> None:
     assert complete(kernel, "%mcp model ") == ["add", "use", "remove", "list"]
     # two flows waiting for a form: their saved records' ids
     for thing in ("wall", "door"):
-        kernel.execute(f"%mcp call shop.paint thing={thing}", allow_stdin=True)
+        kernel.execute(f"%mcp call shop.paint thing={thing} --background", allow_stdin=True)  # both wait at once
     ids = kernel.wait_for(lambda: _flow_ids(kernel) if len(_flow_ids(kernel)) == 2 else None, what="two saved flows")
     assert complete(kernel, "%mcp resume ") == sorted(ids)
     assert complete(kernel, "%mcp forget ") == sorted(ids)

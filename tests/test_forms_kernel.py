@@ -60,7 +60,7 @@ def html_of(kernel: Kernel, comm_id: str) -> str:
 
 
 def test_every_kind_filled_through_comm_messages(kernel: Kernel) -> None:
-    cell = kernel.execute("%mcp call demo.ask_everything", allow_stdin=True)
+    cell = kernel.execute("%mcp call demo.ask_everything", allow_stdin=True, wait=False)
     accept = kernel.wait_for(lambda: kernel.find_widgets("ButtonModel", description="Accept"), what="the Accept button")[-1]
     header = [s["value"] for s in kernel.comms.values() if "mcp-asker" in (s.get("_dom_classes") or [])]
     assert "<b>demo</b> asks" in header[-1] and "Fill in every kind of field" in header[-1]

@@ -1,7 +1,8 @@
 """The interactive path in a real kernel: the form appears in the cell, the answers go back.
 
-A front end that allows stdin (JupyterLab, Notebook 7) makes the run interactive: ``%mcp call``
-returns at once, the form lives on after the cell, and the result lands in that same cell.
+A front end that allows stdin (JupyterLab, Notebook 7) makes the run interactive: the form is live
+in the cell while the cell awaits its flow (``cell_await``), the answers go back, and the cell ends
+when the result has landed in it. ``--background`` returns the ``Flow`` at once, as before.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ def kernel() -> Iterator[Kernel]:
 
 
 def test_provision_form_answered_like_a_browser(kernel: Kernel) -> None:
-    cell = kernel.execute("%mcp call prov.provision name=orders", allow_stdin=True)
-    # the cell is already finished; the form is live in it
+    cell = kernel.execute("%mcp call prov.provision name=orders", allow_stdin=True, wait=False)
+    # the cell waits for its flow; the form is live in it
     text_id = kernel.wait_for(lambda: kernel.find_widgets("TextModel"), what="the region text field")[-1]
     accept = kernel.wait_for(lambda: kernel.find_widgets("ButtonModel", description="Accept"), what="Accept")[-1]
     assert kernel.comms[text_id]["value"] == "eu-west-1"  # the schema's default is prefilled
@@ -40,40 +41,93 @@ def test_provision_form_answered_like_a_browser(kernel: Kernel) -> None:
     kernel.set_value(text_id, "eu-west-1")
     kernel.click(accept)
     kernel.wait_for(lambda: "Provisioned 'orders' in eu-west-1." in kernel.text_of_cell(cell), what="the tool result in the same cell")
+    kernel.wait_idle(cell)
+    assert not [m for m in kernel.for_cell(cell) if m["msg_type"] == "error"]
     # the settled report names what was answered, never the value typed
     html = [m["content"]["data"].get("text/html", "") for m in kernel.for_cell(cell) if m["msg_type"] == "update_display_data"]
     assert any("Which region" in h and ": accept (region)" in h for h in html)  # the question, then the field
 
 
 def test_decline_reaches_the_server(kernel: Kernel) -> None:
-    cell = kernel.execute("r = %mcp call prov.provision name=logs", allow_stdin=True)
     before = set(kernel.find_widgets("ButtonModel", description="Decline"))
-    decline = kernel.wait_for(lambda: set(kernel.find_widgets("ButtonModel", description="Decline")) - before or kernel.find_widgets("ButtonModel", description="Decline"), what="Decline")
-    kernel.click(sorted(decline)[-1] if isinstance(decline, set) else decline[-1])
+    cell = kernel.execute("r = %mcp call prov.provision name=logs", allow_stdin=True, wait=False)
+    decline = kernel.wait_for(lambda: set(kernel.find_widgets("ButtonModel", description="Decline")) - before, what="Decline")
+    kernel.click(sorted(decline)[-1])
     kernel.wait_for(lambda: "Provisioning cancelled: the user declined." in kernel.text_of_cell(cell), what="decline result")
-    probe = kernel.execute("print(r.state.value, r.result().is_error)")
-    assert "done True" in kernel.text_of_cell(probe)
+    kernel.wait_idle(cell)
+    probe = kernel.execute("print(type(r).__name__, r.is_error, r.content[0].text)")  # `r = %mcp call` binds the result
+    assert kernel.text_of_cell(probe) == "CallToolResult True Provisioning cancelled: the user declined.\n"
 
 
 def test_await_flow_and_progress(kernel: Kernel) -> None:
-    cell = kernel.execute("r = %mcp call demo.slow_count n=3 delay=0.05\nres = await r\nprint('awaited', res.content[0].text)", allow_stdin=True)
+    cell = kernel.execute("r = %mcp call demo.slow_count n=3 delay=0.05 --background\nprint(type(r).__name__)\nres = await r\nprint('awaited', res.content[0].text)", allow_stdin=True)
+    assert "\nFlow\n" in kernel.text_of_cell(cell)  # --background: the Flow at once, after the live view
     assert "awaited Counted to 3." in kernel.text_of_cell(cell)
     bars = [s for s in kernel.comms.values() if s.get("_model_name") == "FloatProgressModel" and s.get("max") == 3.0]
     assert bars and bars[-1]["value"] == 3.0
 
 
 def test_cancel_button_cancels(kernel: Kernel) -> None:
-    cell = kernel.execute("r = %mcp call prov.provision name=tmp", allow_stdin=True)
-    kernel.wait_for(lambda: kernel.find_widgets("ButtonModel", description="Cancel", tooltip="Cancel this call"), what="Cancel button")
-    cancel = kernel.find_widgets("ButtonModel", description="Cancel", tooltip="Cancel this call")[-1]
-    kernel.click(cancel)
+    before = set(kernel.find_widgets("ButtonModel", description="Cancel", tooltip="Cancel this call"))
+    cell = kernel.execute("r = %mcp call prov.provision name=tmp --background", allow_stdin=True)
+    cancel = kernel.wait_for(lambda: set(kernel.find_widgets("ButtonModel", description="Cancel", tooltip="Cancel this call")) - before, what="Cancel button")
+    kernel.click(sorted(cancel)[-1])
     kernel.wait_for(lambda: "cancelled" in kernel.text_of_cell(cell), what="cancelled report")
     probe = kernel.execute("print(r.state.value)")
     assert "cancelled" in kernel.text_of_cell(probe)
 
 
+def test_cancel_button_ends_an_awaiting_cell_as_cancelled(kernel: Kernel) -> None:
+    before = set(kernel.find_widgets("ButtonModel", description="Cancel", tooltip="Cancel this call"))
+    cell = kernel.execute("c = %mcp call prov.provision name=tmp2", allow_stdin=True, wait=False)
+    cancel = kernel.wait_for(lambda: set(kernel.find_widgets("ButtonModel", description="Cancel", tooltip="Cancel this call")) - before, what="Cancel button")
+    kernel.click(sorted(cancel)[-1])
+    kernel.wait_idle(cell)
+    errors = [m["content"] for m in kernel.for_cell(cell) if m["msg_type"] == "error"]
+    assert [(e["ename"], e["evalue"]) for e in errors] == [("FlowError", "prov.provision was cancelled.")]
+
+
+def test_run_all_waits_for_the_call_and_binds_its_result(kernel: Kernel) -> None:
+    """Issue 21 item 1: the next cell of a Run All starts only after the call's form is answered."""
+    before = set(kernel.find_widgets("ButtonModel", description="Accept"))
+    first = kernel.execute("x = %mcp call prov.provision name=ordered", allow_stdin=True, wait=False)
+    second = kernel.execute("print('second cell', type(x).__name__, x.content[0].text)", allow_stdin=True, wait=False)
+    accept = kernel.wait_for(lambda: set(kernel.find_widgets("ButtonModel", description="Accept")) - before, what="the form")
+    kernel.pump(1.0)
+    assert not kernel.for_cell(second), "the second cell ran while the first one's form was waiting"
+    kernel.click(sorted(accept)[-1])
+    kernel.wait_idle(second)
+    assert kernel.text_of_cell(second) == "second cell CallToolResult Provisioned 'ordered' in eu-west-1.\n"
+    done_first = max(i for i, m in enumerate(kernel.messages) if m["parent_header"].get("msg_id") == first)
+    start_second = min(i for i, m in enumerate(kernel.messages) if m["parent_header"].get("msg_id") == second)
+    assert done_first < start_second
+
+
+def test_interrupt_cancels_the_flow_and_says_so(kernel: Kernel) -> None:
+    before = set(kernel.find_widgets("ButtonModel", description="Accept"))
+    cell = kernel.execute("%mcp call prov.provision name=interrupted", allow_stdin=True, wait=False)
+    kernel.wait_for(lambda: set(kernel.find_widgets("ButtonModel", description="Accept")) - before, what="the form")
+    kernel.km.interrupt_kernel()
+    kernel.wait_idle(cell)
+    text = kernel.text_of_cell(cell)
+    assert "Interrupted: prov.provision was cancelled" in text
+    probe = kernel.execute("from mcp_notebook.api import default_session\nprint([r['arguments'] for r in default_session().store.all()])")
+    assert "interrupted" not in kernel.text_of_cell(probe)  # the cancelled flow left no saved record
+    after = kernel.execute("x = %mcp call demo.add a=2 b=5\nprint(x.content[0].text)", allow_stdin=True)
+    assert kernel.text_of_cell(after).endswith("7\n")  # the kernel goes on
+
+
+def test_headless_assignment_binds_the_result_and_cell_magic_awaits(kernel: Kernel) -> None:
+    cell = kernel.execute("y = %mcp call demo.add a=4 b=5\nprint(type(y).__name__, y.content[0].text)")
+    assert "CallToolResult 9\n" in kernel.text_of_cell(cell)
+    body = kernel.execute('%%mcp call demo.add\n{"a": 1, "b": 2}', allow_stdin=True)
+    assert "3" in kernel.text_of_cell(body)
+    inside = kernel.execute("def f():\n    r = %mcp call demo.add a=1 b=1 --wait\n    return r\nprint(type(f()).__name__)")
+    assert kernel.text_of_cell(inside).endswith("Flow\n")  # a line inside a def cannot be awaited: the Flow, as before
+
+
 def test_blocking_on_a_waiting_form_is_refused_not_frozen(kernel: Kernel) -> None:
-    kernel.execute("w = %mcp call prov.provision name=blocked", allow_stdin=True)
+    kernel.execute("w = %mcp call prov.provision name=blocked --background", allow_stdin=True)
     kernel.wait_for(lambda: kernel.find_widgets("ButtonModel", description="Accept"), what="the form")
     msg_id = kernel.kc.execute("w.result()", allow_stdin=True, stop_on_error=False)
     kernel.wait_idle(msg_id, timeout=30)
@@ -118,7 +172,7 @@ def test_presets_that_answer_everything_are_sent_without_waiting(kernel: Kernel)
 
     # presets that leave a required field open: the form waits, prefilled with what was given
     before = set(kernel.find_widgets("ButtonModel", description="Accept"))
-    partial = kernel.execute("%mcp call prov.provision name=partial --answer unrelated=1", allow_stdin=True)
+    partial = kernel.execute("%mcp call prov.provision name=partial --answer unrelated=1", allow_stdin=True, wait=False)
     accept = kernel.wait_for(lambda: set(kernel.find_widgets("ButtonModel", description="Accept")) - before, what="a waiting form")
     kernel.pump(0.5)
     assert "Provisioned" not in kernel.text_of_cell(partial)
@@ -127,7 +181,7 @@ def test_presets_that_answer_everything_are_sent_without_waiting(kernel: Kernel)
 
     # --confirm: the same complete presets, but the form waits for a look first
     before = set(kernel.find_widgets("ButtonModel", description="Accept"))
-    confirm = kernel.execute("%mcp call prov.provision name=confirmed --answer region=ap-south-1 --confirm", allow_stdin=True)
+    confirm = kernel.execute("%mcp call prov.provision name=confirmed --answer region=ap-south-1 --confirm", allow_stdin=True, wait=False)
     accept = kernel.wait_for(lambda: set(kernel.find_widgets("ButtonModel", description="Accept")) - before, what="the --confirm form")
     kernel.pump(0.5)
     assert "Provisioned" not in kernel.text_of_cell(confirm)

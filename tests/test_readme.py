@@ -25,6 +25,24 @@ def tour_blocks() -> list[str]:
     return re.findall(r"```(?:python)?\n(.*?)```", section, flags=re.S)
 
 
+def run_answering(kernel: Kernel, cell: str, timeout: float = 60) -> str:
+    """Run ``cell`` interactively as a reader does: a form that appears while it waits gets its Accept clicked."""
+    import time
+
+    clicked = set(kernel.find_widgets("ButtonModel", description="Accept"))
+    msg_id = kernel.execute(cell, allow_stdin=True, wait=False)
+    deadline = time.monotonic() + timeout
+    while not any(m["msg_type"] == "status" and m["content"]["execution_state"] == "idle" for m in kernel.for_cell(msg_id)):
+        assert time.monotonic() < deadline, f"cell did not finish: {cell}"
+        for button in set(kernel.find_widgets("ButtonModel", description="Accept")) - clicked:
+            clicked.add(button)
+            kernel.click(button)  # the reader answers the form with its prefilled default
+        kernel.pump(0.1)
+    errors = [m["content"] for m in kernel.for_cell(msg_id) if m["msg_type"] == "error"]
+    assert not errors, f"cell failed: {errors[0]['ename']}: {errors[0]['evalue']}\n{cell}"
+    return msg_id
+
+
 def test_readme_tour_runs_as_written(start_http_server: Any, tmp_path: Path) -> None:
     blocks = tour_blocks()
     assert len(blocks) == 2 and "{sys.executable}" in blocks[0] and blocks[1].startswith("%%mcp call")
@@ -38,7 +56,7 @@ def test_readme_tour_runs_as_written(start_http_server: Any, tmp_path: Path) -> 
         assert venv_bin not in kernel.text_of_cell(probe).split("|")[0]  # like make lab: the venv is not on PATH
         cells = [c for c in re.split(r"\n\s*\n", blocks[0].replace(":8000/", f":{port}/")) if c.strip()] + [blocks[1]]
         for cell in cells:
-            kernel.execute(cell, allow_stdin=True, timeout=60)  # raises if the cell fails
+            run_answering(kernel, cell)  # raises if the cell fails
         listing = kernel.execute("%mcp servers")
         servers = kernel.text_of_cell(listing)
         assert all(name in servers for name in ("prov", "web", "local")), servers
@@ -62,7 +80,7 @@ def test_readme_tasks_section_runs_as_written(tmp_path: Path) -> None:
         kernel = Kernel(cwd=str(REPO_ROOT), env={"JUPYTER_DATA_DIR": str(tmp_path / "jd")})
         try:
             for cell in (c for c in re.split(r"\n\s*\n", block.replace("http://127.0.0.1:8001/mcp", url)) if c.strip()):
-                kernel.execute(cell, allow_stdin=True, timeout=90)
+                run_answering(kernel, cell, timeout=90)
             done = kernel.execute("print(result.content[0].text, '|', texts == ['Done after 1s'] * 20)")
             assert "Done in eu-west | True" in kernel.text_of_cell(done)
             listed = kernel.text_of_cell(kernel.execute("%mcp tasks"))

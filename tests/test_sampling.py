@@ -675,7 +675,7 @@ def waited(kernel: Any, before: set[str], model: str, **state: Any) -> str:
 def test_both_checkpoints_edited_in_a_kernel(kernel: Any, fake: ModelServer, conn: str) -> None:
     kernel.execute("%mcp review ask")
     before = set(kernel.comms)
-    cell = kernel.execute(f"%mcp call {conn}.summarize text='the cat sat on the mat'", allow_stdin=True)
+    cell = kernel.execute(f"%mcp call {conn}.summarize text='the cat sat on the mat'", allow_stdin=True, wait=False)
     prompt = waited(kernel, before, "TextareaModel", description="#1 user")
     assert kernel.comms[prompt]["value"] == "Summarize: the cat sat on the mat"
     system = waited(kernel, before, "TextareaModel", description="system")
@@ -700,7 +700,7 @@ def test_both_checkpoints_edited_in_a_kernel(kernel: Any, fake: ModelServer, con
 def test_deny_in_a_kernel(kernel: Any, fake: ModelServer, conn: str, where: str) -> None:
     kernel.execute("%mcp review ask")
     before = set(kernel.comms)
-    cell = kernel.execute(f"%mcp call {conn}.summarize text=secret", allow_stdin=True)
+    cell = kernel.execute(f"%mcp call {conn}.summarize text=secret", allow_stdin=True, wait=False)
     if where == "reply":
         kernel.click(waited(kernel, before, "ButtonModel", description="Send"))
         waited(kernel, before, "TextareaModel", description="reply")
@@ -715,7 +715,7 @@ def test_human_provider_in_a_kernel(kernel: Any, fake: ModelServer) -> None:
     kernel.execute("%mcp model add me human\n%mcp model use me")
     try:
         before = set(kernel.comms)
-        cell = kernel.execute("%mcp call demo.summarize text='a poem'", allow_stdin=True)
+        cell = kernel.execute("%mcp call demo.summarize text='a poem'", allow_stdin=True, wait=False)
         box = waited(kernel, before, "TextareaModel", description="your reply")
         kernel.set_value(box, "Roses are red.")
         kernel.click(waited(kernel, before, "ButtonModel", description="Send reply"))
@@ -744,7 +744,7 @@ def test_review_always_in_a_kernel(kernel: Any, fake: ModelServer) -> None:
 def test_cancel_while_reviewing_a_2025_request_clears_the_panel(kernel: Any, fake: ModelServer) -> None:
     kernel.execute("%mcp review ask")
     before = set(kernel.comms)
-    cell = kernel.execute("%mcp call legacy.summarize text=later", allow_stdin=True)
+    cell = kernel.execute("%mcp call legacy.summarize text=later", allow_stdin=True, wait=False)
     waited(kernel, before, "ButtonModel", description="Send")
     kernel.click(waited(kernel, before, "ButtonModel", description="Cancel", tooltip="Cancel this call"))
     kernel.wait_for(lambda: "cancelled" in kernel.text_of_cell(cell), what="the cancelled report")
