@@ -298,6 +298,8 @@ class MCPMagics(Magics, SessionSettings):
         from .cell_await import InCell
 
         background = getattr(ns, "background", False)
+        if flow is None:
+            return None  # a panel was shown instead (consent to resume, continue or start over): its buttons go on
         if interactive:
             return InCell(flow) if self.awaiting and not background else flow
         reported = self._report(flow, ns)

@@ -280,7 +280,7 @@ def test_kernel_headless_refuses_interactive_panel_and_paste_back(server: OAuthS
         [use] = kernel.find_widgets("ButtonModel", description="Use address")
         kernel.click(use)
         kernel.wait_for(lambda: any("Signed in to <b>secure</b>" in str(s.get("value", "")) for s in kernel.comms.values()), what="signed in")
-        done = kernel.execute("r = %mcp call secure.echo text=after-sign-in --wait\nprint(r.result().content[0].text)")
+        done = kernel.execute("r = %mcp call secure.echo text=after-sign-in --wait\nprint(r.content[0].text)")
         assert "after-sign-in" in kernel.text_of_cell(done)
         listing = kernel.text_of_cell(kernel.execute("%mcp auth list"))
         assert server.url in listing and "yes" in listing

@@ -188,14 +188,14 @@ def saved(server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dic
 
         # flow A: answer round one in the form; round two waits
         before = widgets(k)
-        run(k, CELLS[1][1], "cell-a", interactive=True)
+        run(k, CELLS[1][1] + " --background", "cell-a", interactive=True)  # left waiting while later cells run
         first = lab.wait(lambda: lab.ops("save"), "the first save")[0]["record"]
         flow_a = first["id"]
         k.click(newest(k, "ButtonModel", before, description="Accept"))
         lab.wait(lambda: any(s["record"]["round"] == 2 for s in lab.ops("save", flow_a)), "round two saved")
 
         # flow B waits at round one
-        run(k, CELLS[2][1], "cell-b", interactive=True)
+        run(k, CELLS[2][1] + " --background", "cell-b", interactive=True)
         flow_b = lab.wait(lambda: [s["record"]["id"] for s in lab.ops("save") if s["record"]["id"] != flow_a], "flow B saved")[0]
 
         # flow C finishes: saved while it waited, deleted when done
@@ -209,7 +209,7 @@ def saved(server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dic
         url = re.search(r"http://127\.0\.0\.1:\d+/mcp", k.text_of_cell(run(k, "%mcp serve vault_src --keys-env VAULT_KEY --no-auth"))).group(0)
         run(k, f"%mcp connect vault {url} --header X-Team:{SECRETS['header']} --bearer-env MCPNB_TOKEN")
         before = widgets(k)
-        run(k, "%mcp call vault.unlock door=front", "cell-v1", interactive=True)
+        run(k, "%mcp call vault.unlock door=front --background", "cell-v1", interactive=True)
         k.set_value(newest(k, "PasswordModel", before), SECRETS["typed"])  # a secret-looking field: masked
         k.click(newest(k, "ButtonModel", before, description="Accept"))
         lab.wait(lambda: any(r["name"] == "unlock" and r["round"] == 2 for r in lab.flows.values()), "vault round two saved")
@@ -275,7 +275,7 @@ def test_resume_in_a_second_kernel_with_the_extension(saved: dict[str, Any]) -> 
 
         # %mcp resume in another cell: reconnects from the saved URL, asks round two there
         before = widgets(k)
-        cell = run(k, f"%mcp resume {saved['a']}", "cell-z", interactive=True)
+        cell = run(k, f"%mcp resume {saved['a']}", "cell-z", interactive=True, wait=False)  # ends with its flow
         k.click(newest(k, "ButtonModel", before, description="Accept"))
         k.wait_for(lambda: "Provisioned 'orders' in eu-west-1 (size large)." in k.text_of_cell(cell), what="the resumed result")
         assert "Reconnected 'demo'" in k.text_of_cell(cell)
@@ -285,7 +285,7 @@ def test_resume_in_a_second_kernel_with_the_extension(saved: dict[str, Any]) -> 
 
         # re-running flow B's original cell offers Continue / Start over
         before = widgets(k)
-        cell = run(k, CELLS[2][1], "cell-b", interactive=True)
+        cell = run(k, CELLS[2][1], "cell-b", interactive=True)  # the offer panel: the cell ends with it
         html = [str(s.get("value")) for s in k.comms.values() if s.get("_model_name") == "HTMLModel"]
         assert any(saved["b"] in h and "waiting for input" in h for h in html)
         k.click(newest(k, "ButtonModel", before, description="Continue"))
@@ -314,7 +314,7 @@ def test_resume_from_the_saved_ipynb_without_the_extension(saved: dict[str, Any]
 
         # Start over, offered when the original cell runs again
         before = widgets(k)
-        cell = run(k, CELLS[2][1], "cell-b", interactive=True)
+        cell = run(k, CELLS[2][1], "cell-b", interactive=True)  # the offer panel: the cell ends with it
         k.click(newest(k, "ButtonModel", before, description="Start over"))
         newest(k, "ButtonModel", before, description="Accept")  # a fresh form for round one
         assert "Starting over" in k.text_of_cell(cell)
@@ -323,7 +323,7 @@ def test_resume_from_the_saved_ipynb_without_the_extension(saved: dict[str, Any]
 
         # running that cell once more, in the same kernel, takes the waiting flow over
         before = widgets(k)
-        cell = run(k, CELLS[2][1], "cell-b", interactive=True)
+        cell = run(k, CELLS[2][1], "cell-b", interactive=True)  # the offer panel: the cell ends with it
         k.click(newest(k, "ButtonModel", before, description="Continue"))
         k.click(newest(k, "ButtonModel", before, description="Accept"))
         k.click(newest(k, "ButtonModel", before | widgets(k), description="Accept"))

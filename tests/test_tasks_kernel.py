@@ -62,7 +62,7 @@ def test_task_view_question_cancel_and_a_hundred_in_one_table(server: str, tmp_p
 
         # the live view shows the task; its question is a form in the cell
         before = set(k.comms)
-        cell = run(k, "%mcp call jobs.slow_job duration=1 ask=true --task", "cell-ask", interactive=True)
+        cell = run(k, "%mcp call jobs.slow_job duration=1 ask=true --task", "cell-ask", interactive=True, wait=False)  # ends with its task
         k.wait_for(lambda: "task working" in header_text(k, before) and "polled every 0.2 s" in header_text(k, before), what="the task line")
         field = newest(k, "TextModel", before)
         k.set_value(field, "af-south")
@@ -72,12 +72,13 @@ def test_task_view_question_cancel_and_a_hundred_in_one_table(server: str, tmp_p
 
         # Cancel: the server is told
         before = set(k.comms)
-        run(k, "%mcp call jobs.slow_job duration=30 --task", "cell-cancel", interactive=True)
+        cancelled = run(k, "%mcp call jobs.slow_job duration=30 --task", "cell-cancel", interactive=True, wait=False)
         k.wait_for(lambda: "task working" in header_text(k, before), what="the second task")
         task_id = k.wait_for(lambda: [t for t, v in stats(server)["tasks"].items() if v["status"] == "working"], what="the task on the server")[0]
         k.click(newest(k, "ButtonModel", before, description="Cancel"))
         k.wait_for(lambda: stats(server)["tasks"][task_id]["status"] == "cancelled", what="the server's task cancelled")
         assert stats(server)["task_requests"][task_id]["tasks/cancel"] == 1
+        k.wait_idle(cancelled)  # the cell ends with its cancelled task
 
         # a hundred tasks from a loop: one table, no widgets
         before = set(k.comms)
@@ -107,7 +108,7 @@ def test_a_task_started_in_one_kernel_is_finished_in_another(server: str, tmp_pa
         run(first, cells[0][1], cells[0][0])
         run(first, cells[1][1], cells[1][0])
         known = set(stats(server)["tasks"])
-        run(first, cells[2][1], cells[2][0], interactive=True)
+        run(first, cells[2][1] + " --background", cells[2][0], interactive=True)  # the kernel closes while the task works
         record = lab.wait(lambda: [s["record"] for s in lab.ops("save") if s["record"].get("task")], "the task's record")[0]
         task_id = first.wait_for(lambda: [t for t in stats(server)["tasks"] if t not in known], what="the new task")[0]
         lab.write(path, cells)

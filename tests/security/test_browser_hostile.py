@@ -56,14 +56,14 @@ CELLS = [
     "%mcp read h hostile://blob",
     "%mcp read h hostile://text",
     f"%mcp call 'h.{HOSTILE_TOOL_NAME}'",
-    "%mcp call h.hostile_form",
-    "%mcp call h.hostile_url",
-    "%mcp call h.hostile_sample",
+    "%mcp call h.hostile_form --background",  # left waiting while the next cells run
+    "%mcp call h.hostile_url --background",
+    "%mcp call h.hostile_sample --background",
     "%mcp call h.hostile_echo --wait --trace",
     "%mcp log h",
 ]
 # the form, the URL-mode form and the sampling review: left open in the page
-FORM, URL_FORM, SAMPLE = (CELLS.index(f"%mcp call h.{tool}") for tool in ("hostile_form", "hostile_url", "hostile_sample"))
+FORM, URL_FORM, SAMPLE = (CELLS.index(f"%mcp call h.{tool} --background") for tool in ("hostile_form", "hostile_url", "hostile_sample"))
 LAST = len(CELLS) - 1
 
 # What a leak looks like in the live DOM: the same rules as the static check.
