@@ -31,8 +31,10 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import contextlib
 import signal
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -177,7 +179,8 @@ class CellAwait:
 
         flow = value.flow
         try:
-            await _until_done_or_interrupted(flow)
+            with _comm_status_replies(self.shell):
+                await _until_done_or_interrupted(flow)
         except KeyboardInterrupt:
             flow.cancel()
             print(f"Interrupted: {flow.label} was cancelled (flow {flow.id}).")
@@ -190,6 +193,53 @@ class CellAwait:
             return flow.value if bind else None
         error.__context__ = None
         raise error
+
+
+_COMM_TYPES = ("comm_open", "comm_msg", "comm_close")
+
+
+@contextlib.contextmanager
+def _comm_status_replies(shell: Any) -> Iterator[None]:
+    """While the cell awaits, each comm message the kernel handles beside it gets its busy/idle status.
+
+    ipykernel 7.4 handles a comm message that arrives during an awaiting cell at once, beside the
+    cell (``dispatch_shell(..., concurrent=True)``), but publishes no busy/idle status for it. The
+    ipywidgets front end counts a model's messages in flight and sends the next change only after
+    the idle status of the last one: without it the first keystroke of a field reaches the kernel
+    and every later one waits in the page until the cell ends (seen in JupyterLab 4.6 + Chromium:
+    a form's fields kept their first character). So, for as long as this cell awaits, the kernel's
+    comm handlers are wrapped to publish that status, only for messages handled beside the cell
+    (on the main thread while its lock is held; a subshell's own messages have theirs already).
+    """
+    kernel = getattr(shell, "kernel", None)
+    handlers = getattr(kernel, "shell_handlers", None)
+    lock = getattr(kernel, "_main_asyncio_lock", None)
+    publish = getattr(kernel, "_publish_status", None)
+    if not isinstance(handlers, dict) or lock is None or publish is None:
+        yield  # not ipykernel (terminal IPython, a script): no page waits for a status
+        return
+    originals = {kind: handlers[kind] for kind in _COMM_TYPES if kind in handlers}
+
+    def replying(handler: Any) -> Any:
+        def handle(stream: Any, idents: Any, msg: Any) -> Any:
+            beside = threading.current_thread() is threading.main_thread() and lock.locked()
+            if beside:
+                publish("busy", "shell", parent=msg)
+            try:
+                return handler(stream, idents, msg)  # ipykernel's comm handlers are synchronous
+            finally:
+                if beside:
+                    publish("idle", "shell", parent=msg)
+
+        return handle
+
+    for kind, handler in originals.items():
+        handlers[kind] = replying(handler)
+    try:
+        yield
+    finally:
+        for kind, handler in originals.items():
+            handlers[kind] = handler
 
 
 async def _until_done_or_interrupted(flow: Flow) -> Any:

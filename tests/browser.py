@@ -273,10 +273,11 @@ class Front:
         """Restart the current notebook's kernel through the front end's API (no dialog, no page reload)."""
         self.page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.restartKernel()")
 
-    def run_in_cell(self, index: int, source: str, timeout: float = 60_000) -> Any:
+    def run_in_cell(self, index: int, source: str, timeout: float = 60_000, wait: bool = True) -> Any:
         """Type ``source`` into the empty cell ``index`` as a person would, run it, wait until it ran; returns the cell.
 
-        "Ran" is the prompt showing an execution count (an empty cell's prompt has none).
+        "Ran" is the prompt showing an execution count (an empty cell's prompt has none). ``wait=False``
+        waits only until it runs (``[*]``), for a call that ends its cell only after a click in its form.
         """
         import re
 
@@ -295,5 +296,5 @@ class Front:
         typed = "([i, s]) => window.jupyterapp.shell.currentWidget.content.widgets[i].model.sharedModel.getSource() === s"
         self.page.wait_for_function(typed, arg=[index, source], timeout=10_000)
         self.page.keyboard.press("Shift+Enter")
-        expect(cell.locator(".jp-InputPrompt")).to_have_text(re.compile(r"\[\d+\]"), timeout=timeout)
+        expect(cell.locator(".jp-InputPrompt")).to_have_text(re.compile(r"\[(\d+|\*)\]" if not wait else r"\[\d+\]"), timeout=timeout)
         return cell

@@ -10,6 +10,8 @@ the saved flow and ``%mcp resume ID`` continues it to the result, in a form that
 
 from __future__ import annotations
 
+import re
+
 from typing import Any
 
 import pytest
@@ -72,7 +74,7 @@ def test_restart_marks_the_form_stale_and_resume_continues(front: Front, demo_ur
     expect(listing.locator(".jp-OutputArea")).to_contain_text(flow_id)
     expect(listing.locator(".jp-OutputArea")).to_contain_text("provision_db")
 
-    resumed = front.run_in_cell(5, f"%mcp resume {flow_id}")
+    resumed = front.run_in_cell(5, f"%mcp resume {flow_id}", wait=False)  # the cell ends with its flow, after the clicks
     new_form = resumed.locator(".mcp-elicitation").last
     expect(new_form).to_contain_text("Which region should 'orders' live in?", timeout=60_000)
     expect(resumed.locator(".mcp-notebook-stale-banner")).to_have_count(0)  # the new kernel's form is live
@@ -82,6 +84,7 @@ def test_restart_marks_the_form_stale_and_resume_continues(front: Front, demo_ur
     expect(confirm).to_contain_text("Create 'orders' (small) in us-west-2?")
     confirm.get_by_role("button", name="Accept").click()
     expect(resumed.locator(".jp-OutputArea").first).to_contain_text(RESULT, timeout=30_000)
+    expect(resumed.locator(".jp-InputPrompt")).to_have_text(re.compile(r"\[\d+\]"))  # and the cell has ended
     # done: the record is gone from the model, so the old cell loses its badge; its stale form stays as it was
     expect(cell).not_to_have_class(has_class("mcp-notebook-waiting"))
     expect(banner).to_contain_text(BANNER)

@@ -187,3 +187,28 @@ def test_presets_that_answer_everything_are_sent_without_waiting(kernel: Kernel)
     assert "Provisioned" not in kernel.text_of_cell(confirm)
     kernel.click(sorted(accept)[-1])
     kernel.wait_for(lambda: "Provisioned 'confirmed' in ap-south-1." in kernel.text_of_cell(confirm), what="the result after Accept")
+
+
+def test_a_form_change_during_the_awaiting_cell_gets_its_idle_status(kernel: Kernel) -> None:
+    """The ipywidgets page sends a model's next change only after the idle status of its last one.
+
+    ipykernel 7.4 publishes none for comm messages handled beside an awaiting cell; without it only
+    the first keystroke of a field reached the kernel in JupyterLab (cell_await._comm_status_replies).
+    """
+    before = set(kernel.find_widgets("TextModel")) | set(kernel.find_widgets("ButtonModel", description="Accept"))
+    cell = kernel.execute("%mcp call prov.provision name=typed", allow_stdin=True, wait=False)
+    text = sorted(kernel.wait_for(lambda: set(kernel.find_widgets("TextModel")) - before, what="the region field"))[-1]
+    sent = []
+    for value in ("a", "ap", "ap-south-1"):  # three keystrokes, as a page sends them one after the other
+        msg = kernel.kc.session.msg("comm_msg", {"comm_id": text, "data": {"method": "update", "state": {"value": value}, "buffer_paths": []}})
+        kernel.kc.shell_channel.send(msg)
+        sent.append(msg["header"]["msg_id"])
+        kernel.wait_for(
+            lambda: [m["content"]["execution_state"] for m in kernel.for_cell(sent[-1]) if m["msg_type"] == "status"] == ["busy", "idle"],
+            what="the comm message's busy and idle",
+        )
+    assert not any(m["msg_type"] == "status" and m["content"]["execution_state"] == "idle" for m in kernel.for_cell(cell))  # still waiting
+    (accept,) = [b for b in kernel.find_widgets("ButtonModel", description="Accept") if b not in before]
+    kernel.click(accept)
+    kernel.wait_idle(cell)
+    assert "Provisioned 'typed' in ap-south-1." in kernel.text_of_cell(cell)
