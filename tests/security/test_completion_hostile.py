@@ -100,11 +100,11 @@ def braced(ip: Any, line: str) -> str:
 
 
 def run(ip: Any, line: str) -> Any:
-    """Run ``line`` as a cell (``result = %mcp ...``), raising what it raised; the flow's result."""
+    """Run ``line`` as a cell (``result = %mcp ...``), raising what it raised; the result it binds (the call ends its cell)."""
     ran = ip.run_cell(f"_brace_result = {line}")
     if ran.error_in_exec is not None:
         raise ran.error_in_exec
-    return ip.user_ns["_brace_result"].result()
+    return ip.user_ns["_brace_result"]
 
 
 def test_a_tool_name_from_tab_runs_nothing_and_reaches_the_server(ip: Any, marker: Path) -> None:
