@@ -18,8 +18,7 @@ A line magic cannot be written after ``await``, so an IPython input transformer
 The cell then runs as an async cell. The helper runs the magic with ``MCPMagics.awaiting`` set, so
 the magic hands back an ``InCell`` (the started flow) instead of returning the ``Flow`` at once,
 and awaits it on the kernel's own loop: the form, the sampling review and the sign-in stay live,
-``x = %mcp call ...`` binds the result, Interrupt cancels the flow (ipykernel cancels the cell's
-task on SIGINT) and a failed or cancelled flow fails its cell, as a headless run does.
+``x = %mcp call ...`` binds the result, Interrupt stops the flow and keeps its saved record and a failed or cancelled flow fails its cell, as a headless run does.
 
 Only statements at the cell's top level, or inside its ``for`` / ``if`` / ``with`` / ``try``
 blocks, are rewritten: ``await`` inside a ``def`` or ``class`` body would not compile. ``%mcp call
@@ -182,8 +181,7 @@ class CellAwait:
             with _comm_status_replies(self.shell):
                 await _until_done_or_interrupted(flow)
         except KeyboardInterrupt:
-            flow.cancel()
-            print(f"Interrupted: {flow.label} was cancelled (flow {flow.id}).")
+            _interrupted(flow)
             raise
         except asyncio.CancelledError:  # the flow's own Cancel button (an Interrupt arrives as KeyboardInterrupt)
             error: Exception = FlowError(f"{flow.label} was cancelled.", kind="cancelled", server=flow.conn.name)
@@ -193,6 +191,26 @@ class CellAwait:
             return flow.value if bind else None
         error.__context__ = None
         raise error
+
+
+def _interrupted(flow: Flow) -> None:
+    """Interrupt stops the flow here and keeps what is saved of it.
+
+    Jupyter interrupts a kernel before every shutdown or restart (``jupyter_client`` does, so a
+    notebook closed while its form waits is interrupted first): forgetting the flow here would
+    lose the very record that lets a reopened notebook continue it, and cancel a task that is
+    meant to outlive the kernel. So the flow stops waiting in this kernel, its saved record and
+    its task stay, and the cell says how to continue or drop it.
+    """
+    from .line_expand import line_word
+
+    saved = flow.store is not None and flow.store.get(flow.id) is not None
+    flow.cancel(forget=False)
+    if saved:
+        fid = line_word(flow.id)
+        print(f"Interrupted: {flow.label} stopped waiting here; it stays saved as flow {flow.id} (%mcp resume {fid} continues it, %mcp forget {fid} drops it).")
+    else:
+        print(f"Interrupted: {flow.label} was cancelled.")
 
 
 _COMM_TYPES = ("comm_open", "comm_msg", "comm_close")
