@@ -157,11 +157,11 @@ def test_an_app_without_domains_sends_nothing_out(front: Front, listener: Listen
             removed = output.get_attribute("data-app-removed")
             if removed:
                 return f"removed ({removed})"
-            try:
+            try:  # short timeouts: a frame that navigates away between two looks would hold a look for 30 s
                 body = view.locator("body")
-                if body.count() and body.get_attribute("data-state") == "attempted":
-                    return f"attempted: {body.get_attribute('data-outcome')}"
-            except PlaywrightError:  # the App's frame went away while asked: look again
+                if body.count() and body.get_attribute("data-state", timeout=1_000) == "attempted":
+                    return f"attempted: {body.get_attribute('data-outcome', timeout=1_000)}"
+            except PlaywrightError:  # the App's frame went away while asked (a timeout is one too): look again
                 pass
             return None
 
