@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from IPython.core.completer import CompletionContext, SimpleCompletion, SimpleMatcherResult, context_matcher
 
-from .line_expand import line_word, typed_word
+from .line_expand import line_word, typed_word, unquoted
 from .magic_grammar import Parser, build_parsers
 
 if TYPE_CHECKING:
@@ -432,19 +432,7 @@ def _split(text: str) -> list[str]:
 
 def _word_start(text: str) -> int:
     """Where the word being typed starts: after the last space outside quotes (``language='new zea``)."""
-    start, i = 0, 0
-    quote: str | None = None
-    while i < len(text):
-        c = text[i]
-        if c == "\\" and quote != "'":
-            i += 2
-            continue
-        if c in "'\"":
-            quote = None if quote == c else (c if quote is None else quote)
-        elif c.isspace() and quote is None:
-            start = i + 1
-        i += 1
-    return start
+    return max((i + 1 for i, c in unquoted(text) if c.isspace()), default=0)
 
 
 def _found(current: str, names: Iterable[str], kind: str) -> Found:

@@ -28,10 +28,10 @@ from __future__ import annotations
 
 import ast
 import shlex
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-__all__ = ["expand_braces", "line_word", "strip_comment", "typed_word"]
+__all__ = ["expand_braces", "line_word", "strip_comment", "typed_word", "unquoted"]
 
 _QUOTE_IF = set("'\"\\#{}")  # a word with these (or a space) is quoted: the split, comment stripping or expansion would read it
 
@@ -102,6 +102,18 @@ def strip_comment(line: str) -> str:
     """``line`` without a trailing ``# comment`` (a ``#`` at the start of a word, outside quotes)."""
     if "#" not in line:
         return line
+    for i, c in unquoted(line):
+        if c == "#" and (i == 0 or line[i - 1].isspace()):
+            return line[:i].rstrip()
+    return line
+
+
+def unquoted(line: str) -> Iterator[tuple[int, str]]:
+    """The characters of ``line`` outside quotes, with their index, as the magic's split reads it.
+
+    Quote characters themselves and backslash escapes (outside single quotes) are skipped. The one
+    reading of a line's quoting, shared by comment stripping and Tab's "where does this word start".
+    """
     quote: str | None = None
     i = 0
     while i < len(line):
@@ -111,10 +123,9 @@ def strip_comment(line: str) -> str:
             continue
         if c in "'\"":
             quote = None if quote == c else (c if quote is None else quote)
-        elif c == "#" and quote is None and (i == 0 or line[i - 1].isspace()):
-            return line[:i].rstrip()
+        elif quote is None:
+            yield i, c
         i += 1
-    return line
 
 
 def _closing(line: str, start: int) -> int | None:
