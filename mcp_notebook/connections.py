@@ -543,11 +543,26 @@ class Connection:
 
     @property
     def server_label(self) -> str:
-        """The server's own name and version when it told us."""
+        """The server's own name and version (``server_name``), or "unnamed server" when it is not known."""
+        return self.server_name or "unnamed server"
+
+    @property
+    def server_name(self) -> str | None:
+        """The server's own name and version: what its handshake said, or the ``name`` of a server object in the notebook.
+
+        A connection pinned to 2026-07-28 (``--protocol 2026-07-28``) skips ``server/discover``, the only
+        place a modern server names itself, so an in-process server's own ``name`` is read instead; a
+        remote one stays unnamed (never the connection's name, which would read as the server's).
+        """
+        from .display import one_line
+
         info = self.client.session.server_info if self.client is not None else None
-        if info is None:
-            return self.name
-        return f"{info.name} {info.version}".strip() if info.version else info.name
+        if info is not None:
+            told = f"{info.name} {info.version}".strip() if info.version else info.name
+        else:
+            own = getattr(self.target.obj, "name", None) if self.target.kind == "inproc" else None
+            told = own if isinstance(own, str) else ""
+        return one_line(told, 80) or None  # the server chooses it: one line, bounded
 
     @property
     def is_legacy(self) -> bool:

@@ -760,18 +760,50 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.environ[ENV_KEYS_ENV] = args.keys_env
         else:
             os.environ.pop(ENV_KEYS_ENV, None)
-        uvicorn.run(
-            "mcp_notebook.demo:http_app_from_env",
-            factory=True,
-            host=args.host,
-            port=args.port,
-            workers=args.workers,
-            log_level="warning",
+        from uvicorn.supervisors import Multiprocess
+
+        config = uvicorn.Config(
+            "mcp_notebook.demo:http_app_from_env", factory=True, host=args.host, port=args.port, workers=args.workers, log_level="warning"
         )
+        sock = config.bind_socket()  # what uvicorn.run does for workers; bound here so the address can be announced
+        _announce(args.server, args.host, sock.getsockname()[1], f" ({args.workers} workers)")
+        try:
+            Multiprocess(config, sockets=[sock]).run()
+        except KeyboardInterrupt:
+            pass
         return 0
     app = http_app(args.server, args.keys_env, stateless=args.stateless, host=args.host)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
-    return 0
+    server = _make_announcing_server()(uvicorn.Config(app, host=args.host, port=args.port, log_level="warning"), args.server)
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    return 0 if server.started else 1
+
+
+def _announce(name: str, host: str, port: int, extra: str = "") -> None:
+    """One line once the server listens (uvicorn says nothing at log level warning), flushed for pipes."""
+    shown = f"[{host}]" if ":" in host else host
+    print(f"Serving {name} on http://{shown}:{port}/mcp{extra}. Ctrl-C stops it.", flush=True)
+
+
+def _make_announcing_server() -> type:
+    import uvicorn
+
+    class AnnouncingServer(uvicorn.Server):
+        """``uvicorn.Server`` that prints its URL once it listens (``--port 0``: the port it got)."""
+
+        def __init__(self, config: uvicorn.Config, name: str) -> None:
+            super().__init__(config)
+            self.demo_name = name
+
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            if self.started and not self.should_exit:
+                port = self.servers[0].sockets[0].getsockname()[1] if self.servers else self.config.port
+                _announce(self.demo_name, self.config.host, port)
+
+    return AnnouncingServer
 
 
 async def _serve_stdio(server: AnyServer) -> None:

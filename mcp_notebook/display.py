@@ -33,6 +33,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from .limits import Limits
+from .listing import ShownOnce
 
 if TYPE_CHECKING:
     from .flows import Flow
@@ -405,7 +406,7 @@ class _ReadText(_Blob):
     type = "read_text"
 
 
-class TraceView:
+class TraceView(ShownOnce):
     """A flow's messages as a timeline; on 2026-07-28 every arrow points client → server."""
 
     def __init__(self, flow: Flow, limits: Limits | None = None) -> None:
@@ -511,7 +512,7 @@ class FlowReport:
         return bundle
 
 
-class Table:
+class Table(ShownOnce):
     """A small table with a plain-text twin (servers, tools, prompts, flows)."""
 
     def __init__(

@@ -66,7 +66,7 @@ class MCPMagics(Magics, SessionSettings):
             raise UsageError(f"unknown subcommand {sub!r}. Try %mcp --help")
         error: Exception | None = None
         try:
-            return handler(rest, cell)
+            return self._shown(handler(rest, cell))
         except Help as h:
             print(str(h))
             return None
@@ -75,6 +75,14 @@ class MCPMagics(Magics, SessionSettings):
         # raised outside the except block: no ExceptionGroup in the context, no traceback
         error.__context__ = None
         raise error
+
+    def _shown(self, value: Any) -> Any:
+        """A listing shows where its line runs, not only as the cell's last line (see listing.py); returned as well."""
+        from .listing import ShownOnce
+
+        if isinstance(value, ShownOnce) and self.shell is not None:
+            value.show()
+        return value
 
     @staticmethod
     def _split(line: str) -> list[str]:
@@ -119,7 +127,8 @@ class MCPMagics(Magics, SessionSettings):
             print(f"Connecting {conn.name!r} to {conn.target.describe()}: the server wants you to sign in first. Calls wait for it.")
             display(SignInPanel(request, conn.sign_in, call=KernelLoop().call).widget)
             return None
-        print(f"Connected {conn.name!r} to {conn.server_label} at {conn.target.describe()} (protocol {conn.protocol_version}).")
+        who = conn.server_name or "an unnamed server"  # its own name, never the connection's (that would read as the server's)
+        print(f"Connected {conn.name!r} to {who} at {conn.target.describe()} (protocol {conn.protocol_version}).")
         return None
 
     def _connect_from_config(self, words: list[str]) -> Any:

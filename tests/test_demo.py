@@ -306,6 +306,43 @@ async def test_multi_worker_http_with_shared_keys(start_http_server: StartHttpSe
             assert text_of(result.content[0]) == "Provisioned 'orders' in us-east-1 (size small)."
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+async def test_http_cli_prints_its_url_once_listening(workers: int) -> None:
+    """`python -m mcp_notebook.demo demo --transport http` says where it listens, once it does (flushed: a pipe sees it)."""
+    import subprocess
+    import sys
+    import time
+
+    from .conftest import REPO_ROOT
+
+    command = [sys.executable, "-m", "mcp_notebook.demo", "demo", "--transport", "http", "--port", "0", "--workers", str(workers)]
+    env = {**os.environ, "MCP_NOTEBOOK_TEST_STATE_KEY": "k" * 32}
+    if workers > 1:
+        command += ["--keys-env", "MCP_NOTEBOOK_TEST_STATE_KEY"]
+    proc = subprocess.Popen(command, cwd=str(REPO_ROOT), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()  # blocks until the line comes: it is flushed when the server is up
+        prefix, suffix = "Serving demo on http://127.0.0.1:", "/mcp" + (f" ({workers} workers)" if workers > 1 else "") + ". Ctrl-C stops it.\n"
+        assert line.startswith(prefix) and line.endswith(suffix), line
+        port = int(line[len(prefix) : -len(suffix)])
+        url = f"http://127.0.0.1:{port}/mcp"
+        deadline = time.monotonic() + 30
+        while True:  # with workers the socket is bound (and queues) before they start serving
+            try:
+                async with Client(streamable_http_client(url)) as client:
+                    result = await client.call_tool("add", {"a": 1, "b": 2})
+                break
+            except Exception:
+                if workers == 1 or time.monotonic() > deadline:
+                    raise
+        assert result.structured_content == {"result": 3}
+    finally:
+        proc.terminate()
+        out, _ = proc.communicate(timeout=30)
+    assert "Serving" not in out  # said once
+
+
 def test_factories_and_cli_errors() -> None:
     """Servers build with and without keys, leave the host's logging alone, and the CLI rejects bad input."""
     root = logging.getLogger()

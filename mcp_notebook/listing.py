@@ -1,0 +1,51 @@
+"""A listing (``%mcp servers``, ``tools``, ``flows``, ``trace`` ...) shows where its line runs.
+
+IPython shows a line magic's return value only when the line is the cell's last, so
+``%mcp servers`` followed by ``%mcp tools prov`` used to show only the tools. Every listing a cell
+asks for is shown, in order: the magic displays it at once (``ShownOnce.show``) and still returns
+it, so ``x = %mcp tools`` binds the table (``x.rows``, ``x.columns``) as data.
+
+Returning it would show it a second time when the line is the cell's last: the displayhook calls
+``_ipython_display_``, which shows nothing for a listing already shown during the same execution
+(same ``execution_count``). Displaying the bound value again in a later cell (``x``) shows it, as
+any value would. Returning ``None`` instead would have cost ``x = %mcp tools`` its value, and
+returning a value without displaying it would keep listings in the middle of a cell invisible.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["ShownOnce"]
+
+
+def _execution_count() -> int | None:
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    return getattr(shell, "execution_count", None) if shell is not None else None
+
+
+class ShownOnce:
+    """Mixin for an object with ``_repr_mimebundle_``: shown by ``show()``, not shown again in the same cell."""
+
+    _shown_in: int | None = None
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        raise NotImplementedError
+
+    def show(self) -> None:
+        """Display now (a ``display_data`` output); the same cell's displayhook then skips it."""
+        from IPython.display import publish_display_data
+
+        publish_display_data(self._repr_mimebundle_())
+        self._shown_in = _execution_count()
+
+    def _ipython_display_(self) -> None:
+        count = self._shown_in
+        self._shown_in = None  # skipped at most once: a later display of the same object shows it
+        if count is not None and count == _execution_count():
+            return  # the cell's last line returned a listing its magic already showed
+        from IPython.display import publish_display_data
+
+        publish_display_data(self._repr_mimebundle_())
