@@ -18,6 +18,8 @@ A tool may carry an interactive UI: ``_meta.ui.resourceUri`` names a ``ui://`` r
   ``app``; a question those calls raise is a form in the App's cell), ``app_notify`` (messages and
   model-context updates, kept on the ``LiveApp``);
 * re-running the ``%%mcp server`` cell of a server sends ``app_reload``: its Apps reload in place.
+* a page reloaded on the same kernel opens each live App with the latest call the App made of its
+  own tool (``AppHost.keep_current``), so it does not go back to the output's first, older result.
 
 The output's data is signed like a saved flow record (``trust.RecordSigner``: an HMAC with the
 Jupyter notary's secret of the user), because a notebook can come from anyone: an output someone
@@ -124,6 +126,8 @@ class LiveApp:
     model_context: Any = None
     calls: int = 0
     sig: str | None = None  # trust.RecordSigner's signature of ``body()``, set when the kernel shows the App
+    current_input: dict[str, Any] | None = None  # the App's latest call of its own tool (see ``AppHost.keep_current``)
+    current_result: dict[str, Any] | None = None
 
     def body(self) -> dict[str, Any]:
         """What the output's signature covers: every field of the output's data but ``sig``."""
@@ -312,8 +316,8 @@ class AppHost:
             "csp": checked_csp(ui.get("csp")),
             "permissions": checked_permissions(ui.get("permissions")),
             "prefers_border": ui.get("prefersBorder") is True,
-            "tool_input": app.tool_input,
-            "tool_result": app.tool_result,
+            "tool_input": app.tool_input if app.current_input is None else app.current_input,
+            "tool_result": app.tool_result if app.current_result is None else app.current_result,
         }
 
     def _connection(self, app: LiveApp) -> Connection:
@@ -353,7 +357,28 @@ class AppHost:
             raise FlowError(f"{app.server}'s tool {name!r} is not visible to Apps (its visibility: {', '.join(ui[1]) or 'none'})", code=-32602)
         flow = self.session.start("tools/call", conn, name, dict(arguments) if isinstance(arguments, dict) else {}, ui=AppCallUI(app), save=False)
         value = await flow
-        return {"op": "app_reply", "result": value.model_dump(by_alias=True, mode="json", exclude_none=True)}
+        result = value.model_dump(by_alias=True, mode="json", exclude_none=True)
+        if name == app.tool:
+            self.keep_current(app, flow, result)
+        return {"op": "app_reply", "result": result}
+
+    @staticmethod
+    def keep_current(app: LiveApp, flow: Flow, result: dict[str, Any]) -> None:
+        """The App called its own tool (e.g. a "refresh" button): what a page reloaded on this kernel hands the App.
+
+        Without this, reloading the page (same kernel) would start the App with the output's first
+        result, older than what it showed (basic-vanillajs' "Get Server Time" went back to the time of
+        the cell's call). Only this kernel's ``LiveApp`` changes: the output's data, its signature and
+        its text stay those of the cell's call (what a reopened notebook activates with). An error
+        result, or one over ``MAX_RESULT_BYTES``, leaves the last good one.
+        """
+        import json
+
+        if result.get("isError") is True or len(json.dumps(result, default=str)) > MAX_RESULT_BYTES:
+            return
+        secret = flow.secret_arguments
+        app.current_input = {k: v for k, v in flow.arguments.items() if k not in secret}
+        app.current_result = result
 
     # ------------------------------------------------------------------ a server redefined in a cell (kernel thread)
     def reload(self, server: str) -> bool:

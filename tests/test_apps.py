@@ -144,6 +144,11 @@ def test_an_app_in_a_kernel(tmp_path: Path) -> None:
         assert read["result"]["contents"][0]["mimeType"] == "text/html;profile=mcp-app"
         refused = page.ask("app_request", app, method="sampling/createMessage", params={})
         assert refused["error"]["code"] == -32601
+        # the App's own call of its tool is what a reloaded page (same kernel) opens it with, not the output's first result
+        mine = page.ask("app_request", app, method="tools/call", params={"name": "counter", "arguments": {}})
+        assert mine["result"]["content"][0]["text"] == "count is 1 (apps: yes)"
+        reopened = page.ask("app_open", app)
+        assert (reopened["tool_input"], reopened["tool_result"]) == ({}, mine["result"]) and reopened["tool_result"] != data["tool_result"]
 
         # a question the App's call raises is a form in the App's cell
         before = set(k.comms)
