@@ -876,7 +876,7 @@ def connect_from_config(
     """
     from .config_trust import APPROVE_FLAG, ProjectApprovals, noted_once
 
-    start = session.roots.default().path
+    start = session.roots.notebook_folder().path
     files = find_configs(start, [Path(path)] if path else None)
     approvals = ProjectApprovals()
     notes: list[str] = [

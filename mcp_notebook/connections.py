@@ -157,6 +157,7 @@ class Connection:
     ) -> None:
         self.name = name
         self.roots = roots if roots is not None else Roots()  # answers every roots/list, in a flow or not (the session's)
+        self.offers_roots = False  # declared the roots capability when it opened (only once the user added a root; roots.py)
         self.runtime = runtime if runtime is not None else Runtime()  # the loop this connection lives on
         self.target = target
         self.protocol = protocol
@@ -379,6 +380,7 @@ class Connection:
 
         try:
             server, http = self._server_argument()
+            self.offers_roots = self.roots.offered  # fixed for this session: the SDK builds the capabilities now
             client = Client(
                 server,
                 mode=self.protocol,
@@ -386,7 +388,7 @@ class Connection:
                 elicitation_callback=self._on_elicit,
                 sampling_callback=self._on_sample,
                 sampling_capabilities=_sampling_capabilities(),
-                list_roots_callback=self._on_roots,
+                list_roots_callback=self._on_roots if self.offers_roots else None,
                 logging_callback=self._on_log,
                 log_level=self.log_level,
                 message_handler=self._on_message,
@@ -736,8 +738,8 @@ class Connection:
         import warnings
 
         client = self.client
-        if client is None or not self.is_legacy:
-            return False
+        if client is None or not self.is_legacy or not self.offers_roots:
+            return False  # a server not offered roots must not be sent a roots notification
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # flagged deprecated with roots (SEP-2577); still how 2025 servers learn
             await client.send_roots_list_changed()
@@ -878,9 +880,13 @@ class Registry:
             except Exception:  # noqa: BLE001, S112 - closing must go on; close() already bounds and cancels
                 continue
 
+    def not_offered_roots(self) -> list[str]:
+        """The open connections that declared no roots (opened before any was added): only connecting again offers them."""
+        return [c.name for c in self._connections.values() if c.is_open and not c.offers_roots]
+
     def roots_changed(self) -> list[str]:
-        """Tell every open 2025-generation server that the roots changed; returns the names told."""
-        conns = [c for c in self._connections.values() if c.is_open and c.is_legacy]
+        """Tell every open 2025-generation server that was offered roots that they changed; returns the names told."""
+        conns = [c for c in self._connections.values() if c.is_open and c.is_legacy and c.offers_roots]
         if not conns:
             return []
 

@@ -143,6 +143,8 @@ def describe_exception(exc: BaseException) -> tuple[str, int | None, Any]:
         text = f"{message} (MCP error {code}{': ' + meaning if meaning else ''})"
         if code == -32021 and isinstance(data, dict) and data.get("requiredCapabilities"):
             text += f"; required: {data['requiredCapabilities']}"
+            if "roots" in str(data["requiredCapabilities"]):
+                text += " (this client declares roots only on connections opened after a root was added: add one, then connect again)"
         return text, code, data
     name = type(exc).__name__
     if name == "InputRequiredRoundsExceededError":

@@ -195,7 +195,10 @@ def build_parsers() -> dict[str, Parser]:
     p = ps["roots"] = Parser(
         "roots",
         "Roots (file:// folders) offered to servers: %mcp roots [list | add PATH [--name N] | remove PATH | reset]. "
-        "Default: the notebook's folder. Connected 2025-generation servers are told when the list changes.",
+        "Default: none, and servers are not told about roots at all, so a server keeps the folders it was started with "
+        "(MCP's filesystem server and server-pdf replace them with the client's roots). A connection declares roots when "
+        "it opens: add them before connecting (add . offers the notebook's folder). 2025-generation servers that were "
+        "offered roots are told when the list changes; reset offers none again.",
     )
     p.add_argument("action", nargs="?", default="list", metavar="{list,add,remove,reset}")
     p.add_argument("path", nargs="?")
@@ -242,7 +245,7 @@ SUMMARY = """\
                             and, once approved (asks, or --trust-project), a project's .mcp.json
   resume [ID] | forget ID|--all   continue a saved flow, or drop it
   trace [last] [--json]     the last flow's messages, round by round
-  roots [list|add|remove|reset]  folders offered to servers
+  roots [list|add|remove|reset]  folders offered to servers connected after (default: none)
   auth [list] | auth logout NAME|--all   OAuth sign-ins kept for you
   %%mcp server NAME         the server defined in the cell becomes connection NAME (re-run reloads)
   serve NAME | stop NAME    serve a notebook-defined server over streamable HTTP

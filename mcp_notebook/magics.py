@@ -453,8 +453,15 @@ class MCPMagics(Magics, SessionSettings):
                 print(f"Told {', '.join(told)} that the roots changed (2025-generation servers cache them).")
         roots = self.session.roots
         rows = [[e.name or "", e.uri] for e in roots.effective()]
-        title = "roots" + (" (default: the notebook's folder)" if roots.is_default else "")
-        return Table(["name", "uri"], rows, title=title, empty="No roots: servers are offered no folders (%mcp roots reset for the notebook's folder).")
+        unoffered = self.session.registry.not_offered_roots() if roots.offered else []
+        notes = [
+            f"Not offered to {', '.join(unoffered)}: connected before any root was added (a connection declares roots when it opens); "
+            "connect again to offer them."
+        ] if unoffered else []  # fmt: skip
+        return Table(["name", "uri"], rows, title="roots offered to servers", notes=notes, empty=(
+            "No roots are offered (the default): servers keep the folders they were started with. %mcp roots add PATH "
+            "offers a folder (add . for the notebook's folder) to servers connected after it."
+        ))  # fmt: skip
 
     def _do_model(self, words: list[str], cell: str | None) -> Any:
         from .display import Table

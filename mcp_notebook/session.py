@@ -480,7 +480,7 @@ class Session:
             self.router.remove(name)
 
     def change_roots(self, action: str, path: str | None = None, name: str | None = None) -> list[str]:
-        """``add`` / ``remove`` a folder or ``reset`` to the notebook's; returns the 2025 servers told of it."""
+        """``add`` / ``remove`` a folder or ``reset`` to none; returns the 2025 servers (offered roots) told of it."""
         with _bad_input():
             if action == "add":
                 self.roots.add(path or "", name)

@@ -121,7 +121,6 @@ def own(peers: None, fake: ModelServer, tmp_path_factory: pytest.TempPathFactory
     data = tmp_path_factory.mktemp("own") / "data"
     data.mkdir()
     session.change_roots("add", str(data), "data")
-    session.change_roots("remove", str(session.roots.default().path))
     session.connect("everything", servers.everything())
     session.connect("fastmcp4", servers.fastmcp4())
     yield session
@@ -438,7 +437,6 @@ def fs(peers: None, folders: tuple[Path, Path]) -> Iterator[Session]:
     session = Session()
     data, _ = folders
     session.change_roots("add", str(data), "data")
-    session.change_roots("remove", str(session.roots.default().path))
     assert [e.path for e in session.roots.effective()] == [data]
     command = servers.filesystem()
     assert command[2:] == []  # no directories: the server's allowed directories are our roots
@@ -465,6 +463,26 @@ def test_filesystem_takes_its_directories_from_our_roots(fs: Session, folders: t
     assert told == ["filesystem"]  # roots/list_changed sent; the server asks roots/list again
     eventually(lambda: allowed(fs) == [str(data), str(more)], "the second root as an allowed directory")
     assert texts(done(call(fs, "filesystem.read_text_file", {"path": str(more / "secret.txt")}))) == "inside the second root\n"
+
+
+def test_filesystem_started_with_a_folder_keeps_it_by_default(peers: None, folders: tuple[Path, Path]) -> None:
+    """A session that added no roots declares none, so the folder on the server's command line stays allowed after connecting."""
+    data, more = folders
+    session = Session()
+    try:
+        assert not session.roots.offered
+        session.connect("fs_args", servers.filesystem(str(more)))
+        assert not session.registry.get("fs_args").offers_roots
+        read = done(call(session, "fs_args.read_text_file", {"path": str(more / "secret.txt")}))
+        assert texts(read) == "inside the second root\n"
+        listed = texts(done(call(session, "fs_args.list_allowed_directories")))
+        assert listed.splitlines()[1:] == [str(more)]
+        stderr = session.registry.get("fs_args").stderr
+        assert any("Client does not support MCP Roots, using allowed directories set from server args" in line for line in stderr), stderr
+        said = refused(call(session, "fs_args.read_text_file", {"path": str(data / "notes.txt")}))
+        assert said == f"Access denied - path outside allowed directories: {data / 'notes.txt'} not in {more}"
+    finally:
+        session.close()
 
 
 # ---------------------------------------------------------------------- @modelcontextprotocol/server-memory (npm)

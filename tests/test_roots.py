@@ -1,4 +1,4 @@
-"""Roots: the notebook's folder by default, edited with ``%mcp roots``, answered in both generations.
+"""Roots: none by default (no capability declared), edited with ``%mcp roots``, answered in both generations.
 
 2026-07-28 servers ask inside each request's ``input_requests``; 2025 servers ask over the
 back-channel and may cache the answer, so they are sent ``notifications/roots/list_changed`` when
@@ -35,21 +35,25 @@ from .conftest import REPO_ROOT
 
 
 # ---------------------------------------------------------------------- the Roots model
-def test_default_is_the_notebook_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_default_offers_nothing_and_add_is_relative_to_the_notebook_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    assert Roots().result().roots[0].uri.path == tmp_path.resolve().as_uri()[len("file://"):]
+    assert Roots().result().roots == [] and not Roots().offered
+    assert Roots().notebook_folder().path == tmp_path.resolve()
     notebook = tmp_path / "work" / "analysis.ipynb"
     notebook.parent.mkdir()
-    [root] = Roots(session_path=str(notebook)).result().roots
-    assert (str(root.uri), root.name) == (notebook.parent.resolve().as_uri(), "notebook folder")
+    roots = Roots(session_path=str(notebook))
+    roots.add(".", "notebook folder")  # `.` is the notebook's folder, from __session__
+    [root] = roots.result().roots
+    assert (str(root.uri), root.name) == (notebook.parent.resolve().as_uri(), "notebook folder") and roots.offered
     # a relative __session__ is relative to the Jupyter server's root; the kernel already runs in the notebook's folder
-    assert str(Roots(session_path="sub/analysis.ipynb").result().roots[0].uri) == tmp_path.resolve().as_uri()
+    assert Roots(session_path="sub/analysis.ipynb").notebook_folder().path == tmp_path.resolve()
 
 
-def test_add_keeps_the_default_remove_and_reset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_add_remove_and_reset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "data").mkdir()
     roots = Roots()
+    roots.add(".", "notebook folder")
     roots.add("data", "data")
     assert [(r.name, str(r.uri)) for r in roots.result().roots] == [
         ("notebook folder", tmp_path.resolve().as_uri()),
@@ -61,10 +65,12 @@ def test_add_keeps_the_default_remove_and_reset(tmp_path: Path, monkeypatch: pyt
     assert [r.name for r in roots.result().roots] == ["renamed"]
     roots.remove("data")
     assert roots.result().roots == []  # an empty list is a real answer: no folders
+    roots.add("data")
     roots.reset()
-    assert [r.name for r in roots.result().roots] == ["notebook folder"]
-    with pytest.raises(FileNotFoundError, match="no such folder or file: nowhere"):
+    assert roots.result().roots == [] and not roots.offered
+    with pytest.raises(FileNotFoundError) as missing:
         roots.add("nowhere")
+    assert str(missing.value) == f"no such folder or file: nowhere (looked for {tmp_path.resolve() / 'nowhere'}); create it first, or give a folder that exists"
     with pytest.raises(KeyError, match="not a root"):
         roots.remove("data")
 
@@ -118,6 +124,7 @@ def ip() -> Iterator[Any]:
     caching = CachingServer()
     shell.user_ns["caching_server"] = caching.build()
     shell.user_ns["caching_state"] = caching
+    shell.run_line_magic("mcp", "roots add . --name 'notebook folder'")  # before connecting: these connections declare roots
     for line in (
         "connect r26 mcp_notebook.demo:demo",
         "connect r25 mcp_notebook.demo:demo --protocol legacy",
@@ -141,8 +148,10 @@ def default_roots(ip: Any) -> Iterator[None]:
 
     roots = session_of(ip).roots  # type: ignore[attr-defined]
     roots.reset()
+    roots.add(".", "notebook folder")
     yield
     roots.reset()
+    roots.add(".", "notebook folder")
 
 
 def mcp(ip: Any, line: str) -> Any:
@@ -170,14 +179,17 @@ def test_servers_of_both_generations_get_the_roots(ip: Any, tmp_path: Path, conn
 
 def test_roots_command(ip: Any, tmp_path: Path) -> None:
     table = mcp(ip, "roots")._repr_mimebundle_()["text/plain"]
-    assert "(default: the notebook's folder)" in table and here() in table
+    assert table.splitlines() == ["roots offered to servers", "name             uri", f"notebook folder  {here()}"]
     listed = mcp(ip, f"roots add {tmp_path} --name scratch")._repr_mimebundle_()["text/plain"]
-    assert "scratch" in listed and tmp_path.resolve().as_uri() in listed and "default" not in listed
+    assert "scratch" in listed and tmp_path.resolve().as_uri() in listed
     assert "scratch" in mcp(ip, "roots list")._repr_mimebundle_()["text/plain"]
-    assert "scratch" not in mcp(ip, "roots reset")._repr_mimebundle_()["text/plain"]
+    assert mcp(ip, "roots reset")._repr_mimebundle_()["text/plain"] == (
+        "No roots are offered (the default): servers keep the folders they were started with. %mcp roots add PATH "
+        "offers a folder (add . for the notebook's folder) to servers connected after it."
+    )
     for line, message in [
         ("roots add", "needs a PATH"),
-        ("roots add /no/such/folder/anywhere", "no such folder or file"),
+        ("roots add /no/such/folder/anywhere", "no such folder or file: /no/such/folder/anywhere .looked for /no/such/folder/anywhere.; create it first"),
         (f"roots remove {tmp_path}", "is not a root"),
         ("roots rename x", "'rename' is not one of list, add, remove, reset"),
     ]:
@@ -208,11 +220,43 @@ def test_a_2025_server_that_cached_roots_is_told_they_changed(ip: Any, tmp_path:
     deadline = time.monotonic() + 10
     while state.notified == notified + 1 and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert mcp(ip, "call cache25.where").result().content[0].text == "notebook folder"
+    assert mcp(ip, "call cache25.where").result().content[0].text == ""  # none offered now; still declared on this connection
+
+
+def test_nothing_is_offered_by_default_and_connections_opened_before_a_root_are_named(ip: Any, tmp_path: Path, capsys: Any) -> None:
+    """Default: no roots capability, so a server keeps its own folders; a root added later reaches new connections only."""
+    from mcp_notebook.errors import FlowError
+
+    from .conftest import session_of
+
+    session: Any = session_of(ip)
+    mcp(ip, "roots reset")
+    mcp(ip, "connect bare26 mcp_notebook.demo:demo")
+    mcp(ip, "connect bare25 mcp_notebook.demo:demo --protocol legacy")
+    try:
+        assert not session.registry.get("bare26").offers_roots and not session.registry.get("bare25").offers_roots
+        assert session.registry.get("r26").offers_roots  # opened after the fixture added a root
+        with pytest.raises(FlowError) as refused:
+            mcp(ip, "call bare26.list_my_roots").result()
+        assert refused.value.code == -32021
+        assert "this client declares roots only on connections opened after a root was added: add one, then connect again" in str(refused.value)
+        capsys.readouterr()
+        shown = mcp(ip, f"roots add {tmp_path} --name scratch")._repr_mimebundle_()["text/plain"]
+        [told] = [line for line in capsys.readouterr().out.splitlines() if line.startswith("Told ")]
+        assert told == "Told r25, cache25 that the roots changed (2025-generation servers cache them)."  # never bare25: it was not offered roots
+        assert shown.splitlines()[-1] == (
+            "Not offered to bare26, bare25: connected before any root was added (a connection declares roots when it opens); connect again to offer them."
+        )
+        mcp(ip, "connect bare26 mcp_notebook.demo:demo")  # connecting again declares them
+        assert mcp(ip, "call bare26.list_my_roots").result().content[0].text == f"scratch: {tmp_path.resolve().as_uri()}"
+    finally:
+        for name in ("bare26", "bare25"):
+            if name in session.registry:
+                session.registry.disconnect(name)
 
 
 # ---------------------------------------------------------------------- a real kernel that knows its notebook
-def test_kernel_default_root_comes_from_session(tmp_path: Path) -> None:
+def test_kernel_dot_is_the_notebook_folder_from_session(tmp_path: Path) -> None:
     from .kernel_harness import Kernel
 
     notebook = tmp_path / "project" / "analysis.ipynb"
@@ -221,6 +265,7 @@ def test_kernel_default_root_comes_from_session(tmp_path: Path) -> None:
     try:
         cell = kernel.execute(
             "%load_ext mcp_notebook\n"
+            "%mcp roots add . --name 'notebook folder'\n"
             "%mcp connect demo mcp_notebook.demo:demo\n"
             "%mcp connect old mcp_notebook.demo:demo --protocol legacy\n"
             "%mcp call demo.list_my_roots\n"
@@ -258,6 +303,6 @@ def test_a_2025_server_asking_after_list_changed_gets_the_session_roots(ip: Any,
         deadline = time.monotonic() + 10
         while len(seen) < 3 and time.monotonic() < deadline:
             time.sleep(0.01)
-        assert seen[1:] == [[here()], [here()]]
+        assert seen[1:] == [[], []]  # reset: no roots, told to a server that was offered some
     finally:
         session.registry.disconnect("ask25")
