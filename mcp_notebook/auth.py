@@ -105,10 +105,16 @@ class TokenVault(PrivateTable):
         super().__init__(path or data_file("oauth.json"))
 
     def entries(self) -> list[dict[str, Any]]:
-        """Every signed-in resource, described without a secret (for ``%mcp auth list``)."""
+        """Every signed-in resource, described without a secret (for ``%mcp auth list``).
+
+        Only sign-ins that happened: a resource whose entry holds just a client registration (a
+        sign-in denied, cancelled or never finished registers the client first) is not listed.
+        """
         rows = []
         for resource, entry in self.items():
-            tokens = entry.get("tokens") or {}
+            tokens = entry.get("tokens")
+            if not isinstance(tokens, dict) or not tokens.get("access_token"):
+                continue
             rows.append({
                 "resource": resource,
                 "issuer": entry.get("issuer") or (entry.get("client") or {}).get("issuer") or "",
@@ -219,6 +225,20 @@ class SignIn:
         self._loop: asyncio.AbstractEventLoop | None = None
         self.on_settled: list[Callable[[str | None], None]] = []  # views told when it ends (error text or None)
         self.after_success: Callable[[], None] | None = None  # told each time a sign-in completes
+        self._panel_for: str | None = None  # the state of the request a panel shows (one panel per sign-in)
+        self._panel_lock = threading.Lock()  # the connect cell (main thread) and a call's view (loop) may both ask
+
+    def claim_panel(self, request: SignInRequest) -> bool:
+        """Whether the caller is the first to show ``request``: one panel per sign-in (any thread).
+
+        A connect's cell and the calls waiting on that connection (in the same cell or later ones)
+        all want to show the same sign-in; the first shows the panel, the others say they wait for it.
+        """
+        with self._panel_lock:
+            if self._panel_for == request.state:
+                return False
+            self._panel_for = request.state
+            return True
 
     def expect_endpoint(self, endpoint: str) -> None:
         """The authorization endpoint the SDK is about to build its URL on (``NotebookOAuth``, before each redirect).

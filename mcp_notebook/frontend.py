@@ -6,9 +6,9 @@ answers ``restore`` with the records saved in the notebook, and afterwards ``ack
 ``save`` and ``delete`` (protocol in ``labextension/README.md``). Facts this module is built on
 (checked with JupyterLab 4.6 and ipykernel 7.4):
 
-* Replies reach the kernel's main thread only after the running cell ends, so nothing here
-  ever waits for one: saves and deletes are fire and forget, and the records of the restore
-  are there for the *next* cell.
+* Replies reach the kernel's main thread only after the running cell ends, so saves and
+  deletes never wait for one (fire and forget), and the records of the restore are there for
+  the *next* cell. Only a sign-in waits, briefly, for the page's first answer (below).
 * Without the extension JupyterLab answers the comm_open with a comm_close; with no front
   end at all (nbclient, nbval, papermill) nothing ever comes back; outside a kernel the comm
   is a ``DummyComm`` that does nothing.
@@ -21,6 +21,15 @@ base URL as the browser sees it (the redirect URI is ``page_url + "mcp-notebook/
 page got for that state as ``{"op": "oauth", ...}`` and ``deliver`` gets it, once. These
 messages go out at once from any thread (a cell may be blocked waiting for the sign-in), and the
 answer arrives on whatever thread the kernel handles the comm on.
+
+The page's first ``restore`` is asked for before a sign-in picks its redirect URI
+(``wait_for_page``): in the cell that runs ``%load_ext`` that reply would reach the kernel only
+after the cell (ipykernel 7.4 routes it to the main shell, busy with the cell), so a
+``%mcp connect`` in the same cell would fall back to the kernel's loopback address, which a
+remote kernel or JupyterHub user's browser cannot reach. ipykernel's shell-channel thread reads
+every comm message's data to route it (``BaseComm._reply_subshell_for``); the hook installed here
+notes there, on that thread and at once, that the page answered and its ``page_url``. The full
+restore is still handled on the main shell after the cell, as before.
 
 Without the extension the records of the saved ``.ipynb`` are read from disk with
 ``nbformat`` (``__session__`` when the kernel knows it, or ``%mcp flows --from PATH``), new
@@ -52,6 +61,8 @@ Status = Literal["pending", "connected", "absent", "none"]
 OAUTH_STATE = re.compile(r"^[A-Za-z0-9_-]{8,256}$")
 """What the extension and the server extension accept as an OAuth ``state``."""
 OAUTH_FIELDS = ("code", "iss", "error", "error_description")
+PAGE_WAIT = 2.5
+"""Seconds a sign-in waits, at most once per kernel, for a page that has not answered the hello yet."""
 
 NOT_SAVED_NOTICE = (
     "Note: flows waiting for input are kept in this kernel only and will not be saved in the "
@@ -79,6 +90,9 @@ class Frontend:
         self._oauth: dict[str, Callable[[dict[str, Any]], None]] = {}  # state -> deliver, until the answer comes
         self._oauth_lock = threading.Lock()
         self.on_app: Callable[[dict[str, Any]], None] | None = None  # the page's ``app_*`` messages (apps.AppHost.handle)
+        self._answered = threading.Event()  # the page said something on the comm (seen as ipykernel routes it)
+        self._restored_early = False  # its restore was seen there: the relay is up before the main shell handles it
+        self._page_silent = False  # a wait for the page ran out: later sign-ins do not wait again
 
     # ------------------------------------------------------------------ lifecycle
     def open(self) -> None:
@@ -90,7 +104,7 @@ class Frontend:
         try:
             from comm import create_comm
 
-            comm = create_comm(target_name=COMM_TARGET, data={"op": "hello", "v": PROTOCOL_VERSION})
+            comm = create_comm(target_name=COMM_TARGET, primary=False)  # opened below, once its hooks are in place
         except Exception:  # noqa: BLE001 - a kernel without comms: behave as without a front end
             self.status = "none"
             return
@@ -100,9 +114,14 @@ class Frontend:
         self._kernel = KernelLoop(cell_context=False)
         comm.on_msg(self._on_msg)
         comm.on_close(self._on_close)
-        _answers_where_sent(comm)
+        _answers_where_sent(comm, heard=self._heard)
         self._comm = comm
         self.status = "pending"
+        try:
+            comm.open(data={"op": "hello", "v": PROTOCOL_VERSION})
+        except Exception:  # noqa: BLE001 - a kernel without comms: behave as without a front end
+            self._comm = None
+            self.status = "none"
 
     def close(self) -> None:
         """Close the comm (``%unload_ext``); the notebook keeps what it has."""
@@ -208,6 +227,35 @@ class Frontend:
         self._comm = None
         self.status = "absent"
 
+    # ------------------------------------------------------------------ the page's first answer (shell-channel thread)
+    def _heard(self, data: Any) -> None:
+        """The page sent ``data`` on this comm (a message or its close): noted as ipykernel routes it.
+
+        Runs on ipykernel's shell-channel thread, which routes every comm message even while a cell
+        blocks the main shell; only flags and ``page_url`` are touched here. A ``restore`` brings the
+        page's base URL (the sign-in's redirect URI) and means the OAuth relay is listening.
+        """
+        if isinstance(data, dict) and data.get("op") == "restore":
+            url = checked_page_url(data.get("page_url"))
+            if url is not None:
+                self.page_url = url
+            self._restored_early = True
+        self._answered.set()
+
+    def wait_for_page(self, timeout: float = PAGE_WAIT) -> bool:
+        """Wait (at most ``timeout`` s, once per kernel) for the page to answer the hello; whether it has (any thread).
+
+        Only a hello still unanswered waits (``pending``); a page that stays silent past the bound
+        (a front end without the extension that does not close the comm either) is not waited for again.
+        """
+        if self.status != "pending" or self._comm is None:
+            return self.status == "connected"
+        if self._page_silent:
+            return self._answered.is_set()
+        answered = self._answered.wait(timeout)
+        self._page_silent = not answered
+        return answered
+
     # ------------------------------------------------------------------ OAuth sign-in (any thread)
     def await_oauth(self, state: str, deliver: Callable[[dict[str, Any]], None]) -> bool:
         """Ask the extension to relay what the OAuth callback gets for ``state``; ``False`` without one.
@@ -218,7 +266,7 @@ class Frontend:
         """
         if not isinstance(state, str) or not OAUTH_STATE.match(state):
             raise ValueError("an OAuth state is 8 to 256 letters, digits, '-' or '_'")
-        if self._comm is None or self.status != "connected":
+        if self._comm is None or not (self.status == "connected" or (self.status == "pending" and self._restored_early)):
             return False
         with self._oauth_lock:
             self._oauth[state] = deliver
@@ -305,7 +353,7 @@ class Frontend:
         return "kept in this kernel"
 
 
-def _answers_where_sent(comm: Any) -> None:
+def _answers_where_sent(comm: Any, heard: Callable[[Any], None] | None = None) -> None:
     """Have ipykernel 7 handle ``oauth`` messages on the subshell the front end sent them on.
 
     ipykernel 7 routes a front end's comm message to the subshell this comm last sent from
@@ -314,12 +362,20 @@ def _answers_where_sent(comm: Any) -> None:
     sign-in). JupyterLab and Notebook 7 send comm messages on a subshell of their own, so an
     OAuth answer routed there is handled on that subshell's thread at once. Other messages keep
     ipykernel's routing; a comm without the hook (another kernel library) is left as it is.
+
+    ``heard(data)`` is told of every message (and close) as it is routed, on the shell-channel
+    thread: the only place a kernel whose main shell is busy with a cell sees the page's answer.
     """
     route = getattr(comm, "_reply_subshell_for", None)
     if not callable(route):
         return
 
     def reply_subshell(data: Any, default: Any) -> Any:
+        if heard is not None:
+            try:
+                heard(data)
+            except Exception:  # noqa: BLE001 - routing must go on whatever the note did
+                pass
         if isinstance(data, dict) and data.get("op") == "oauth":
             return default  # the subshell named in the message's own header
         return route(data, default)

@@ -192,14 +192,26 @@ class LiveView:
         self.form_area.children = [panel.widget]
 
     def show_sign_in(self, request: SignInRequest, sign_in: SignIn | None) -> None:
-        """The server wants a sign-in for this call: the panel in the form area; the call goes on after it (loop thread)."""
-        if sign_in is not None:
+        """The server wants a sign-in for this call: the panel in the form area; the call goes on after it (loop thread).
+
+        One panel per sign-in: when another cell or view already shows this one (the connect above,
+        an earlier call), this call says it waits for it instead of showing a second panel.
+        """
+        if sign_in is None:
+            return
+        if sign_in.claim_panel(request):
             self.main.call(self._show_sign_in, request, sign_in)
+        else:
+            self.main.call(self._show_waiting_for_sign_in, request.server)
 
     def _show_sign_in(self, request: SignInRequest, sign_in: SignIn) -> None:
         from .sign_in_view import SignInPanel
 
         self.form_area.children = [SignInPanel(request, sign_in, call=self.main.call).widget]
+
+    def _show_waiting_for_sign_in(self, server: str) -> None:
+        note = f"Waiting for the sign-in to <b>{html.escape(server)}</b> shown above; this call goes on once you have signed in there."
+        self.form_area.children = [w.HTML(f'<div class="mcp-sign-in-wait"><small>{note}</small></div>')]
 
     def _show_sent(self, server: str, questions: list[Question], results: dict[str, Any]) -> None:
         from .forms import summary_html

@@ -125,7 +125,8 @@ class MCPMagics(Magics, SessionSettings):
             from .sign_in_view import SignInPanel
 
             print(f"Connecting {conn.name!r} to {conn.target.describe()}: the server wants you to sign in first. Calls wait for it.")
-            display(SignInPanel(request, conn.sign_in, call=KernelLoop().call).widget)
+            if conn.sign_in.claim_panel(request):  # one panel per sign-in: calls waiting on it say so instead
+                display(SignInPanel(request, conn.sign_in, call=KernelLoop().call).widget)
             return None
         who = conn.server_name or "an unnamed server"  # its own name, never the connection's (that would read as the server's)
         print(f"Connected {conn.name!r} to {who} at {conn.target.describe()} (protocol {conn.protocol_version}).")

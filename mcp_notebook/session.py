@@ -313,6 +313,8 @@ class Session:
         elif cwd or env:
             raise SessionError("cwd and env only apply to stdio commands", kind="bad_input")
         limit = read_timeout if read_timeout is not None else self.settings.connect_timeout
+        if resolved.oauth is not None:
+            self._page_first(interactive)
         return self.registry.connect(
             name, resolved, protocol=protocol, log_level=self.settings.log_level, read_timeout=read_timeout,
             connect_timeout=float(limit) if limit is not None else None,
@@ -320,6 +322,19 @@ class Session:
         )  # fmt: skip
 
     # ------------------------------------------------------------------ sign-in (OAuth)
+    def _page_first(self, interactive: bool) -> None:
+        """Before a connection that may sign in opens: let the page answer the hello first (bounded).
+
+        The redirect URI is chosen when the connection opens (``_sign_in_setup``): the Jupyter
+        server's callback when the page reported its base URL, else the kernel's loopback address,
+        which a remote kernel's or JupyterHub user's browser cannot reach. In the cell that loaded
+        the extension the page has not answered yet; its answer is seen while this (main) thread
+        waits (``Frontend.wait_for_page``). Only where a page can answer: an interactive cell whose
+        hello is still unanswered; a headless run or a page that answered never waits.
+        """
+        if interactive:
+            self.frontend.wait_for_page()
+
     def _sign_in_setup(self, conn: Connection) -> tuple[SignIn, Any]:
         """The SDK's OAuth provider for ``conn`` and the ``SignIn`` it asks through (loop thread, at open)."""
         page = getattr(self.frontend, "page_url", None)
@@ -924,6 +939,8 @@ class Session:
             conn = registry.get(name)
             if conn.is_open:
                 return conn, False
+            if conn.sign_in_setup is not None:
+                self._page_first(interactive)
             again = registry.connect(
                 name, conn.target, protocol=conn.protocol, log_level=conn.log_level, read_timeout=conn.read_timeout,
                 connect_timeout=conn.connect_timeout, sign_in_setup=conn.sign_in_setup, return_on_sign_in=interactive,

@@ -13,6 +13,9 @@ base URL, the labextension relays the code to the kernel, and the cell says it i
 * ``test_a_call_that_hits_401_signs_in_and_goes_on``: tokens revoked; the call's own cell asks to
   sign in and, once signed in, shows the result without being run again.
 * ``test_denied_consent_says_so_in_the_cell``: Deny; the cell says so; a later connect signs in.
+* ``test_sign_in_in_the_first_cell``: ``%load_ext``, ``%mcp connect`` and a call in ONE cell, as the README
+  starts, under ``/user/grace/``: the redirect is the Jupyter server's callback (the page was asked first),
+  one panel, the call goes on after the sign-in, and ``%mcp auth list`` lists exactly that sign-in.
 
 Every kernel's ``JUPYTER_DATA_DIR`` (where the tokens are kept) is a temp folder: the user's own
 sign-ins are never read or touched. The callback page is read as it arrives in the tab, since the
@@ -327,3 +330,39 @@ def test_denied_consent_says_so_in_the_cell(labs: Callable[..., Lab], oauth_serv
     call = run_cell(front, 4)
     expect(call.locator(".jp-OutputArea")).to_contain_text("after-a-denial", timeout=30_000)
     assert oauth_server.stats()["authorization_code_grants"] == 1
+
+
+def test_sign_in_in_the_first_cell(labs: Callable[..., Lab], oauth_server: OAuthServer, browser: Any) -> None:
+    from playwright.sync_api import expect
+
+    lab = labs("lab", base_url="/user/grace/")  # a lab of its own: its vault holds only this test's sign-ins
+    first = f"%load_ext mcp_notebook\n%mcp connect secure {oauth_server.url}\n%mcp call secure.echo text=hello-from-the-first-cell"
+    cells = [first, "%mcp call secure.echo text=hello-from-the-next-cell", "%mcp auth list"]
+    put_notebook(lab.url, "first-cell.ipynb", notebook(cells))
+    front = Front(browser, lab.url, "lab")
+    front.open("first-cell.ipynb")
+    cell = run_cell(front, 0)
+    output = cell.locator(".jp-OutputArea")
+    panel = cell.locator(".mcp-sign-in")
+    expect(panel.locator(".mcp-sign-in-title")).to_have_text(f"Sign in to secure at {oauth_server.issuer}", timeout=30_000)
+    expect(output).to_contain_text("Waiting for the sign-in to secure shown above", timeout=30_000)  # the call's line
+    expect(panel).to_have_count(1)  # one panel for the connect and the call waiting on it
+    href = panel.locator("a.mcp-open-link").get_attribute("href") or ""
+    assert parse_qs(urlsplit(href).query)["redirect_uri"] == [f"{lab.url}/{CALLBACK}"]  # Jupyter's, not the kernel's loopback
+    assert lab.url.endswith("/user/grace")
+
+    landing = sign_in_in_a_tab(browser, panel)
+    assert landing.text == SIGNED_IN_PAGE
+    assert urlsplit(landing.url).path == f"/user/grace/{CALLBACK}"
+    expect(panel).to_contain_text("✔ Signed in to secure", timeout=30_000)
+    expect(output).to_contain_text("hello-from-the-first-cell", timeout=30_000)  # the call went on by itself
+    expect(panel).to_have_count(1)
+    assert oauth_server.stats()["authorization_code_grants"] == 1
+
+    expect(run_cell(front, 1).locator(".jp-OutputArea")).to_contain_text("hello-from-the-next-cell", timeout=30_000)
+    listing = run_cell(front, 2).locator(".jp-OutputArea table")
+    expect(listing).to_have_count(1, timeout=30_000)
+    rows = [[td.strip() for td in row.locator("td").all_inner_texts()] for row in listing.locator("tr").all()[1:]]
+    assert [row[:4] + row[5:] for row in rows] == [["secure", oauth_server.url, oauth_server.issuer, "mcp:read mcp:write", "yes"]]
+    assert re.fullmatch(r"in \d+ min", rows[0][4]), rows
+    assert oauth_server.stats()["authorization_code_grants"] == 1  # no second sign-in

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 import httpx2
@@ -148,6 +149,8 @@ def test_denied_consent_is_explained_and_nothing_is_kept(server: OAuthServer, va
         assert (error.kind, error.server) == ("sign_in_denied", "secure")
         assert "'access_denied'" in str(error) and "Nothing was sent" in str(error)
         assert "secure" not in session.registry and not any(e["signed_in"] for e in vault.entries())
+        # the client was registered before the denial and stays for the next sign-in, but no sign-in is listed
+        assert "client" in json.loads(vault.path.read_text())[server.url] and vault.entries() == []
     finally:
         session.close()
 
@@ -323,3 +326,66 @@ def test_saved_flow_resumes_in_a_new_kernel_with_the_stored_token(vault: TokenVa
             assert opened == [] and srv.stats()["authorization_code_grants"] == 1  # no second sign-in
         finally:
             second.close()
+
+
+def _landing(authorize: str, home: str, decision: str = "allow") -> str:
+    """What a person's browser does with the sign-in link: consent, then the address it is sent back to under ``home`` (not fetched)."""
+    with httpx2.Client(follow_redirects=False, timeout=20) as http:
+        response = http.get(authorize)
+        for _ in range(10):
+            location = response.headers.get("location")
+            if location is not None and urljoin(str(response.url), location).startswith(home):
+                return urljoin(str(response.url), location)
+            if location is not None:
+                response = http.get(urljoin(str(response.url), location))
+            elif "Test AS consent" in response.text:
+                req = parse_qs(urlsplit(str(response.url)).query)["req"][0]
+                response = http.post(urljoin(str(response.url), "/consent"), data={"req": req, "decision": decision})
+            else:
+                break
+    raise AssertionError(f"the sign-in never sent the browser back to {home}")
+
+
+def test_first_cell_asks_the_page_before_choosing_the_redirect(server: OAuthServer, tmp_path: Path) -> None:
+    """``%load_ext`` and ``%mcp connect`` in one interactive cell: the page's answer, sent while that cell runs (as
+    JupyterLab's first reply is, on the main shell), picks the Jupyter server's callback; one panel for the cell's
+    connect and call; the relayed answer signs in; ``%mcp auth list`` lists that one sign-in."""
+    page = "http://127.0.0.1:8888/user/ada/"
+    kernel = Kernel(cwd=str(REPO_ROOT), env={"JUPYTER_DATA_DIR": str(tmp_path / "jd")})
+    try:
+        cell = kernel.execute(f"%load_ext mcp_notebook\n%mcp connect secure {server.url}\n%mcp call secure.echo text=first-cell", allow_stdin=True, wait=False)
+        opened = kernel.wait_for(
+            lambda: [m for m in kernel.messages if m["msg_type"] == "comm_open" and m["content"].get("target_name") == "mcp_notebook"], what="the hello"
+        )
+        comm_id = opened[0]["content"]["comm_id"]
+        time.sleep(1.0)  # a page slow to answer: the connect waits for it (at most frontend.PAGE_WAIT)
+        kernel._comm_msg(comm_id, {"op": "restore", "v": 1, "reason": "hello", "flows": {}, "path": "nb.ipynb", "page_url": page})
+        kernel.wait_idle(cell)
+        assert not [m for m in kernel.for_cell(cell) if m["msg_type"] == "error"], kernel.text_of_cell(cell)
+        assert "the server wants you to sign in first" in kernel.text_of_cell(cell)
+
+        def widgets_with(css: str) -> list[dict[str, Any]]:
+            return [s for s in kernel.comms.values() if css in (s.get("_dom_classes") or [])]
+
+        kernel.wait_for(lambda: any("Waiting for the sign-in to <b>secure</b>" in str(s.get("value", "")) for s in kernel.comms.values()), what="the call's note")
+        assert len(widgets_with("mcp-sign-in")) == 1  # the connect's panel; the call waits for it, no second panel
+        authorize = next(s["value"] for s in kernel.comms.values() if 'class="mcp-open-link"' in str(s.get("value", "")))
+        href = authorize.split('href="', 1)[1].split('"', 1)[0].replace("&amp;", "&")
+        query = parse_qs(urlsplit(href).query)
+        assert query["redirect_uri"] == [page + "mcp-notebook/oauth/callback"]  # not the kernel's loopback
+        state = query["state"][0]
+        waits = [m["content"]["data"] for m in kernel.messages if m["msg_type"] == "comm_msg" and m["content"]["comm_id"] == comm_id]
+        assert {"op": "oauth_wait", "state": state} in waits  # the page's relay was asked to bring the answer
+
+        back = parse_qs(urlsplit(_landing(href, page + "mcp-notebook/oauth/callback?")).query)
+        kernel._comm_msg(comm_id, {"op": "oauth", "state": state, "code": back["code"][0], "iss": back["iss"][0], "error": None, "error_description": None})
+        kernel.wait_for(lambda: "first-cell" in kernel.text_of_cell(cell), what="the first cell's call to finish")
+        assert any("Signed in to <b>secure</b>" in str(s.get("value", "")) for s in kernel.comms.values())
+        assert len(widgets_with("mcp-sign-in")) == 1
+        assert server.stats()["authorization_code_grants"] >= 1
+
+        listing = kernel.text_of_cell(kernel.execute("%mcp auth list"))
+        rows = [line.split() for line in listing.splitlines()[2:]]
+        assert rows == [["secure", server.url, server.issuer, "mcp:read", "mcp:write", "in", "60", "min", "yes"]], listing
+    finally:
+        kernel.close()

@@ -203,6 +203,53 @@ def test_oauth_answers_are_handled_on_the_subshell_they_came_on() -> None:
     _answers_where_sent(object())  # a comm without the hook: nothing to do
 
 
+def test_the_page_is_heard_as_its_answer_is_routed() -> None:
+    """The routing hook (ipykernel's shell-channel thread) notes the page's restore before the busy main shell handles it."""
+    fe = Frontend(Store())
+    comm = FakeComm()
+    fe._comm, fe.status = comm, "pending"
+    heard: list[Any] = []
+
+    def note(data: Any) -> None:
+        heard.append(data)
+        fe._heard(data)
+
+    _answers_where_sent(comm, heard=note)
+    assert fe.await_oauth(state(), print) is False  # nothing heard yet: nothing relays
+    route = comm._reply_subshell_for({"op": "restore", "page_url": "http://127.0.0.1:8888/user/ada/", "flows": {}}, None)
+    assert route == "the subshell this comm last sent from"  # routed as before: the main shell handles it after the cell
+    assert heard == [{"op": "restore", "page_url": "http://127.0.0.1:8888/user/ada/", "flows": {}}]
+    assert (fe.page_url, fe.status) == ("http://127.0.0.1:8888/user/ada/", "pending")  # the records wait for the main shell
+    assert fe.wait_for_page(0.01) is True
+    s = state()
+    assert fe.await_oauth(s, print) is True and comm.sent == [{"op": "oauth_wait", "state": s}]  # the relay is up already
+
+    def broken(data: Any) -> None:
+        raise RuntimeError("a bug in the note")
+
+    other = FakeComm()
+    _answers_where_sent(other, heard=broken)
+    assert other._reply_subshell_for({"op": "oauth", "state": "s"}, "front end's subshell") == "front end's subshell"  # routing survives
+
+
+def test_a_page_that_never_answers_is_waited_for_once() -> None:
+    fe = Frontend(Store())
+    assert fe.wait_for_page(5) is False  # no comm at all (no kernel): nothing to wait for
+    fe._comm, fe.status = FakeComm(), "pending"
+    started = time.monotonic()
+    assert fe.wait_for_page(0.3) is False
+    assert fe.wait_for_page(5) is False  # not again
+    assert 0.3 <= time.monotonic() - started < 2
+    closed = Frontend(Store())
+    closed._comm, closed.status = FakeComm(), "pending"
+    closed._heard({})  # JupyterLab without the extension closes the comm: heard, no page URL
+    assert closed.wait_for_page(5) is True and closed.page_url is None and closed.await_oauth(state(), print) is False
+    bad = Frontend(Store())
+    bad._comm, bad.status = FakeComm(), "pending"
+    bad._heard({"op": "restore", "page_url": "javascript:alert(1)//"})
+    assert bad.wait_for_page(5) is True and bad.page_url is None
+
+
 def test_a_real_kernel_gets_the_answer_while_its_cell_blocks(tmp_path: Path) -> None:
     """Over a real kernel's comms, the front end played by the test on a subshell of its own, as JupyterLab does."""
     k = Kernel(cwd=str(tmp_path))
