@@ -18,7 +18,8 @@ A line magic cannot be written after ``await``, so an IPython input transformer
 The cell then runs as an async cell. The helper runs the magic with ``MCPMagics.awaiting`` set, so
 the magic hands back an ``InCell`` (the started flow) instead of returning the ``Flow`` at once,
 and awaits it on the kernel's own loop: the form, the sampling review and the sign-in stay live,
-``x = %mcp call ...`` binds the result, Interrupt stops the flow and keeps its saved record and a failed or cancelled flow fails its cell, as a headless run does.
+``x = %mcp call ...`` binds the result, Interrupt stops the flow and keeps its saved record and a failed or cancelled flow fails its cell, as a headless run does;
+so does a result the tool marked ``isError`` (``magic_hints.tool_failure``: Run All stops at a tool's error as at an exception).
 
 Only statements at the cell's top level, or inside its ``for`` / ``if`` / ``with`` / ``try``
 blocks, are rewritten: ``await`` inside a ``def`` or ``class`` body would not compile. ``%mcp call
@@ -174,7 +175,7 @@ class CellAwait:
         if not isinstance(value, InCell):
             return value  # a background Flow, a listing, a usage message: as the plain line gives it
         from .errors import FlowError
-        from .magic_hints import for_magics
+        from .magic_hints import for_magics, tool_failure
 
         flow = value.flow
         try:
@@ -188,7 +189,10 @@ class CellAwait:
         except Exception as exc:  # noqa: BLE001 - the flow's own error fails the cell, as a headless run does
             error = for_magics(exc) if isinstance(exc, FlowError) else exc
         else:
-            return flow.value if bind else None
+            failed = tool_failure(flow)  # the tool's own isError: the cell fails, as a headless run's does
+            if failed is None:
+                return flow.value if bind else None
+            error = failed
         error.__context__ = None
         raise error
 

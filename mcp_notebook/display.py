@@ -33,12 +33,16 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from .limits import Limits
+from .safe_markdown import MARKDOWN_TYPES, render_markdown
 from .listing import ShownOnce
 
 if TYPE_CHECKING:
     from .flows import Flow
 
-__all__ = ["FlowReport", "ResultView", "Table", "TraceView", "content_text", "display_flow", "esc", "render_content", "safe_mime"]
+__all__ = [
+    "FlowReport", "ResultView", "StructuredView", "Table", "TraceView", "content_text", "display_flow", "esc", "render_content", "safe_mime", "shown_state",
+    "tool_error",
+]
 
 STYLE = (
     "<style>.mcpnb{font-family:var(--jp-ui-font-family,sans-serif);font-size:13px}"
@@ -50,7 +54,12 @@ STYLE = (
     ".mcpnb .badge{display:inline-block;border-radius:8px;padding:0 6px;font-size:11px;color:#fff}"
     "</style>"
 )
-_BADGE_COLOURS = {"running": "#1976d2", "waiting": "#ef6c00", "done": "#2e7d32", "failed": "#d32f2f", "cancelled": "#616161"}
+VALUE_STYLE = (
+    "<style>.mcpnb .tree{padding-left:1em}.mcpnb .tree code{white-space:pre-wrap;word-break:break-word}"
+    ".mcpnb details.json>summary{color:var(--jp-ui-font-color2,#555)}.mcpnb .md{max-width:60em}.mcpnb .md table{margin:4px 0}</style>"
+)
+"""The look of structured content and markdown, added only to outputs that show them (``STYLE`` stays as every saved output has it)."""
+_BADGE_COLOURS = {"running": "#1976d2", "waiting": "#ef6c00", "done": "#2e7d32", "failed": "#d32f2f", "error": "#d32f2f", "cancelled": "#616161"}
 
 _MIME = re.compile(r"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$")
 INLINE_IMAGES = frozenset({"image/png", "image/jpeg", "image/jpg", "image/gif", "image/webp", "image/bmp", "image/avif"})
@@ -58,6 +67,7 @@ INLINE_IMAGES = frozenset({"image/png", "image/jpeg", "image/jpg", "image/gif", 
 INLINE_AUDIO = frozenset(
     {"audio/wav", "audio/wave", "audio/x-wav", "audio/mpeg", "audio/mp3", "audio/ogg", "audio/webm", "audio/flac", "audio/x-flac", "audio/mp4", "audio/aac"}
 )
+_SAME_JSON_CHARS = 5_000_000  # longer texts are not parsed to compare with the structured content (shown both ways)
 _BLOCK_COST = 64  # budget characters every rendered block costs (its markup), so countless tiny blocks stay bounded
 _WHOLE = "the whole value stays on the flow: flow.result() (or -o VAR on the magic) gives the full SDK result"
 
@@ -68,6 +78,17 @@ def esc(value: Any) -> str:
 
 def badge(state: str) -> str:
     return f'<span class="badge" style="background:{_BADGE_COLOURS.get(state, "#555")}">{esc(state)}</span>'
+
+
+def tool_error(value: Any) -> bool:
+    """Whether ``value`` is a tool's result with ``isError``: the tool ran and reports that it failed."""
+    return bool(getattr(value, "is_error", False)) and hasattr(value, "content")
+
+
+def shown_state(flow: Flow) -> str:
+    """The state a person is shown: ``error`` for a call that ended with the tool's own error (its flow is ``done``)."""
+    state = flow.state.value
+    return "error" if state == "done" and flow.error is None and tool_error(flow.value) else state
 
 
 def task_line(flow: Flow) -> str:
@@ -224,12 +245,149 @@ def _json_text(value: Any, indent: int | None = 2) -> str | None:
 
 
 def _json_block(value: Any, budget: _Budget, summary: str = "structured content") -> tuple[str, str]:
+    """A JSON value: its indented JSON as plain text; in HTML a table or a tree folded by depth (``StructuredView``)."""
     text = _json_text(value)
     if text is None:
         note = f"[{summary}: too deeply nested to show; {_WHOLE}]"
         return note, note_html(note)
-    plain, inner = _text(text, budget)
-    return plain, f"<details open><summary>{esc(summary)}</summary><pre>{inner}</pre></details>"
+    room = max(budget.chars, 0)
+    plain, _ = _text(text, budget)  # the plain twin spends the budget (and says what was cut); the HTML gets the same room
+    inner = StructuredView(room).html(value)
+    return plain, f'{VALUE_STYLE}<details open class="json"><summary>{esc(summary)}</summary>{inner}</details>'
+
+
+TABLE_ROWS = 200
+"""Most rows of an array of objects shown as a table (the rest are counted)."""
+TABLE_COLUMNS = 24
+"""Most columns of such a table (keys in order of first appearance)."""
+CELL_CHARS = 200
+"""Most characters of one table cell, key, or nested value shown on one line."""
+OPEN_DEPTH = 2
+"""Objects and arrays nested less deep than this are shown unfolded; deeper ones start folded."""
+MAX_DEPTH = 16
+"""Below this depth a value is shown as one line of JSON, cut to ``CELL_CHARS``."""
+_NODE_COST = 24  # room every shown key, item or cell costs (its markup), so a million tiny items stay bounded
+_INLINE_LIST = 120  # an array of plain values this short in JSON is shown on one line
+
+
+class StructuredView:
+    """A JSON value as HTML a person reads: arrays of objects as tables, objects as trees folded by depth.
+
+    Every key and value is escaped; the whole costs at most ``chars`` characters of text (plus
+    ``_NODE_COST`` per item), tables at most ``TABLE_ROWS`` x ``TABLE_COLUMNS``, and nesting is shown
+    to ``MAX_DEPTH`` levels: what is left out is counted where it would have been. Never raises on
+    any JSON value (it recurses at most ``MAX_DEPTH`` levels).
+    """
+
+    def __init__(self, chars: int) -> None:
+        self.chars = chars
+        self.hidden = 0  # items, rows or columns not shown
+
+    def html(self, value: Any) -> str:
+        body = self._value(value, 0)
+        if self.hidden:
+            body += note_html(f"[{self.hidden:,} more items not shown; {_WHOLE}]")
+        return body
+
+    @property
+    def _out(self) -> bool:
+        return self.chars <= 0
+
+    def _clip(self, text: str, most: int | None = None) -> str:
+        """``text`` cut to what is left (and to ``most``), the room spent."""
+        room = max(self.chars, 0) if most is None else min(max(self.chars, 0), most)
+        shown = text if len(text) <= room else text[: max(room - 1, 0)] + "…"
+        self.chars -= len(shown) + _NODE_COST
+        return shown
+
+    def _value(self, value: Any, depth: int) -> str:
+        if isinstance(value, dict) and value:
+            return self._compact(value) if depth >= MAX_DEPTH else self._object(value, depth)
+        if isinstance(value, list) and value:
+            if depth >= MAX_DEPTH:
+                return self._compact(value)
+            if all(isinstance(item, dict) for item in value):
+                return self._table(value)
+            return self._list(value, depth)
+        return self._leaf(value)
+
+    def _leaf(self, value: Any) -> str:
+        text = _json_text(value, indent=None)
+        return f"<code>{esc(self._clip(text if text is not None else repr(value)))}</code>"
+
+    def _compact(self, value: Any) -> str:
+        text = _json_text(value, indent=None)
+        if text is None:
+            return note_html("[too deeply nested to show]")
+        return f"<code>{esc(self._clip(text, CELL_CHARS))}</code>"
+
+    def _entries(self, items: list[tuple[str, Any]], total: int, depth: int) -> str:
+        rows = []
+        for i, (key, value) in enumerate(items):
+            if self._out:
+                self.hidden += total - i
+                break
+            name = esc(self._clip(key, CELL_CHARS))
+            if isinstance(value, (dict, list)) and value and not self._short(value):
+                count = f"{len(value):,} {'key' if isinstance(value, dict) else 'item'}{'s' if len(value) != 1 else ''}"
+                shape = f"{{{count}}}" if isinstance(value, dict) else f"[{count}]"
+                fold = " open" if depth + 1 < OPEN_DEPTH else ""
+                rows.append(f'<details{fold}><summary><b>{name}</b> <span class="note">{shape}</span></summary>{self._value(value, depth + 1)}</details>')
+            else:
+                rows.append(f"<div><b>{name}</b>: {self._value(value, depth + 1)}</div>")
+        return '<div class="tree">' + "".join(rows) + "</div>"
+
+    def _object(self, value: dict[Any, Any], depth: int) -> str:
+        return self._entries([(str(k), v) for k, v in value.items()], len(value), depth)
+
+    def _list(self, value: list[Any], depth: int) -> str:
+        if self._short(value):
+            return self._compact(value)
+        shown = min(len(value), TABLE_ROWS)
+        self.hidden += len(value) - shown
+        return self._entries([(str(i), value[i]) for i in range(shown)], shown, depth)
+
+    @staticmethod
+    def _short(value: dict[Any, Any] | list[Any]) -> bool:
+        """A list of a few plain values, shown on one line."""
+        if not isinstance(value, list) or len(value) > _INLINE_LIST // 2 or any(isinstance(v, (dict, list)) for v in value):
+            return False
+        text = _json_text(value, indent=None)
+        return text is not None and len(text) <= _INLINE_LIST
+
+    def _table(self, rows: list[dict[Any, Any]]) -> str:
+        columns: list[str] = []
+        seen: set[str] = set()
+        more_columns = False
+        for row in rows[:TABLE_ROWS]:
+            for key in row:
+                name = str(key)
+                if name in seen:
+                    continue
+                if len(columns) == TABLE_COLUMNS:
+                    more_columns = True
+                    break
+                seen.add(name)
+                columns.append(name)
+        head = "".join(f"<th>{esc(self._clip(c, CELL_CHARS))}</th>" for c in columns)
+        body = []
+        for row in rows[:TABLE_ROWS]:
+            if self._out:
+                break
+            keyed = {str(k): v for k, v in row.items()} if any(not isinstance(k, str) for k in row) else row
+            body.append("<tr>" + "".join(f"<td>{self._cell(keyed[c]) if c in keyed else ''}</td>" for c in columns) + "</tr>")
+        notes = []
+        if len(rows) > len(body):
+            notes.append(f"{len(body):,} of {len(rows):,} rows shown")
+        if more_columns:
+            notes.append(f"the first {TABLE_COLUMNS} columns shown")
+        note = note_html("[" + "; ".join(notes) + f"; {_WHOLE}]") if notes else ""
+        return f'<table class="records"><tr>{head}</tr>{"".join(body)}</table>{note}'
+
+    def _cell(self, value: Any) -> str:
+        if isinstance(value, str):
+            return esc(self._clip(value, CELL_CHARS))
+        return self._compact(value) if isinstance(value, (dict, list)) else self._leaf(value)
 
 
 def render_content(block: Any, limits: Limits | None = None, budget: _Budget | None = None) -> tuple[str, str]:
@@ -259,15 +417,15 @@ def _render(block: Any, kind: Any, budget: _Budget) -> tuple[str, str]:
         res = block.resource
         uri = budget.text(str(res.uri))[0]
         if getattr(res, "text", None) is not None:
-            plain, inner = _text(str(res.text), budget)
             mime = safe_mime(res.mime_type) or ""
-            return f"[resource {uri}]\n{plain}", f"<div><small>resource <code>{esc(uri)}</code> {esc(mime)}</small><pre>{inner}</pre></div>"
+            plain, shown = _resource_text(str(res.text), mime, budget)
+            return f"[resource {uri}]\n{plain}", f"<div><small>resource <code>{esc(uri)}</code> {esc(mime)}</small>{shown}</div>"
         return _media("resource", res.mime_type or "application/octet-stream", res.blob, budget, uri=uri)
     if kind == "read_text":
         res = block.resource
-        plain, inner = _text(str(res.text), budget)
         mime = safe_mime(res.mime_type) or ""
-        return plain, f"<div><small><code>{esc(budget.text(str(res.uri))[0])}</code> {esc(mime)}</small><pre>{inner}</pre></div>"
+        plain, shown = _resource_text(str(res.text), mime, budget)
+        return plain, f"<div><small><code>{esc(budget.text(str(res.uri))[0])}</code> {esc(mime)}</small>{shown}</div>"
     if kind == "resource_link":
         title, uri = budget.text(str(block.title or block.name))[0], budget.text(str(block.uri))[0]
         plain = f"[link {title}: {uri}]"
@@ -276,6 +434,32 @@ def _render(block: Any, kind: Any, budget: _Budget) -> tuple[str, str]:
     dumped = block.model_dump(mode="json", exclude_none=True) if hasattr(block, "model_dump") else block
     plain, rich = _json_block(dumped, budget, _word(kind))
     return plain, rich
+
+
+def _resource_text(text: str, mime: str, budget: _Budget) -> tuple[str, str]:
+    """A resource's text as (plain, HTML): ``text/markdown`` rendered by ``safe_markdown`` (no raw HTML, safe links only), else escaped in a ``<pre>``."""
+    shown, cut = budget.text(text)
+    plain = f"{shown}\n{_cut_note(cut)}" if cut else shown
+    if mime in MARKDOWN_TYPES:
+        rich = f'{VALUE_STYLE}<div class="md">{render_markdown(shown)}</div>'
+    else:
+        rich = f"<pre>{esc(shown)}</pre>"
+    return plain, rich + (f"<div><i>{esc(_cut_note(cut))}</i></div>" if cut else "")
+
+
+def _is_note(rich: str) -> bool:
+    return rich.startswith('<div class="note">')
+
+
+def _same_json(block: Any, value: Any) -> bool:
+    """Whether ``block`` is a text block holding the JSON of ``value`` (the spec's advice for structured results)."""
+    text = getattr(block, "text", None) if getattr(block, "type", None) == "text" else None
+    if not isinstance(text, str) or len(text) > _SAME_JSON_CHARS or not text.lstrip().startswith(("{", "[")):
+        return False
+    try:
+        return bool(json.loads(text) == value)
+    except (ValueError, RecursionError):
+        return False
 
 
 def _media(kind: str, mime_value: Any, data: Any, budget: _Budget, uri: str | None = None) -> tuple[str, str]:
@@ -346,16 +530,19 @@ class ResultView:
         rich: list[str] = []
         if hasattr(r, "content") and hasattr(r, "is_error"):  # CallToolResult
             blocks = _blocks_html(list(r.content), budget)
-            if r.is_error:
+            if r.is_error:  # the badge of its report says "error", and a %mcp cell fails (see ``tool_error``)
                 text = "\n".join(p for p, _ in blocks) or "the tool reported an error"
                 plain.append(f"Tool error: {text}")
                 rich.append(f'<div class="err"><b>Tool error</b>\n{esc(text)}</div>')
                 return plain, rich
-            for p, h in blocks:
+            structured = r.structured_content
+            for i, (p, h) in enumerate(blocks):
                 plain.append(p)
-                rich.append(h)
-            if r.structured_content is not None:
-                p, h = _json_block(r.structured_content, budget)
+                shown_once = structured is not None and i < len(r.content) and not _is_note(h) and _same_json(r.content[i], structured)
+                if not shown_once:  # a text block that is the JSON of the structured content is shown once, as structured content
+                    rich.append(h)
+            if structured is not None:
+                p, h = _json_block(structured, budget)
                 if not blocks:
                     plain.append(p)
                 rich.append(h)
@@ -471,7 +658,7 @@ class FlowReport:
         budget = _Budget(self.limits)
         plain: list[str] = []
         rich: list[str] = []
-        state = flow.state.value
+        state = shown_state(flow)
         elapsed = (flow.ended or flow.started) - flow.started
         rounds = f"{flow.round + 1} round{'s' if flow.round else ''}"
         rich.append(f'<div class="hdr">{badge(state)} <b>{esc(flow.label)}</b> · {esc(rounds)} · {elapsed:.2f} s</div>')

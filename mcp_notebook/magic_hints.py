@@ -19,7 +19,7 @@ from IPython.core.error import UsageError
 from .errors import FlowError, Note, SessionError
 from .line_expand import line_word
 
-__all__ = ["connect_line", "for_magics", "hint", "with_hint"]
+__all__ = ["connect_line", "for_magics", "hint", "tool_failure", "with_hint"]
 
 
 def connect_line(conn: Any, protocol: str | None = None) -> str:
@@ -121,3 +121,25 @@ def for_magics(error: FlowError) -> Exception:
     if isinstance(error, SessionError):
         return UsageError(str(hinted))
     return hinted
+
+
+def tool_failure(flow: Any) -> FlowError | None:
+    """The error a ``%mcp`` cell fails with when its tool answered ``isError`` (``None`` otherwise).
+
+    The tool ran and reports that it failed: the cell fails like a cell whose code raised, so Run
+    All stops there instead of going on with a result the next cells cannot use (as a failed row
+    does in ``%mcp map``, and as Python clients of MCP raise by default). The flow itself is done
+    (nothing to resume), its report shows the tool's error with an ``error`` badge, so this message
+    repeats none of the server's text; ``-o VAR`` still binds the result, and the Python API
+    (``mcp_notebook.call``) hands back the ``Flow``, whose ``result()`` is the SDK's result.
+    """
+    from .display import tool_error
+
+    if flow.error is not None or not tool_error(flow.value):
+        return None
+    return FlowError(
+        f"{flow.label} reported a tool error (isError): see its result above. The cell fails so Run All stops here; -o VAR binds the result anyway.",
+        kind="tool_error",
+        server=flow.conn.name,
+        flow_id=flow.id,
+    )

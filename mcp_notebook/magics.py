@@ -22,7 +22,7 @@ from .auth import OAuthOptions
 from .errors import FlowError
 from .line_expand import expand_braces, strip_comment
 from .magic_grammar import Help, summary, build_parsers, call_options, check_choice, headers_of
-from .magic_hints import connect_line, for_magics, with_hint
+from .magic_hints import connect_line, for_magics, tool_failure, with_hint
 from .session import Session, SessionSettings
 
 __all__ = ["MCPMagics"]
@@ -336,6 +336,9 @@ class MCPMagics(Magics, SessionSettings):
         if ns.output:
             assert self.shell is not None  # a line magic runs in its shell
             self.shell.user_ns[ns.output] = flow.value
+        failed = tool_failure(flow)
+        if failed is not None:
+            raise failed
         return flow
 
     # ------------------------------------------------------------------ saved flows

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import concurrent.futures
+import json
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -95,8 +96,8 @@ def map(  # noqa: A001 - ``mcp_notebook.map`` is the name the issue asks for; bu
     the connection's, naming a variable of the workers' environment).
 
     Returns a list of ``CallToolResult``s, or for a DataFrame a new DataFrame: the input plus a
-    column ``result`` with each result's text (``expand=True``: its structured content as
-    columns). A failed row (a ``FlowError``, or a result with ``isError``) is retried ``retries``
+    column ``result`` with each result's value (``result_value``: its structured content, or the
+    JSON its text holds, not a JSON string; ``expand=True``: the structured content as columns). A failed row (a ``FlowError``, or a result with ``isError``) is retried ``retries``
     times; ``on_error="raise"`` then raises one ``MapError`` naming the failed rows,
     ``"keep"`` puts the ``FlowError`` in the row's place and shows the failure table.
     """
@@ -560,11 +561,11 @@ def _show(table: Table) -> None:
 
 
 def result_frame(frame: Any, outcomes: list[Outcome], expand: bool) -> Any:
-    """The input DataFrame plus ``result`` (each result's text, or its ``FlowError``) or, expanded, its structured content's keys."""
+    """The input DataFrame plus ``result`` (each result's value, ``result_value``, or its ``FlowError``) or, expanded, its structured content's keys."""
     pd = _pandas()
     if not expand:
         out = frame.copy()
-        out["result"] = [o if isinstance(o, FlowError) else content_text(o.content) for o in outcomes]
+        out["result"] = [o if isinstance(o, FlowError) else result_value(o) for o in outcomes]
         return out
     records = [{} if isinstance(o, FlowError) else _structured(o) for o in outcomes]
     expanded = pd.DataFrame.from_records(records, index=frame.index)
@@ -579,6 +580,29 @@ def _pandas() -> Any:
     import importlib
 
     return importlib.import_module("pandas")
+
+
+def result_value(result: Any) -> Any:
+    """A result as one value for a DataFrame cell: a value, not the JSON text of one.
+
+    The structured content (a dict; a ``{"result": X}`` alone, the SDK's wrapping of a tool that
+    returns a plain value, is ``X``, as ``expand=True`` makes it a column named ``result``);
+    without structured content, a single text block holding a JSON object or array is that
+    object or array; else the text (a text that reads as a number stays text: only the tool's
+    declared output says it is one).
+    """
+    content = getattr(result, "structured_content", None)
+    if isinstance(content, Mapping):
+        return content["result"] if list(content) == ["result"] else dict(content)
+    blocks = list(getattr(result, "content", []) or [])
+    if len(blocks) == 1 and getattr(blocks[0], "type", None) == "text":
+        text = str(blocks[0].text)
+        if text.lstrip().startswith(("{", "[")):
+            try:
+                return json.loads(text)
+            except (ValueError, RecursionError):
+                pass
+    return content_text(blocks)
 
 
 def _structured(result: Any) -> dict[str, Any]:

@@ -107,11 +107,23 @@ def test_progress_logs_and_content(ip: Any, servers: Any, transport: str) -> Non
     assert "structured content" in FlowReport(structured)._repr_mimebundle_()["text/html"]
 
 
-def test_tool_error_is_shown_as_error_not_traceback(ip: Any, servers: Any, capsys: Any) -> None:
-    flow = call(ip, "call demo_inproc_auto.fail message=kaputt")
-    assert flow.result().is_error
+def test_tool_error_is_shown_as_error_and_fails_the_cell(ip: Any, servers: Any, capsys: Any) -> None:
+    """An isError result: the report shows the tool's text once (red "error" badge), then the cell fails, and -o VAR still binds it."""
+    ip.user_ns.pop("failed_result", None)
+    with pytest.raises(FlowError) as raised:
+        call(ip, "call demo_inproc_auto.fail message=kaputt -o failed_result")
+    assert raised.value.kind == "tool_error" and raised.value.server == "demo_inproc_auto"
+    assert "kaputt" not in str(raised.value) and "-o VAR" in str(raised.value)  # the server's text is in the report, not repeated
     out = capsys.readouterr().out
-    assert "Tool error" in out and "kaputt" in out and "Traceback" not in out
+    assert out.count("kaputt") == 1 and "Tool error: Error executing tool fail: kaputt" in out and "Traceback" not in out
+    result = ip.user_ns["failed_result"]
+    assert result.is_error and result.content[0].text == "Error executing tool fail: kaputt"
+    from mcp_notebook.api import default_session
+
+    flow = default_session().last_flow
+    assert flow.state.value == "done" and flow.error is None  # nothing to resume: the exchange finished
+    html = FlowReport(flow)._repr_mimebundle_()["text/html"]
+    assert '<span class="badge" style="background:#d32f2f">error</span>' in html and ">done<" not in html
 
 
 def test_string_parameter_keeps_leading_zero(ip: Any, servers: Any) -> None:

@@ -225,6 +225,7 @@ class Case:
     shown: list[str] = field(default_factory=list)  # h(tag) shown whole, as text
     markers: list[str] = field(default_factory=list)  # text that must be shown (escaped)
     error: bool = False  # the last line fails (headless cannot answer)
+    tool_error: bool = False  # the last line's tool answers isError: its report shows, then the cell fails
 
 
 CASES: dict[str, Case] = {
@@ -237,8 +238,8 @@ CASES: dict[str, Case] = {
     "call-named": Case(["call '{n}." + HOSTILE_TOOL_NAME + "'"], shown=["named-result"], markers=[HOSTILE_TOOL_NAME]),
     "call-content": Case(["call {n}.hostile_content"], shown=["result-text", "embedded-text", "link-title", "link-description"], markers=["[structured-value]", "[structured-key]"]),
     "call-content-trace": Case(["call {n}.hostile_content --trace"], shown=["result-text"], markers=["[structured-key]", "hostile://blob/page.html"]),
-    "call-error": Case(["call {n}.hostile_error"], shown=["tool-error"], markers=["Tool error"]),
-    "call-error-blocks": Case(["call {n}.hostile_error_blocks"], shown=["error-result-text"], markers=["Tool error"]),
+    "call-error": Case(["call {n}.hostile_error"], shown=["tool-error"], markers=["Tool error"], tool_error=True),
+    "call-error-blocks": Case(["call {n}.hostile_error_blocks"], shown=["error-result-text"], markers=["Tool error"], tool_error=True),
     "call-progress": Case(["call {n}.hostile_progress"], shown=["progress-result", "log-info-1", "log-error"], markers=["[log-data]", "[logger-name]"]),
     "call-form": Case(["call {n}.hostile_form --accept-defaults"], shown=["form-result"], markers=["[field-default]", HOSTILE_VALUE, "[elicit-message]"]),  # the answer summary names the question
     "call-form-answered": Case(
@@ -266,6 +267,10 @@ def test_magic_output_is_inert(shell: Any, connected: Connected, case: str) -> N
     if spec.error:
         assert len(ran.errors) == 1 and "hostile_url" in ran.errors[0], ran.errors
         assert "a headless run cannot open links" in ran.errors[0]
+    elif spec.tool_error:  # the error names the call, and none of the server's text (the report shows that, escaped)
+        assert len(ran.errors) == 1 and "reported a tool error (isError)" in ran.errors[0], ran.errors
+        assert "<" not in ran.errors[0].split(": ", 1)[1] and "[tool-error]" not in ran.errors[0], ran.errors
+        assert '<span class="badge" style="background:#d32f2f">error</span>' in ran.htmls[-1]
     else:
         assert not ran.errors, ran.errors
     assert ran.htmls, f"{case}: no HTML output at all"

@@ -194,7 +194,7 @@ def test_one_bad_and_one_good_block_render_the_good_one(hub: Session) -> None:
     assert [img["src"] for img in tags.named("img")] == ["data:image/png;base64," + PNG_B64]
     assert "[image: invalid base64 data from the server; not shown]" in bundle["text/plain"]
     assert "structured content" in bundle["text/html"]
-    assert html.escape(json.dumps({"answer": SCRIPT}, indent=2, ensure_ascii=False)) in bundle["text/html"]
+    assert f"<b>answer</b>: <code>{html.escape(json.dumps(SCRIPT, ensure_ascii=False))}</code>" in bundle["text/html"]  # the tree's leaf, escaped
     assert flow.result().structured_content == {"answer": SCRIPT}
 
 

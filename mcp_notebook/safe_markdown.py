@@ -1,0 +1,87 @@
+"""Markdown a server sent (a ``text/markdown`` resource), as HTML that cannot carry markup of its own.
+
+A notebook shows a cell's own outputs as *trusted* HTML: JupyterLab does not sanitize them and
+runs their scripts. So a server's markdown is never handed to the page's markdown renderer (it
+passes raw HTML through to that same trusted output) but rendered here, with ``markdown-it-py``
+(CommonMark, the parser the Jupyter and MyST tools use) set up so nothing the server wrote becomes
+markup:
+
+* raw HTML is off: ``<script>``, ``<img onerror=...>``, ``<div>`` blocks and inline tags come out
+  escaped, as text;
+* a link is a link only to an absolute ``http``, ``https`` or ``mailto`` address (no
+  ``javascript:``, ``data:``, ``file:``, nor relative paths, which would resolve against the
+  Jupyter server's own pages); anything else stays the literal markdown text. Links open in a new
+  tab without a referrer, and their title shows where they go (the text may claim another place);
+* an image is never fetched (a remote image is a beacon that tells the server who read the
+  result, and when): it becomes a link to the image named by its alt text;
+* nesting is bounded (markdown-it's ``maxNesting``), and so is the HTML: what the renderer makes of
+  the (already size-bounded) source is dropped for the escaped source when it grows more than
+  ``GROWTH`` times larger (reference links can repeat one long URL many times).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from typing import Any
+
+from markdown_it import MarkdownIt
+from markdown_it.renderer import RendererHTML
+from markdown_it.token import Token
+from markdown_it.utils import EnvType, OptionsDict
+
+__all__ = ["GROWTH", "MARKDOWN_TYPES", "render_markdown", "safe_link"]
+
+MARKDOWN_TYPES = frozenset({"text/markdown", "text/x-markdown"})
+"""The MIME types rendered as markdown."""
+GROWTH = 8
+"""Most HTML characters per source character (plus a fixed allowance) before the source is shown escaped instead."""
+_SCHEMES = ("http://", "https://", "mailto:")
+
+
+def safe_link(url: str) -> bool:
+    """Whether ``url`` may be a link target: an absolute ``http``/``https``/``mailto`` address, no control characters."""
+    lowered = url.strip().lower()
+    return lowered.startswith(_SCHEMES) and not any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in url)
+
+
+class _SafeMarkdown(MarkdownIt):
+    """CommonMark with tables and strikethrough, raw HTML off and links restricted (``safe_link``)."""
+
+    def __init__(self) -> None:
+        super().__init__("commonmark", {"html": False, "linkify": False, "typographer": False})
+        self.enable(["table", "strikethrough"])
+        self.add_render_rule("link_open", _link_open)
+        self.add_render_rule("image", _image)
+
+    def validateLink(self, url: str) -> bool:  # noqa: N802 - markdown-it's own name
+        return safe_link(url)
+
+
+def _link_open(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+    token = tokens[idx]
+    token.attrSet("title", str(token.attrGet("href") or ""))
+    token.attrSet("target", "_blank")
+    token.attrSet("rel", "noopener noreferrer nofollow")
+    return self.renderToken(tokens, idx, options, env)
+
+
+def _image(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+    """An image as a link to it, never an ``<img>`` (the page would fetch it)."""
+    token = tokens[idx]
+    src = str(token.attrGet("src") or "")
+    alt = self.renderInlineAsText(token.children or [], options, env)
+    label = html.escape(f"[image: {alt or src}]")
+    href = html.escape(src, quote=True)
+    return f'<a href="{href}" title="{href}" target="_blank" rel="noopener noreferrer nofollow">{label}</a>'
+
+
+_MD = _SafeMarkdown()
+
+
+def render_markdown(text: str) -> str:
+    """``text`` (markdown, already cut to its budget) as inert HTML; the escaped text in a ``<pre>`` when it would grow too large."""
+    rendered: Any = _MD.render(text)
+    if len(rendered) > GROWTH * len(text) + 4096:
+        return f"<pre>{html.escape(text)}</pre>"
+    return str(rendered)
