@@ -10,6 +10,10 @@ Returning it would show it a second time when the line is the cell's last: the d
 (same ``execution_count``). Displaying the bound value again in a later cell (``x``) shows it, as
 any value would. Returning ``None`` instead would have cost ``x = %mcp tools`` its value, and
 returning a value without displaying it would keep listings in the middle of a cell invisible.
+
+A table that only confirms a change (``%mcp model add``, ``%mcp roots add``: ``asked = False``) is
+not a listing the cell asked for; it shows as the cell's last line, as any value does, so a cell
+that adds three models shows one table, not three.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ class ShownOnce:
     """Mixin for an object with ``_repr_mimebundle_``: shown by ``show()``, not shown again in the same cell."""
 
     _shown_in: int | None = None
+    asked = True  # a listing the line asked for (shown where it runs); False: a change's confirmation
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         raise NotImplementedError

@@ -221,10 +221,12 @@ def build_parsers() -> dict[str, Parser]:
     p.add_argument("--timeout", type=float, metavar="SECONDS", help="how long to wait for a hosted model (default 60)")
     p = ps["review"] = Parser(
         "review",
-        "Review of sampling in interactive runs: %mcp review [ask | always | never]. ask: see and edit the request, then Send or Deny; "
+        "Review of sampling in interactive runs: %mcp review [remote | ask | always | never]. remote (the default): ask only when "
+        "the request leaves this machine (an openai or anthropic model not on a loopback address); echo, callable, human and "
+        "local models such as Ollama on 127.0.0.1 answer without review. ask: see and edit every request, then Send or Deny; "
         "then the reply, then Return or Deny. always: show both without waiting. never: show neither. Headless runs never review.",
     )
-    p.add_argument("policy", nargs="?", metavar="{ask,always,never}")
+    p.add_argument("policy", nargs="?", metavar="{remote,ask,always,never}")
     return ps
 
 
@@ -250,7 +252,7 @@ SUMMARY = """\
   %%mcp server NAME         the server defined in the cell becomes connection NAME (re-run reloads)
   serve NAME | stop NAME    serve a notebook-defined server over streamable HTTP
   model add|use|remove|list models that answer sampling requests
-  review [ask|always|never] whether you see sampling requests and replies first"""
+  review [remote|ask|always|never]  whether you see sampling requests and replies first (default: remote)"""
 
 
 def summary(settings: list[str]) -> str:

@@ -80,7 +80,7 @@ class MCPMagics(Magics, SessionSettings):
         """A listing shows where its line runs, not only as the cell's last line (see listing.py); returned as well."""
         from .listing import ShownOnce
 
-        if isinstance(value, ShownOnce) and self.shell is not None:
+        if isinstance(value, ShownOnce) and value.asked and self.shell is not None:
             value.show()
         return value
 
@@ -462,10 +462,12 @@ class MCPMagics(Magics, SessionSettings):
             f"Not offered to {', '.join(unoffered)}: connected before any root was added (a connection declares roots when it opens); "
             "connect again to offer them."
         ] if unoffered else []  # fmt: skip
-        return Table(["name", "uri"], rows, title="roots offered to servers", notes=notes, empty=(
+        table = Table(["name", "uri"], rows, title="roots offered to servers", notes=notes, empty=(
             "No roots are offered (the default): servers keep the folders they were started with. %mcp roots add PATH "
             "offers a folder (add . for the notebook's folder) to servers connected after it."
         ))  # fmt: skip
+        table.asked = ns.action in (None, "list")  # after a change: its confirmation, shown as the cell's last line only
+        return table
 
     def _do_model(self, words: list[str], cell: str | None) -> Any:
         from .display import Table
@@ -491,14 +493,18 @@ class MCPMagics(Magics, SessionSettings):
             for n, c in router.models.items()
         ]
         columns = ["name", "provider", "model", "base url", "key from env", "cost", "speed", "intelligence"]
-        return Table(columns, rows, title=f"models (* answers by default; review: {router.review})")
+        table = Table(columns, rows, title=f"models (* answers by default; review: {router.review})")
+        table.asked = ns.action in (None, "list")  # after add/use/remove: its confirmation, shown as the cell's last line only
+        return table
 
     def _do_review(self, words: list[str], cell: str | None) -> Any:
         ns, _ = self._parsers["review"].parse(words)
-        check_choice("review", ns.policy, ["ask", "always", "never"])
+        check_choice("review", ns.policy, ["remote", "ask", "always", "never"])
         if ns.policy:
             self.review = ns.policy
         meaning = {
+            "remote": "the default: a request to a model on another machine (openai or anthropic, not on a loopback address) waits "
+            "for you to review it, then its reply; echo, callable, human and local models answer without review",
             "ask": "you see each sampling request and may edit it, then Send or Deny; then the reply, then Return or Deny",
             "always": "each request and reply is shown in the cell; nothing waits for you",
             "never": "requests go to the model and replies to the server without being shown",

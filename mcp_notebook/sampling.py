@@ -11,8 +11,13 @@ Whatever the server's generation (a ``CreateMessageRequest`` inside ``input_requ
    model answered and why.
 2. **review** (``ModelRouter.review``): ``ask`` shows the request (server, messages, system prompt,
    preferences, maxTokens) for editing, then Send or Deny; then the reply, for editing, then
-   Return or Deny. ``always`` shows both without waiting; ``never`` shows neither. Headless runs
-   never review. The ``human`` provider skips review: the person typing the reply is the reviewer.
+   Return or Deny. ``always`` shows both without waiting; ``never`` shows neither. ``remote``, the
+   default, is ``ask`` for a model the request leaves this machine for (``ModelConfig.leaves_machine``:
+   openai or anthropic, unless its base URL is a loopback address such as a local Ollama) and
+   ``never`` for the others: the offline ``echo``, a ``callable`` in the notebook, ``human`` (the
+   person typing the reply is the reviewer). Review guards what leaves the machine; asking for
+   ``echo`` only taught people to click Send (a Run All of tutorial 03 left nine panels). Headless
+   runs never review.
 3. **answer**: the provider's result goes back to the server. A provider failure or a denial
    becomes ``ErrorData``: a 2025 server receives it as its request's error; on 2026-07-28 the
    flow stops with the reason (there is no error answer inside ``input_responses``).
@@ -49,7 +54,7 @@ __all__ = [
     "answer_sampling",
 ]
 
-REVIEW_POLICIES = ("ask", "always", "never")
+REVIEW_POLICIES = ("remote", "ask", "always", "never")
 DEFAULT_TIMEOUT = 60.0  # seconds a hosted model may take; `--timeout` changes it per model
 DECLINED_CODE = -1  # the MCP spec's example code for "User rejected sampling request"
 FAILED_CODE = -32603  # JSON-RPC "internal error": the client could not produce an answer
@@ -89,6 +94,30 @@ class ModelConfig:
             raise ValueError("--timeout must be positive")
 
     @property
+    def leaves_machine(self) -> bool:
+        """Whether a request to this model goes to another machine: openai or anthropic, not on a loopback address.
+
+        ``echo``, ``callable`` and ``human`` answer inside this kernel. A hosted provider's official
+        endpoint (no base URL) is remote; ``localhost`` (and ``*.localhost``), 127.0.0.0/8 and ``::1``
+        are this machine (a local Ollama, vLLM or LM Studio). Any other name is remote, even one that
+        resolves here: nothing is looked up.
+        """
+        import ipaddress
+        from urllib.parse import urlsplit
+
+        if self.provider not in ("openai", "anthropic"):
+            return False
+        if self.base_url is None:
+            return True
+        host = (urlsplit(self.base_url).hostname or "").rstrip(".").lower()
+        if host == "localhost" or host.endswith(".localhost"):
+            return False
+        try:
+            return not ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            return True
+
+    @property
     def rated(self) -> bool:
         return any(v is not None for v in (self.cost, self.speed, self.intelligence))
 
@@ -123,7 +152,7 @@ class ModelRouter:
 
     models: dict[str, ModelConfig] = field(default_factory=lambda: {"echo": ModelConfig("echo", "echo")})
     default: str = "echo"
-    review: str = "ask"
+    review: str = "remote"
     from_config: set[str] = field(default_factory=set)  # names set through %config MCPMagics.models
 
     def add(self, config: ModelConfig) -> None:
@@ -257,6 +286,8 @@ async def answer_sampling(router: ModelRouter, ui: FlowUI | None, flow: Flow, ke
             "(this client does not share other conversations)"
         )
     policy = router.review if ui.interactive else "never"
+    if policy == "remote":
+        policy = "ask" if choice.config.leaves_machine else "never"
     if choice.config.provider == "human":
         policy = "never"  # the person typing the reply is the reviewer
     edits: list[str] = []

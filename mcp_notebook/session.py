@@ -81,7 +81,12 @@ class SessionSettings(Configurable):
         "the settings of %mcp model add (provider, model, base_url, api_key_env, cost, speed, intelligence, timeout, function).",
     ).tag(config=True)
     default_model = Unicode(None, allow_none=True, help="The model that answers when no hint or priority picks another (%mcp model use NAME).").tag(config=True)
-    review = Enum(["ask", "always", "never"], "ask", help="Review of sampling in interactive runs: ask (edit the request and the reply), always (show both, don't wait), never. Headless runs never review.").tag(config=True)
+    review = Enum(
+        ["remote", "ask", "always", "never"], "remote",
+        help="Review of sampling in interactive runs: remote (the default: ask when the model is on another machine, i.e. openai or "
+        "anthropic not on a loopback address; echo, callable, human and local models answer without review), ask (edit every "
+        "request and reply), always (show both, don't wait), never. Headless runs never review.",
+    ).tag(config=True)  # fmt: skip
     max_record_bytes = Int(
         1_000_000, min=1024,
         help="Largest saved flow record, in bytes. A waiting flow whose record (mostly the server's request state) is larger "

@@ -69,7 +69,15 @@ def test_trace_and_roots_in_the_middle_of_a_cell(kernel: Kernel) -> None:
     shown = outputs(kernel, cell)
     kinds = [kind for kind, _ in shown]
     assert kinds[-3:] == ["display_data", "display_data", "stream"], shown
-    assert "tools/call" in shown[-3][1] and shown[-2][1].startswith("roots") and shown[-1][1] == "end\n"
+    assert "tools/call" in shown[-3][1] and shown[-2][1].startswith("No roots are offered") and shown[-1][1] == "end\n"
+
+
+def test_a_change_shows_its_confirmation_only_as_the_last_line(kernel: Kernel) -> None:
+    cell = kernel.execute("def f(p):\n    return 'x'\n%mcp model add a callable f\n%mcp model add b callable f\n%mcp model list\n%mcp model remove a\n%mcp model remove b")
+    shown = outputs(kernel, cell)
+    assert [kind for kind, _ in shown] == ["display_data", "display_data"], shown  # the asked-for list, then the last line's value
+    assert [line.split()[0] for line in shown[0][1].splitlines()[2:]] == ["*", "a", "b"]
+    assert [line.split()[0] for line in shown[1][1].splitlines()[2:]] == ["*"]
 
 
 def test_connect_names_the_server_by_its_own_name(kernel: Kernel) -> None:

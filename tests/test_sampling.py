@@ -63,6 +63,7 @@ def ip() -> Iterator[Any]:
     shell = start_ipython() or get_ipython()  # the global test shell may already be running
     shell.run_line_magic("load_ext", "mcp_notebook")
     shell.run_line_magic("config", "MCPMagics.interactive = False")
+    shell.run_line_magic("config", "MCPMagics.review = 'ask'")  # the fake model is on loopback, which the default (remote) never reviews
     mcp(shell, "connect d26 mcp_notebook.demo:demo")
     mcp(shell, "connect d25 mcp_notebook.demo:demo --protocol legacy")
     yield shell
@@ -369,7 +370,7 @@ def test_model_commands_and_config(ip: Any, fake: ModelServer, capsys: Any) -> N
         ("model use nobody", "no model named 'nobody'"),
         ("model add", "%mcp model add NAME PROVIDER"),
         ("model frob", "'frob' is not one of add, use, remove, list"),
-        ("review sometimes", "'sometimes' is not one of ask, always, never"),
+        ("review sometimes", "'sometimes' is not one of remote, ask, always, never"),
     ]:
         with pytest.raises(UsageError, match=message):
             mcp(ip, line)
@@ -606,6 +607,56 @@ def test_review_always_shows_without_waiting_and_never_shows_nothing(fake: Model
         assert text_of_flow(_start("d25", quiet)).startswith("Summary (fake-gpt)")
         assert quiet.shown == []
     finally:
+        mcp(ip, "review ask")
+
+
+@pytest.mark.parametrize(
+    ("provider", "base_url", "leaves"),
+    [
+        ("echo", None, False),
+        ("human", None, False),
+        ("openai", None, True),  # the official endpoint
+        ("anthropic", None, True),
+        ("openai", "http://localhost:11434/v1", False),  # a local Ollama
+        ("openai", "http://127.0.0.1:8000/v1", False),
+        ("openai", "http://127.5.6.7:8000/v1", False),  # all of 127.0.0.0/8
+        ("openai", "http://[::1]:8000/v1", False),
+        ("openai", "http://models.localhost/v1", False),
+        ("openai", "http://192.168.1.20:11434/v1", True),  # another machine on the LAN
+        ("anthropic", "https://llm.example.com", True),
+        ("openai", "http://localhost.example.com/v1", True),  # a name, not this machine
+    ],
+)
+def test_which_models_leave_the_machine(provider: str, base_url: str | None, leaves: bool) -> None:
+    config = ModelConfig("m", provider, "some-model" if provider in ("openai", "anthropic") else None, base_url=base_url, api_key_env="K")
+    assert config.leaves_machine is leaves
+    assert ModelConfig("f", "callable", "f", function=lambda p: "x").leaves_machine is False
+
+
+def test_default_review_asks_only_where_the_request_leaves_the_machine(fake: ModelServer, ip: Any) -> None:
+    """``remote`` (the default): echo, callables and loopback models answer at once; a model elsewhere is reviewed first."""
+    assert ModelRouter().review == "remote"
+    from .conftest import session_of
+
+    session: Any = session_of(ip)
+    try:
+        mcp(ip, "review remote")
+        assert session.router.review == "remote"
+        quiet = ScriptedUI(request=lambda p: pytest.fail("echo is not reviewed"))
+        assert text_of_flow(_start("d26", quiet)).startswith("Summary (echo)") and quiet.shown == []
+        add_fake(ip, fake, "gpt", "openai")  # on 127.0.0.1: this machine
+        mcp(ip, "model use gpt")
+        local = ScriptedUI(request=lambda p: pytest.fail("a loopback model is not reviewed"))
+        assert text_of_flow(_start("d25", local)).startswith("Summary (fake-gpt)") and local.shown == []
+        mcp(ip, f"model add far openai far-model --base-url http://192.0.2.1:9/v1 --api-key-env {KEY_ENV}")  # TEST-NET-1: elsewhere
+        mcp(ip, "model use far")
+        asked = ScriptedUI(request=lambda p: Reviewed(False))
+        flow = _start("d26", asked)
+        with pytest.raises(FlowError, match="The user declined the sampling request"):
+            flow.result(timeout=30)
+        assert [(what, name) for what, _, name in asked.shown] == [("request", "far")]  # asked first; denied, nothing was sent
+    finally:
+        mcp(ip, "model use echo")
         mcp(ip, "review ask")
 
 
