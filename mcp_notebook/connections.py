@@ -654,12 +654,27 @@ class Connection:
 
     # The SDK's ElicitationFnT, SamplingFnT, ListRootsFnT, LoggingFnT and MessageHandlerFnT.
     async def _on_elicit(self, context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult | ErrorData:
-        from mcp.types import ErrorData
+        """A 2025 back-channel question: the flow's answer, or what the server is told when there is none.
+
+        A question nobody in this run can answer (headless without a fitting preset, a form over the
+        limits, a link a headless run cannot open) is answered ``cancel``, the elicitation result for
+        "dismissed without an explicit choice", which every server handles; the reason (the missing
+        field, the flag to give) stays in the notebook, where the flow fails with it. Left to the SDK,
+        the exception would reach the server as a JSON-RPC error with code 0 and our hint as its text.
+        A failure of ours is -32603 (internal error) without its text.
+        """
+        from mcp.types import INTERNAL_ERROR, ElicitResult, ErrorData
 
         flow, candidates = self._asker(context.request_id, context.meta)
         if flow is None:
             return ErrorData(code=-32600, message="No notebook flow is waiting for this request")
-        return await flow.answer_elicitations({str(context.request_id): params}, single=True, candidates=candidates)
+        try:
+            return await flow.answer_elicitations({str(context.request_id): params}, single=True, candidates=candidates)
+        except FlowError:
+            return ElicitResult(action="cancel")  # the flow keeps the reason and fails with it (Flow.answer_elicitations)
+        except Exception as exc:  # noqa: BLE001 - a bug of ours: the server gets a real code, the log keeps what it was
+            self.logs.append({"level": "error", "logger": "mcp-notebook", "data": f"could not answer an elicitation: {type(exc).__name__}: {exc}"})
+            return ErrorData(code=INTERNAL_ERROR, message="The notebook client failed while answering this request")
 
     async def _on_sample(self, context: ClientRequestContext, params: CreateMessageRequestParams) -> CreateMessageResult | CreateMessageResultWithTools | ErrorData:
         from mcp.types import ErrorData

@@ -750,6 +750,8 @@ class Flow:
                 for flow in candidates:
                     flow._maybe_backchannel_error = flow._maybe_backchannel_error or exc
                     flow._unanswered = flow._unanswered or unanswered
+                    # its reply may be a plain result built on the cancel it was told (Connection._on_elicit)
+                    flow.notes.append(f"a question that may have been this call's went unanswered and the server was told 'cancel': {exc}")
             else:
                 self._unanswered = unanswered
                 if single:

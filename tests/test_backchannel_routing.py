@@ -113,15 +113,71 @@ def test_untellable_questions_use_no_call_presets(script: Path, kind: str) -> No
     try:
         assert not conn.tags_calls
         red, blue = both(name)
+        # the server was told "cancel" (a plain elicitation result), and each call's report says why
+        assert red.result(timeout=30).content[0].text == "a:cancel" and blue.result(timeout=30).content[0].text == "b:cancel"
         for flow in (red, blue):
-            with pytest.raises(FlowError) as info:
-                flow.result(timeout=30)
-            assert (info.value.kind, info.value.missing_field) == ("unanswered", "colour")
-            text = str(info.value)
-            assert "2 calls are running" in text and f"{name}.pick ({red.id})" in text and f"{name}.pick ({blue.id})" in text
-            assert "no call's preset answers are used" in text
+            notes = [n for n in flow.notes if "went unanswered" in n]
+            assert len(notes) == 2  # two questions, each of which may have been this call's
+            for note in notes:
+                assert note.startswith("a question that may have been this call's went unanswered and the server was told 'cancel': ")
+                assert "2 calls are running" in note and f"{name}.pick ({red.id})" in note and f"{name}.pick ({blue.id})" in note
+                assert "no call's preset answers are used" in note
     finally:
         default_session().registry.disconnect(name)
+
+
+RECORDER = '''
+import json
+from pydantic import BaseModel
+from mcp.server.mcpserver import Context, MCPServer
+
+srv = MCPServer("recorder")
+seen = []
+
+class Region(BaseModel):
+    region: str
+
+@srv.tool()
+async def ask(ctx: Context) -> str:
+    """Asks for a region over the back-channel and keeps what the client answered."""
+    try:
+        answer = await ctx.elicit("Which region?", Region)
+    except Exception as exc:
+        seen.append({"error": type(exc).__name__, "code": getattr(exc, "code", None), "message": str(exc)})
+        raise
+    seen.append({"action": answer.action, "content": answer.data.model_dump() if answer.action == "accept" else None})
+    return answer.action
+
+@srv.tool()
+async def heard() -> str:
+    """What the client answered, in order."""
+    return json.dumps(seen)
+
+if __name__ == "__main__":
+    srv.run()
+'''
+
+
+def test_an_unanswered_question_is_cancelled_for_the_server_and_explained_here(tmp_path: Path) -> None:
+    """Headless, no preset: the 2025 server gets the elicitation result ``cancel`` (not an error with code 0 carrying
+    our hint); the call fails here with the hint naming the field; a preset still answers as before."""
+    import json
+
+    script = tmp_path / "recorder.py"
+    script.write_text(RECORDER)
+    conn = mcp_notebook.connect("recorder", [sys.executable, str(script)], protocol="legacy")
+    try:
+        assert conn.protocol_version == "2025-11-25"
+        with pytest.raises(FlowError) as info:
+            mcp_notebook.call("recorder.ask", {}, timeout=30).result(timeout=30)
+        assert (info.value.kind, info.value.missing_field) == ("unanswered", "region")
+        assert "region" in str(info.value)
+        answered = mcp_notebook.call("recorder.ask", {}, answers={"region": "eu-west"}, timeout=30).result(timeout=30)
+        assert answered.content[0].text == "accept"
+        heard = mcp_notebook.call("recorder.heard", {}, timeout=30).result(timeout=30)
+        assert json.loads(heard.content[0].text) == [{"action": "cancel", "content": None}, {"action": "accept", "content": {"region": "eu-west"}}]
+    finally:
+        default_session().registry.disconnect("recorder")
 
 
 def _inproc(script: Path) -> Any:
