@@ -362,6 +362,14 @@ class ElicitationPanel:
     def button(self, description: str) -> w.Button:
         return next(b for b in self.buttons if b.description == description)
 
+    def check(self) -> bool:
+        """Mark what does not fit without sending anything (presets that did not fit); True when all fits."""
+        with self._lock:
+            invalid = sum(box.collect("accept") is None for box in self.boxes)
+            if invalid:
+                self.status.value = _small("⚠ the preset answers do not fit: fix the marked fields", _RED)
+            return not invalid
+
     def submit(self, action: str | None) -> bool:
         """Collect, validate and hand the answers on; returns False when something is invalid.
 

@@ -311,7 +311,11 @@ class MCPMagics(Magics, SessionSettings):
         if flow is None:
             return None  # a panel was shown instead (consent to resume, continue or start over): its buttons go on
         if interactive:
-            return InCell(flow) if self.awaiting and not background else flow
+            if not self.awaiting or background:
+                return flow
+            if hasattr(flow.view, "error_follows"):
+                flow.view.error_follows = True  # the cell raises the flow's error after its report
+            return InCell(flow)
         reported = self._report(flow, ns)
         return InCell(reported) if self.awaiting and not background and reported is not None else reported
 
