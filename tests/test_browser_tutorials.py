@@ -52,17 +52,19 @@ _ROOTS: dict[str, Path] = {}  # the served folder of each server's URL
 class Click:
     """A click the tutorial's text asks for: ``button`` in cell ``cell`` (the index among all cells).
 
-    ``shows`` is a text the cell's outputs must hold afterwards (its outputs are not compared with
-    the headless run's, which answered from presets instead of a click).
+    ``sees`` is a text the cell must show when the button does; ``shows`` is a text the cell's
+    outputs must hold afterwards (its outputs are not compared with the headless run's, which
+    answered from presets instead of a click).
     """
 
     cell: int
     button: str
     shows: str
+    sees: str = ""  # what the cell must show before the click (the reason the text gives for it)
 
 
 CLICKS: dict[str, list[Click]] = {
-    "02-forms.ipynb": [Click(9, "Decline", shows="decline")],  # the unfitting preset's form, marked at once
+    "02-forms.ipynb": [Click(9, "Decline", sees="must be ≤ 150", shows="decline")],  # the unfitting preset, marked at once
 }
 """The clicks of each tutorial, in order. A tutorial not named here runs with no click at all."""
 
@@ -176,6 +178,7 @@ def _run_all_with_clicks(front: Front, name: str, clicks: list[Click]) -> None:
             cell = front.page.locator(".jp-NotebookPanel:visible .jp-Cell").nth(click.cell)
             button = cell.get_by_role("button", name=click.button)  # an icon may add a space to the name
             if button.count() and button.first.is_visible() and button.first.is_enabled():
+                assert click.sees in cell.inner_text(), f"{name}: cell {click.cell} does not show {click.sees!r} before **{click.button}**"
                 button.first.click()
                 pending.pop(0)
                 progress = time.monotonic()
