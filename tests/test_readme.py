@@ -4,6 +4,10 @@
 ``python`` is not the one with the package. The tour's stdio line uses ``{sys.executable}``; this
 test runs the tour's code block cell by cell in a real kernel whose PATH has no venv, against
 the demo HTTP server the README says to start (on a free port instead of 8000).
+
+Issue 21 item 9: every block of "Sampling, roots, saved flows, servers in cells" runs as written
+too (a complete ``%%mcp server`` cell, ``roots add .`` rather than a folder that may not exist), and
+the tour's cell that asks for ``%mcp servers`` and ``%mcp tools`` shows both listings.
 """
 
 from __future__ import annotations
@@ -55,8 +59,11 @@ def test_readme_tour_runs_as_written(start_http_server: Any, tmp_path: Path) -> 
         probe = kernel.execute("import shutil, sys; print('python on PATH:', shutil.which('python'), '|', sys.executable)")
         assert venv_bin not in kernel.text_of_cell(probe).split("|")[0]  # like make lab: the venv is not on PATH
         cells = [c for c in re.split(r"\n\s*\n", blocks[0].replace(":8000/", f":{port}/")) if c.strip()] + [blocks[1]]
-        for cell in cells:
-            run_answering(kernel, cell)  # raises if the cell fails
+        ran = [run_answering(kernel, cell) for cell in cells]  # raises if a cell fails
+        (asking,) = [msg_id for cell, msg_id in zip(cells, ran, strict=True) if "%mcp servers" in cell]
+        shown = [m for m in kernel.for_cell(asking) if m["msg_type"] in ("display_data", "execute_result")]
+        listed = [m["content"]["data"]["text/plain"].splitlines()[0].split()[:2] for m in shown]
+        assert listed == [["name", "server"], ["server", "tool"]]  # %mcp servers and %mcp tools prov, both shown, in order
         listing = kernel.execute("%mcp servers")
         servers = kernel.text_of_cell(listing)
         assert all(name in servers for name in ("prov", "web", "local")), servers
@@ -87,3 +94,28 @@ def test_readme_tasks_section_runs_as_written(tmp_path: Path) -> None:
             assert "slow_job" in listed and "followed here" in listed  # the 20 s task, still running
         finally:
             kernel.close()
+
+
+def test_readme_sampling_roots_servers_section_runs_as_written(tmp_path: Path) -> None:
+    """"Sampling, roots, saved flows, servers in cells": every block, cell by cell, in an interactive kernel."""
+    text = (REPO_ROOT / "README.md").read_text()
+    section = text.split("### Sampling, roots, saved flows, servers in cells", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```(?:python)?\n(.*?)```", section, flags=re.S)
+    assert len(blocks) == 3 and blocks[1].startswith("%%mcp server notes\n")
+    cells = [c for c in re.split(r"\n\s*\n", blocks[0]) if c.strip()] + [blocks[1], blocks[2]]
+    notebook_dir = tmp_path / "project"
+    notebook_dir.mkdir()
+    kernel = Kernel(cwd=str(notebook_dir), env={"JUPYTER_DATA_DIR": str(tmp_path / "jd")})
+    try:
+        kernel.execute("%load_ext mcp_notebook")
+        ran = [run_answering(kernel, cell) for cell in cells]
+        settings = kernel.text_of_cell(ran[0])
+        assert "Sampling review: remote (the default" in settings
+        assert "roots offered to servers" in settings
+        roots = kernel.execute("print([(e.name, e.uri) for e in get_ipython().magics_manager.registry['MCPMagics'].session.roots.effective()])")
+        assert kernel.text_of_cell(roots) == f"{[('notebook', notebook_dir.resolve().as_uri())]}\n"  # roots add . : the notebook's folder
+        assert "Kept: hello" in kernel.text_of_cell(ran[-1])
+        probe = kernel.execute("print(type(served).__name__, served.url.startswith('http://127.0.0.1:'), bool(served.token))")
+        assert kernel.text_of_cell(probe).split() == ["ServedServer", "True", "True"]
+    finally:
+        kernel.close()
