@@ -12,7 +12,9 @@ differently:
 * 2025-11-25: ``resources/subscribe`` once, then ``notifications/resources/updated`` for that URI (or a
   sub-resource of it) arrives through the connection's ``message_handler``; ``Connection._on_message``
   hands it to ``resource_updated`` here, which only wakes the watch (it runs inline in an in-process
-  server's send, so it must not wait). ``resources/unsubscribe`` when the watch stops.
+  server's send, so it must not wait). ``resources/unsubscribe`` when the watch stops. A 2025 server that
+  does not declare ``resources.subscribe`` but announces changes anyway (mcp-server-sqlite does) is
+  watched without any subscribe request, and the output says so (``UNDECLARED_NOTE``).
 
 Several watches run at once, one per (server, URI): watching a URI again replaces the older watch.
 Updates are coalesced: a burst of change notices costs one read, and reads are at least
@@ -50,6 +52,10 @@ __all__ = ["MIN_INTERVAL", "Watch", "Watches", "resource_updated"]
 MIN_INTERVAL = 0.2  # seconds between two reads of one watch: change notices in between are folded into one read
 REASON_CHARS = 300  # a server's error text shown in a watch's header is cut to this
 STOP_TIMEOUT = 10.0  # bound on stopping a watch (its task, and a 2025 resources/unsubscribe)
+UNDECLARED_NOTE = (
+    "{server} does not declare resource subscriptions (no resources.subscribe in its capabilities), so no "
+    "resources/subscribe was sent; this shows each change the server announces anyway (notifications/resources/updated)."
+)
 
 # 2025: who to wake when a connection hears notifications/resources/updated (loop thread only).
 # Keyed weakly by the Connection: a connection that is gone takes its entries with it.
@@ -102,8 +108,12 @@ class Watch:
     after the first; ``since`` is when the watch began (``time.time()``).
     """
 
-    def __init__(self, conn: Connection, uri: str, into: str | None, namespace: dict[str, Any], limits: Limits, on_end: Callable[[Watch], None]) -> None:
+    def __init__(
+        self, conn: Connection, uri: str, into: str | None, namespace: dict[str, Any], limits: Limits, on_end: Callable[[Watch], None], subscribe: bool = True
+    ) -> None:
         self.conn = conn
+        self.subscribe = subscribe  # 2025: send resources/subscribe (False: the server does not declare it; listen only)
+        self.note: str | None = None if subscribe else UNDECLARED_NOTE.format(server=conn.name)
         self.server = conn.name
         self.uri = uri
         self.into = into
@@ -231,10 +241,11 @@ class Watch:
         wakers = _wakers.setdefault(self.conn, {})
         wakers[self.uri] = wake.set
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # deprecated as of 2026-07-28 (Client.listen); still how 2025 servers do it
-                await self.conn.live.session.subscribe_resource(self.uri)
-            self._subscribed = True
+            if self.subscribe:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # deprecated as of 2026-07-28 (Client.listen); still how 2025 servers do it
+                    await self.conn.live.session.subscribe_resource(self.uri)
+                self._subscribed = True
             await self._read(first=True)
             ready.set_result(None)
             while True:
@@ -307,6 +318,7 @@ class WatchView:
         self.error = watch.error
         self.updates = watch.updates
         self.last = watch.last
+        self.note = watch.note
 
     def header(self) -> str:
         w = self.watch
@@ -317,7 +329,8 @@ class WatchView:
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         head = self.header()
         plain, rich = ResultView(self.result, self.watch.limits).parts() if self.result is not None else ([], [])
-        notes = [f"The latest read failed: {self.error} (showing the previous value)"] if self.error else []
+        notes = [self.note] if self.note and self.ended is None else []
+        notes += [f"The latest read failed: {self.error} (showing the previous value)"] if self.error else []
         count = f"{self.updates} update{'s' if self.updates != 1 else ''}"
         when = f", last at {datetime.fromtimestamp(self.last).strftime('%H:%M:%S')}" if self.last is not None and self.updates else ""
         hdr = f'<div class="hdr"><b>{esc(head)}</b> <span class="note">({esc(count + when)})</span></div>'
@@ -340,20 +353,21 @@ class Watches:
         """Show ``uri`` in the running cell and keep it current (kernel thread); replaces a watch of the same URI.
 
         Raises ``FlowError`` (nothing shown) when the connection is not open or its server offers no
-        subscriptions, or when subscribing or the first read fails.
+        subscriptions, or when subscribing or the first read fails. A 2025 server that declares no
+        subscriptions is still watched, without a subscribe request: some announce changes anyway.
         """
         if into is not None and not into.isidentifier():
             raise FlowError(f"--into needs a variable name, not {into!r}", kind="bad_input")
         conn = self.session.registry.get(server)
         refused = subscription_support(conn)
-        if refused is not None:
-            raise refused
+        if refused is not None and not conn.is_legacy:
+            raise refused  # 2026-07-28: changes come only on a subscriptions/listen stream, which it does not serve
         runtime = self.session.runtime
         with self._lock:
             old = self._watches.pop((conn.name, uri), None)
         if old is not None:
             runtime.run(old.stop("replaced by a newer watch of the same resource"))
-        watch = Watch(conn, uri, into, namespace, self.session.settings.limits, self._ended)
+        watch = Watch(conn, uri, into, namespace, self.session.settings.limits, self._ended, subscribe=refused is None)
         with self._lock:
             self._watches[(conn.name, uri)] = watch
         try:

@@ -6,8 +6,9 @@ A 2026-07-28 ``MCPServer`` whose tool changes a resource and publishes ``Resourc
 ``notifications/resources/updated`` to a subscribed session. The watch cell's output must change in
 place (``update_display_data`` with its display id, the new text), ``--into`` must hold the latest
 ``ReadResourceResult``, ``unwatch`` must stop the updates, a second watch of a URI must replace the first,
-a closed connection must be said in the output, and a server without subscriptions must be refused
-with a clear error.
+a closed connection must be said in the output, and a 2026-07-28 server without subscriptions must be
+refused with a clear error; a 2025 server that does not declare ``resources.subscribe`` but announces
+changes anyway (as mcp-server-sqlite does) is watched without a subscribe request, and the output says so.
 """
 
 from __future__ import annotations
@@ -88,6 +89,27 @@ old = Server(
     on_list_tools=list_tools, on_call_tool=call_tool,
 )
 old_quiet = Server("old-quiet", on_list_resources=list_resources, on_read_resource=read_resource)  # no resources/subscribe
+
+class Undeclared(Server):
+    # like mcp-server-sqlite: resources.subscribe not declared, changes announced anyway;
+    # it serves resources/subscribe only to record one arriving (the client must send none)
+
+    def get_capabilities(self, *args, **kwargs):
+        capabilities = super().get_capabilities(*args, **kwargs)
+        capabilities.resources.subscribe = False
+        return capabilities
+
+async def call_tool_announcing(ctx, params):
+    notes["b"] = params.arguments["text"]
+    server_log.append(("call", params.arguments["text"]))
+    await ctx.session.send_resource_updated("note://b")  # told whether or not anyone subscribed
+    return types.CallToolResult(content=[types.TextContent(type="text", text="set")])
+
+old_loud = Undeclared(
+    "old-loud", on_list_resources=list_resources, on_read_resource=read_resource,
+    on_subscribe_resource=subscribe, on_unsubscribe_resource=unsubscribe,
+    on_list_tools=list_tools, on_call_tool=call_tool_announcing,
+)
 
 %load_ext mcp_notebook
 from mcp_notebook.watching import Watches
@@ -233,8 +255,8 @@ def test_several_watches_a_second_watch_replaces_the_first_and_a_closed_connecti
 
 @pytest.mark.parametrize(
     ("connect", "server", "uri", "how"),
-    [("%mcp connect quiet quiet", "quiet", "note://q", "subscriptions/listen"), ("%mcp connect oldq old_quiet --protocol legacy", "oldq", "note://b", "resources/subscribe")],
-    ids=["2026-07-28", "2025-11-25"],
+    [("%mcp connect quiet quiet", "quiet", "note://q", "subscriptions/listen")],
+    ids=["2026-07-28"],  # a 2025 server is watched anyway (below)
 )
 def test_a_server_without_subscriptions_is_refused_clearly(kernel: Kernel, connect: str, server: str, uri: str, how: str) -> None:
     k = kernel
@@ -256,3 +278,24 @@ except FlowError as exc:
     assert not [m for m in k.messages if m["msg_type"] == "display_data" and "Watching" in m["content"]["data"].get("text/plain", "")]
     read = k.execute(f"%mcp read {server} {uri}")  # reading it is still fine
     assert "quiet" in k.text_of_cell(read) or "first b" in k.text_of_cell(read)
+
+
+def test_a_2025_server_that_does_not_declare_subscribe_is_watched_without_subscribing(kernel: Kernel) -> None:
+    """mcp-server-sqlite's way: no resources.subscribe declared, notifications/resources/updated sent anyway."""
+    k = kernel
+    k.execute("%mcp connect loud old_loud --protocol legacy")
+    caps = printed(k, "print(get_ipython().magics_manager.registry['MCPMagics'].session.registry.get('loud').live.session.server_capabilities.resources.subscribe)")
+    assert caps.strip() == "False"
+    cell = k.execute("%mcp watch loud note://b --into latest")
+    display_id, text = shown(k, cell)
+    note = (
+        "loud does not declare resource subscriptions (no resources.subscribe in its capabilities), so no resources/subscribe "
+        "was sent; this shows each change the server announces anyway (notifications/resources/updated)."
+    )
+    assert text.splitlines()[:3] == ["Watching note://b on loud", note, "first b"]
+    k.execute("%mcp call loud.set_b text=second --wait")
+    updated = updated_to(k, cell, display_id, "second")
+    assert updated["text/plain"].splitlines()[:3] == ["Watching note://b on loud", note, "second"]
+    assert printed(k, "print(latest.contents[0].text)").strip() == "second"
+    k.execute("%mcp unwatch loud note://b")
+    assert printed(k, "print(server_log)").strip() == "[('call', 'second')]"  # no resources/subscribe (nor unsubscribe) reached it
