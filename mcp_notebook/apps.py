@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from .form_model import Answers
     from .session import Session
 
-__all__ = ["APPS_EXTENSION", "APP_MIME", "OUTPUT_MIME", "AppHost", "LiveApp", "advertisement", "ui_of"]
+__all__ = ["APPS_EXTENSION", "APP_MIME", "OUTPUT_MIME", "AppHost", "LiveApp", "advertisement", "ui_of", "visibility_note", "visibility_of"]
 
 APPS_EXTENSION = "io.modelcontextprotocol/ui"
 APP_MIME = "text/html;profile=mcp-app"
@@ -76,11 +76,39 @@ def advertisement() -> Any:
     return advertise(APPS_EXTENSION, {"mimeTypes": [APP_MIME]})
 
 
+VISIBILITY = ("model", "app")  # who may see a tool (MCP Apps ``_meta.ui.visibility``); other words are not ours to read
+MAX_VISIBILITY_ITEMS = 16  # a server's visibility list is read this far and no further
+
+
+def visibility_of(tool: Any) -> list[str] | None:
+    """A tool's ``_meta.ui.visibility`` as the known words it names, in order (``None``: it says nothing: both).
+
+    Server text: only ``"model"`` and ``"app"`` are kept (anything else, markup included, is dropped),
+    from the first ``MAX_VISIBILITY_ITEMS`` entries; a value that is not a list says nothing. Read with
+    or without a ``resourceUri``: a tool an App calls need not have an App of its own.
+    """
+    meta = getattr(tool, "meta", None)
+    ui = meta.get("ui") if isinstance(meta, dict) else None
+    raw = ui.get("visibility") if isinstance(ui, dict) else None
+    if not isinstance(raw, list):
+        return None
+    known = [v for v in raw[:MAX_VISIBILITY_ITEMS] if isinstance(v, str) and v in VISIBILITY]
+    return list(dict.fromkeys(known))
+
+
+def visibility_note(tool: Any) -> str | None:
+    """What a listing says about who may call ``tool``, when the model may not (``None``: nothing to say)."""
+    seen = visibility_of(tool)
+    if seen is None or "model" in seen:
+        return None
+    return "for Apps only" if "app" in seen else "hidden from the model and from Apps"
+
+
 def ui_of(tool: Any) -> tuple[str, list[str]] | None:
     """A tool's App: its ``ui://`` resource URI and visibility (``None``: the tool has no App).
 
     Reads ``_meta.ui.resourceUri`` (and the older flat ``_meta["ui/resourceUri"]``); visibility
-    defaults to ``["model", "app"]``.
+    (``visibility_of``) defaults to ``["model", "app"]``.
     """
     meta = getattr(tool, "meta", None)
     if not isinstance(meta, dict):
@@ -90,9 +118,8 @@ def ui_of(tool: Any) -> tuple[str, list[str]] | None:
     uri = ui.get("resourceUri", meta.get("ui/resourceUri"))
     if not isinstance(uri, str) or not uri.startswith("ui://") or len(uri) > 2000:
         return None
-    visibility = ui.get("visibility")
-    seen = [v for v in visibility if isinstance(v, str)] if isinstance(visibility, list) else ["model", "app"]
-    return uri, seen
+    seen = visibility_of(tool)
+    return uri, ["model", "app"] if seen is None else seen
 
 
 def checked_csp(value: Any) -> dict[str, list[str]]:
@@ -352,9 +379,9 @@ class AppHost:
         tool = tools.get(name)
         if tool is None:
             raise FlowError(f"{app.server} has no tool {name[:100]!r}; an App reaches only its own server's tools", code=-32602)
-        ui = ui_of(tool)
-        if ui is not None and "app" not in ui[1]:
-            raise FlowError(f"{app.server}'s tool {name!r} is not visible to Apps (its visibility: {', '.join(ui[1]) or 'none'})", code=-32602)
+        seen = visibility_of(tool)  # with or without an App of its own
+        if seen is not None and "app" not in seen:
+            raise FlowError(f"{app.server}'s tool {name!r} is not visible to Apps (its visibility: {', '.join(seen) or 'none'})", code=-32602)
         flow = self.session.start("tools/call", conn, name, dict(arguments) if isinstance(arguments, dict) else {}, ui=AppCallUI(app), save=False)
         value = await flow
         result = value.model_dump(by_alias=True, mode="json", exclude_none=True)

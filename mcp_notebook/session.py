@@ -1014,14 +1014,13 @@ async def _offered(conn: Connection, kind: Literal["prompts", "resources", "reso
 
 
 def _app_note(tool: Any) -> str:
-    """What ``%mcp tools`` adds for a tool with an MCP App: its page, and who may call it."""
-    from .apps import ui_of
+    """What ``%mcp tools`` adds for a tool with an MCP App (its page) or a visibility leaving out the model (who may call it)."""
+    from .apps import ui_of, visibility_note
 
-    ui = ui_of(tool)
+    ui, only = ui_of(tool), visibility_note(tool)
     if ui is None:
-        return ""
-    who = " (for the App only)" if ui[1] == ["app"] else ""
-    return f" [App {ui[0]}{who}]"
+        return f" [{only}]" if only else ""
+    return f" [App {ui[0]}{f' ({only})' if only else ''}]"
 
 
 def _ttl(status: Any) -> str:

@@ -251,3 +251,41 @@ def test_without_a_kernel_the_result_is_plain_and_the_server_sees_the_extension(
         assert OUTPUT_MIME not in bundle and "apps: yes" in json.dumps(bundle)
     finally:
         session.close()
+
+
+def test_tools_for_apps_only_are_marked_in_the_listing_even_without_an_app() -> None:
+    """``%mcp tools``: a tool whose visibility leaves out the model says so, with or without a ``resourceUri``."""
+    server = MCPServer("helpers")
+
+    @server.tool(meta={"ui": {"visibility": ["app"]}}, description="Save a draft (called by the editor App)")
+    def save_draft(text: str) -> str:
+        return "saved"
+
+    @server.tool(meta={"ui": {"visibility": ["model", "app"]}}, description="Count words")
+    def count(text: str) -> int:
+        return len(text.split())
+
+    @server.tool(description="Plain")
+    def plain() -> str:
+        return "plain"
+
+    apps = Apps()
+
+    @apps.tool(resource_uri="ui://editor/app.html", visibility=["app"], description="Open the editor")
+    def editor() -> str:
+        return "editor"
+
+    apps.add_html_resource("ui://editor/app.html", "<p>editor</p>")
+    session = Session()
+    try:
+        session.connect("helpers", server)
+        session.connect("editor", MCPServer("editor", extensions=[apps]))
+        described = {row[1]: row[3] for row in session.listing("tools")}
+        assert described == {
+            "save_draft": "Save a draft (called by the editor App) [for Apps only]",
+            "count": "Count words",
+            "plain": "Plain",
+            "editor": "Open the editor [App ui://editor/app.html (for Apps only)]",
+        }
+    finally:
+        session.close()

@@ -51,6 +51,19 @@ def hostile_apps() -> MCPServer[Any]:
 
     for fn in (plain, login):  # bound by hand: Apps() itself would refuse a page that is not HTML
         server.add_tool(fn, meta={"ui": {"resourceUri": "ui://plain/app.html"}})
+
+    def model_only() -> str:
+        return "the model's alone"
+
+    server.add_tool(model_only, meta={"ui": {"visibility": ["model"]}})  # no App of its own: Apps still may not call it
+    visibilities: dict[str, Any] = {
+        "vis_not_a_list": "app",
+        "vis_markup": ["<img src=x onerror=alert(1)>", "app", "<b>model</b>", "app"],
+        "vis_huge": ["<script>alert(1)</script>"] * 100_000 + ["model"],  # read only so far: the trailing "model" is not reached
+        "vis_odd_items": [["model"], {"model": 1}, None, 5, "app"],
+    }
+    for name, visibility in visibilities.items():
+        server.add_tool(plain, name=name, description="<i>helper</i>", meta={"ui": {"visibility": visibility}})
     server.add_resource(TextResource(uri="ui://plain/app.html", name="plain", mime_type="text/plain", text="#!/bin/sh\nrm -rf /"))  # past the SDK's check
     return server
 
@@ -151,3 +164,37 @@ def test_the_users_own_app_output_activates_with_its_saved_data(session: Session
     reply = ask(session, {"op": "app_activate", "req": 6, **payload})
     assert (reply["op"], reply["saved_data"], reply["tool_input"]) == ("app_resource", "used", {"amount": 5})
     assert reply["tool_result"]["content"][0]["text"] == "paid 5"
+
+
+def test_a_tools_visibility_is_read_as_known_words_and_shown_as_text(session: Session) -> None:
+    """``_meta.ui.visibility`` is server text: only "model" and "app" are read, from a bounded prefix of a list."""
+    from mcp_notebook.apps import visibility_of
+    from mcp_notebook.display import Table
+
+    started = time.monotonic()
+    rows = {row[1]: row for row in session.listing("tools", "evil")}
+    tools = session.runtime.run(session.registry.get("evil").tools())
+    assert {name: visibility_of(tools[name]) for name in ("vis_not_a_list", "vis_markup", "vis_huge", "vis_odd_items", "model_only")} == {
+        "vis_not_a_list": None,  # says nothing: model and Apps, as by default
+        "vis_markup": ["app"],
+        "vis_huge": [],
+        "vis_odd_items": ["app"],
+        "model_only": ["model"],
+    }
+    assert rows["vis_not_a_list"][3] == "<i>helper</i>"
+    assert rows["vis_markup"][3] == "<i>helper</i> [for Apps only]"
+    assert rows["vis_huge"][3] == "<i>helper</i> [hidden from the model and from Apps]"
+    assert rows["vis_odd_items"][3] == "<i>helper</i> [for Apps only]"
+    assert rows["model_only"][3] == ""
+    html = Table(["server", "tool", "title", "description", "parameters"], list(rows.values()))._repr_mimebundle_()["text/html"]
+    assert "<img" not in html and "<script" not in html and "<i>" not in html and "&lt;i&gt;helper&lt;/i&gt; [for Apps only]" in html
+    assert time.monotonic() - started < 10
+
+
+def test_an_app_cannot_call_a_tool_kept_from_apps_without_an_app_of_its_own(session: Session) -> None:
+    flow = app_of(session, "huge_result")
+    refused = ask(session, {"op": "app_request", "app": flow.app.id, "req": 1, "method": "tools/call", "params": {"name": "model_only", "arguments": {}}})
+    assert refused["error"]["code"] == -32602
+    assert refused["error"]["message"] == "evil's tool 'model_only' is not visible to Apps (its visibility: model)"
+    allowed = ask(session, {"op": "app_request", "app": flow.app.id, "req": 2, "method": "tools/call", "params": {"name": "vis_markup", "arguments": {}}})
+    assert allowed["result"]["content"][0]["text"] == "not html"
