@@ -31,6 +31,13 @@ every comm message's data to route it (``BaseComm._reply_subshell_for``); the ho
 notes there, on that thread and at once, that the page answered and its ``page_url``. The full
 restore is still handled on the main shell after the cell, as before.
 
+A flow's settled report reaches the page twice: as the ``update_display_data`` of its live area,
+which only the page that ran the cell can place (a display id is not saved, so a reloaded or
+second page drops it), and as ``{"op": "report", "cell_id", "display_id", "output"}`` on this comm,
+which the extension writes over the output carrying that display id in its metadata (nothing when
+it is already the report). The kernel keeps each report until a page answers ``shown``, and sends
+it again with every ``restore``, so a page that reloads just as the flow ends still gets it.
+
 Without the extension the records of the saved ``.ipynb`` are read from disk with
 ``nbformat`` (``__session__`` when the kernel knows it, or ``%mcp flows --from PATH``), new
 records stay in this kernel, and the user is told so once, plainly.
@@ -42,6 +49,7 @@ import os
 import re
 import sys
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -61,6 +69,8 @@ Status = Literal["pending", "connected", "absent", "none"]
 OAUTH_STATE = re.compile(r"^[A-Za-z0-9_-]{8,256}$")
 """What the extension and the server extension accept as an OAuth ``state``."""
 OAUTH_FIELDS = ("code", "iss", "error", "error_description")
+REPORTS_KEPT = 20
+"""Settled reports kept until a page says it shows them (the oldest go first)."""
 PAGE_WAIT = 2.5
 """Seconds a sign-in waits, at most once per kernel, for a page that has not answered the hello yet."""
 
@@ -90,6 +100,8 @@ class Frontend:
         self._oauth: dict[str, Callable[[dict[str, Any]], None]] = {}  # state -> deliver, until the answer comes
         self._oauth_lock = threading.Lock()
         self.on_app: Callable[[dict[str, Any]], None] | None = None  # the page's ``app_*`` messages (apps.AppHost.handle)
+        self._reports: OrderedDict[str, dict[str, Any]] = OrderedDict()  # display id -> report message, until a page shows it
+        self._reports_lock = threading.Lock()
         self._answered = threading.Event()  # the page said something on the comm (seen as ipykernel routes it)
         self._restored_early = False  # its restore was seen there: the relay is up before the main shell handles it
         self._page_silent = False  # a wait for the page ran out: later sign-ins do not wait again
@@ -158,6 +170,24 @@ class Frontend:
         else:
             kernel.now_or_soon(self._publish, comm, data)  # store saves come from the runtime loop
 
+    def send_report(self, cell_id: str | None, display_id: str, output: dict[str, Any]) -> None:
+        """A flow's settled report (an nbformat ``display_data``), for pages that do not know its display id.
+
+        Kept until a page answers ``shown`` (at most ``REPORTS_KEPT``) and sent again with every
+        ``restore``: a page that reloads as the flow ends, or joins after, still writes it.
+        """
+        message = {"op": "report", "cell_id": cell_id, "display_id": display_id, "output": output}
+        with self._reports_lock:
+            self._reports[display_id] = message
+            while len(self._reports) > REPORTS_KEPT:
+                self._reports.popitem(last=False)
+        self._send(message)
+
+    def pending_reports(self) -> list[str]:
+        """Display ids of reports no page has said it shows yet (tests, ``restore``)."""
+        with self._reports_lock:
+            return list(self._reports)
+
     def send_app(self, data: dict[str, Any]) -> None:
         """An ``app_*`` message to the page, sent at once from this thread (App replies come from the loop)."""
         self._send_now(data)
@@ -195,6 +225,9 @@ class Frontend:
             self.path = data.get("path") if isinstance(data.get("path"), str) else self.path
         elif op == "oauth":
             self._on_oauth(data)
+        elif op == "shown" and isinstance(data.get("display_id"), str):
+            with self._reports_lock:
+                self._reports.pop(data["display_id"], None)  # a page has it: no page needs it again
         elif isinstance(op, str) and op.startswith("app_") and self.on_app is not None:
             try:
                 self.on_app(data)
@@ -222,6 +255,10 @@ class Frontend:
                 waiting = list(self._oauth)
             for state in waiting:  # the reloaded page does not know them yet
                 self._send_now({"op": "oauth_wait", "state": state})
+        with self._reports_lock:
+            reports = list(self._reports.values())
+        for message in reports:  # a page that reloaded or joined as a flow ended: it writes what no page has shown
+            self._send(message)
 
     def _on_close(self, msg: dict[str, Any]) -> None:
         self._comm = None

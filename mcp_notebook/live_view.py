@@ -7,11 +7,18 @@ context (``bridge.KernelLoop.to_kernel``), so output lands in the right cell eve
 has finished; answers come back through a ``bridge.Reply``. When the flow ends the
 area is replaced by its settled report: plain HTML and text that save with the notebook and need
 no widget state to read later.
+
+A page that reloaded (or another page on the same notebook) does not know the live area's display
+id (it is not saved), so it would drop that update. The area's output therefore carries its id in
+its metadata (``mcp_notebook.display_id``), the settled report carries it with ``"final": true``,
+and the report also goes to the page through the extension's comm (``on_report``), which writes it
+over the output carrying that id when the page's copy of the cell still shows the live area.
 """
 
 from __future__ import annotations
 
 import html
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -30,7 +37,13 @@ if TYPE_CHECKING:
     from .flows import Flow
     from .form_model import Answers
 
-__all__ = ["Choice", "ChoicePanel", "LiveView", "MainThread", "ResumeOffer", "state_refused"]
+__all__ = ["OUTPUT_KEY", "Choice", "ChoicePanel", "LiveView", "MainThread", "ResumeOffer", "state_refused"]
+
+OUTPUT_KEY = "mcp_notebook"
+"""Output metadata key: ``{"display_id": ID}`` on a live area, ``{"display_id": ID, "final": true}`` on its report."""
+
+ReportSink = Callable[[str | None, str, dict[str, Any]], None]
+"""``(cell_id, display_id, output)``: hands a settled report to the pages (``Frontend.send_report``)."""
 
 
 MainThread = KernelLoop  # runs callables on the kernel's loop in the context of the cell that created it
@@ -64,7 +77,9 @@ class LiveView:
         )
         self.box.add_class("mcp-flow")
         self.box.add_class("mcp-notebook-form")  # the labextension marks it stale when its kernel restarts
-        self.handle = display(self.box, display_id=True)
+        self.display_id = uuid.uuid4().hex
+        self.on_report: ReportSink | None = None  # set by the session when a page with the extension may listen
+        self.handle = display(self.box, display_id=self.display_id, metadata={OUTPUT_KEY: {"display_id": self.display_id}})
         self._log_lines: list[str] = []
         self._closed = False
         self._review_area: w.VBox | None = None
@@ -143,7 +158,7 @@ class LiveView:
             if getattr(self, "start_over", None) is not None and state_refused(flow.error):
                 self._offer_start_over(flow)  # reuses self.box: its view stays where it is
             else:
-                self.handle.update(FlowReport(flow, trace=self.trace))
+                self._settle(flow)
                 self.box.close()
             for child in (self.header, self.progress_bar, self.progress_text, self.form_area, self.log_html, self.log_box, self.cancel_button):
                 child.close()
@@ -154,6 +169,20 @@ class LiveView:
             extra = f"{task} — waiting for your answer" if state == "waiting" else task
             self.cancel_button.tooltip = "Cancel this task (the server is told to stop it)"
         self.header.value = self._header_html(flow.label if flow else "", state, extra)
+
+    def _settle(self, flow: Flow) -> None:
+        """Put the flow's report in place of the live area, and hand it to pages that may not know this display."""
+        data = FlowReport(flow, trace=self.trace)._repr_mimebundle_()
+        metadata = {OUTPUT_KEY: {"display_id": self.display_id, "final": True}}
+        self.handle.update(data, metadata=metadata, raw=True)
+        sink = self.on_report
+        if sink is not None:
+            try:
+                sink(getattr(flow, "cell_id", None), self.display_id, {"output_type": "display_data", "data": data, "metadata": metadata})
+            except Exception as exc:  # noqa: BLE001 - the cell has its report; a page that reloaded may miss it
+                import sys
+
+                print(f"mcp-notebook: could not hand the report to the page: {type(exc).__name__}: {exc}", file=sys.__stderr__)
 
     def _render_progress(self, progress: float, total: float | None, message: str | None) -> None:
         if self._closed:
@@ -245,7 +274,7 @@ class LiveView:
         button.on_click(clicked)
 
     def _start_over(self, flow: Flow, box: Any) -> None:
-        self.handle.update(FlowReport(flow, trace=self.trace))
+        self._settle(flow)
         box.close()
         for child in box.children:
             child.close()

@@ -79,6 +79,7 @@ def running_lab(
     base_url: str = "/",
     token: str = "",
     env: dict[str, str] | None = None,
+    collaborative: bool = False,
 ) -> Iterator[tuple[str, Path]]:
     """JupyterLab (``app="lab"``) or Notebook 7 (``"notebook7"``) on a free port serving ``base/root``
     (with ``notebooks`` written there); yields (url, root).
@@ -90,6 +91,9 @@ def running_lab(
     ``/``); with a ``token`` the server requires it (the helpers here that call the REST API do not send it).
     ``env`` adds to (or overrides) the server's environment, which its kernels inherit: e.g.
     ``JUPYTER_DATA_DIR``, so a kernel's sign-in tokens go to a temp folder, never the user's.
+    ``collaborative`` keeps real-time collaboration on when jupyter-collaboration is installed (pages
+    on one notebook share one document); otherwise it is switched off (``YDocExtension.disable_rtc``),
+    so the other tests see the plain one-page-one-model JupyterLab whatever is installed.
     """
     if app not in APPS:
         raise ValueError(f"app must be one of {APPS}, not {app!r}")
@@ -117,6 +121,7 @@ def running_lab(
             "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True",
             f"--ServerApp.root_dir={root}", f"--{app_class}.user_settings_dir={settings}", f"--{app_class}.workspaces_dir={workspaces}",
             f"--ServerApp.base_url={base_url}", *(["--expose-app-in-browser"] if expose_app else []),
+            *([] if collaborative else ["--YDocExtension.disable_rtc=True"]),
         ],
         env=server_env, stdout=log, stderr=subprocess.STDOUT, cwd=root,
     )  # fmt: skip
@@ -165,6 +170,28 @@ def chromium_page(profile: Path, width: int = 1100, height: int = 900) -> Iterat
             yield context.pages[0] if context.pages else context.new_page()
         finally:
             context.close()
+
+
+@contextmanager
+def chromium_pages(base: Path, count: int, width: int = 1100, height: int = 900) -> Iterator[list[Any]]:
+    """``count`` pages in headless Debian Chromium, each in its own browser context and profile
+    folder under ``base``: separate people on one server (Playwright's sync API runs one at a time,
+    so several pages share one driver)."""
+    from playwright.sync_api import sync_playwright
+
+    executable = ensure_chromium()
+    with sync_playwright() as pw:
+        contexts = []
+        try:
+            for i in range(count):
+                contexts.append(pw.chromium.launch_persistent_context(
+                    str(base / f"chromium-profile-{i}"), executable_path=executable, headless=True, args=CHROMIUM_FLAGS,
+                    viewport={"width": width, "height": height},
+                ))  # fmt: skip
+            yield [c.pages[0] if c.pages else c.new_page() for c in contexts]
+        finally:
+            for context in contexts:
+                context.close()
 
 
 # ---------------------------------------------------------------------- the server's REST API

@@ -27,7 +27,19 @@
  *                                          {op: "oauth", state, code, iss, error, error_description}
  *                                            (once, when the OAuth callback for an awaited
  *                                             state arrived; strings or null)
+ *   {op: "report", cell_id, display_id,    {op: "shown", display_id}
+ *    output}                                 (the cell now holds that report)
  * A `req` field in a kernel message is echoed in the reply.
+ *
+ * Reports: a flow's live area is an output whose metadata carries
+ * `mcp_notebook.display_id`; when the flow ends the kernel updates that
+ * display (`update_display_data`), which only the page that ran the cell can
+ * place (a display id is not saved), and also sends the report here.  The
+ * page writes it over the output carrying that display id (or adds it to the
+ * cell `cell_id` when none does), unless the report is already there.  Under
+ * real-time collaboration every page shares the outputs, and two pages may
+ * write at once: the copies are the same, so the first in the shared order is
+ * kept and the others removed (every page removes the same ones).
  *
  * MCP Apps (`apps.ts`): outputs of MIME type
  * `application/vnd.mcp-notebook.app+json` are rendered by this extension;
@@ -55,6 +67,7 @@ import {
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
+import type { ICodeCellModel } from '@jupyterlab/cells';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { Kernel, KernelMessage } from '@jupyterlab/services';
@@ -86,6 +99,12 @@ export const STALE_CLASS = 'mcp-notebook-stale';
 
 /** CSS class of the banner inside such a form. */
 export const STALE_BANNER_CLASS = 'mcp-notebook-stale-banner';
+
+/** Output metadata key: `{display_id}` on a flow's live area, `{display_id, final: true}` on its report. */
+export const OUTPUT_KEY = 'mcp_notebook';
+
+/** What the kernel's display ids look like (uuid4 hex). */
+const DISPLAY_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** What happened to the kernel that showed a form. */
 export type KernelGone = 'restarted' | 'stopped' | 'replaced';
@@ -303,6 +322,124 @@ export function handleKernelMessage(
   }
 }
 
+/** The mark of a flow's live area or report on one output, or null. */
+export function outputMark(
+  output: unknown
+): { displayId: string; final: boolean } | null {
+  if (!isObject(output) || !isObject(output.metadata)) {
+    return null;
+  }
+  const mark = output.metadata[OUTPUT_KEY];
+  if (!isObject(mark) || typeof mark.display_id !== 'string') {
+    return null;
+  }
+  return { displayId: mark.display_id, final: mark.final === true };
+}
+
+/** What `writeReport` did. */
+export type ReportOutcome = 'written' | 'present' | 'no-cell' | 'invalid';
+
+type Cells = NotebookPanel['context']['model']['cells'];
+
+function codeCells(cells: Cells): ICodeCellModel[] {
+  const found: ICodeCellModel[] = [];
+  for (let i = 0; i < cells.length; i++) {
+    const cell = cells.get(i);
+    if (cell.type === 'code') {
+      found.push(cell as ICodeCellModel);
+    }
+  }
+  return found;
+}
+
+function marks(cell: ICodeCellModel, displayId: string): number[][] {
+  const live: number[] = [];
+  const final: number[] = [];
+  for (let i = 0; i < cell.outputs.length; i++) {
+    const mark = outputMark(cell.outputs.get(i).toJSON());
+    if (mark?.displayId === displayId) {
+      (mark.final ? final : live).push(i);
+    }
+  }
+  return [live, final];
+}
+
+/**
+ * Write a flow's settled report (`data`: the kernel's `report` message) into
+ * the notebook: over the outputs that still show its live area, or added to
+ * the cell `cell_id` when no output carries its display id.  Nothing when the
+ * report is already there (the page that ran the cell got it as a display
+ * update).  The output is the kernel's own (`display_data`, its HTML escaped
+ * by the kernel); only its shape is checked here.
+ */
+export function writeReport(cells: Cells, data: JSONObject): ReportOutcome {
+  const displayId = data.display_id;
+  const output = data.output;
+  if (
+    typeof displayId !== 'string' ||
+    !DISPLAY_ID.test(displayId) ||
+    !isObject(output) ||
+    output.output_type !== 'display_data' ||
+    !isObject(output.data) ||
+    outputMark(output)?.displayId !== displayId ||
+    outputMark(output)?.final !== true
+  ) {
+    return 'invalid';
+  }
+  const all = codeCells(cells);
+  let targets = all.filter(cell => {
+    const [live, final] = marks(cell, displayId);
+    return live.length > 0 || final.length > 0;
+  });
+  if (targets.length === 0) {
+    const cellId = data.cell_id;
+    targets = all.filter(cell => typeof cellId === 'string' && cell.id === cellId);
+    if (targets.length === 0) {
+      return 'no-cell';
+    }
+    targets[0].outputs.add(output as any);
+    return 'written';
+  }
+  let outcome: ReportOutcome = 'present';
+  for (const cell of targets) {
+    const [live, final] = marks(cell, displayId);
+    if (final.length > 0) {
+      continue;
+    }
+    for (const index of live) {
+      cell.outputs.set(index, output as any);
+    }
+    outcome = 'written';
+  }
+  return outcome;
+}
+
+/**
+ * Keep one copy of each report in each cell.  Two pages sharing the notebook
+ * (real-time collaboration) may both have written it; every page sees the
+ * shared outputs in the same order and removes all but the first, so they
+ * agree.  Reads and removes by the shared model's order, not the view's.
+ */
+export function dedupeReports(cells: Cells, displayId: string): number {
+  let removed = 0;
+  for (const cell of codeCells(cells)) {
+    const shared = cell.sharedModel;
+    const outputs = shared.getOutputs();
+    const copies: number[] = [];
+    outputs.forEach((output, i) => {
+      const mark = outputMark(output);
+      if (mark?.displayId === displayId && mark.final) {
+        copies.push(i);
+      }
+    });
+    for (const index of copies.slice(1).reverse()) {
+      shared.updateOutputs(index, index + 1, []);
+      removed++;
+    }
+  }
+  return removed;
+}
+
 /** Kernel connections that already have our comm target. */
 const hookedKernels = new WeakSet<Kernel.IKernelConnection>();
 
@@ -357,6 +494,8 @@ function hookKernel(
       (data.op === 'oauth_wait' || data.op === 'oauth_cancel')
     ) {
       safeSend(comm, relay.handle(comm, kernel.serverSettings, data));
+    } else if (isObject(data) && data.op === 'report') {
+      report(comm, data);
     } else if (
       isObject(data) &&
       typeof data.op === 'string' &&
@@ -388,6 +527,47 @@ function hookKernel(
       })
       .catch(reason =>
         console.warn('mcp-notebook: could not handle a message', reason)
+      );
+  };
+
+  // A flow's report: written into this page's notebook model when the page
+  // does not have it (it reloaded, or joined after the cell ran), then any
+  // copy another page wrote at the same moment is removed, now and a little
+  // later (the other page's write may still be on its way).
+  const report = (comm: Kernel.IComm, data: JSONObject): void => {
+    context.ready
+      .then(() => {
+        if (context.isDisposed || !context.model) {
+          return;
+        }
+        const cells = context.model.cells;
+        const outcome = writeReport(cells, data);
+        if (outcome === 'invalid') {
+          console.warn('mcp-notebook: a report from the kernel was not understood');
+          return;
+        }
+        if (outcome === 'no-cell') {
+          return;
+        }
+        const displayId = data.display_id as string;
+        const dedupe = () => {
+          if (!context.isDisposed && context.model) {
+            const removed = dedupeReports(context.model.cells, displayId);
+            if (removed) {
+              console.info(
+                `mcp-notebook: removed ${removed} copy(ies) of a report that another page wrote at the same time`
+              );
+            }
+          }
+        };
+        dedupe();
+        for (const ms of [500, 2000, 5000]) {
+          setTimeout(dedupe, ms);
+        }
+        safeSend(comm, { op: 'shown', display_id: displayId });
+      })
+      .catch(reason =>
+        console.warn('mcp-notebook: could not write a report', reason)
       );
   };
 

@@ -1,0 +1,182 @@
+"""A reload keeps the result: pages that did not run a cell still get its flow's report.
+
+A call ends its cell when its flow ends, and its live area is a display updated in place
+(``update_display_data``). A display id is not saved, so a page that reloaded (or another page on
+the same notebook) drops that update: before, the cell went empty after the answer, and under
+real-time collaboration no page wrote the report at all. The kernel now also sends the report on
+the extension's comm, and the page writes it over the output that carries the live area's display
+id in its metadata (``live_view.OUTPUT_KEY``); under collaboration the pages share one document, so
+a copy written twice at once is removed again (``dedupeReports`` in ``labextension/src/index.ts``).
+
+* One page (JupyterLab and Notebook 7, collaboration off): run a call that shows a form, save,
+  reload the page while the kernel keeps waiting, answer the restored form: the cell shows the
+  tool's result once, the saved notebook keeps it and no record, and the kernel holds no report
+  that no page took.
+* Two people (JupyterLab with jupyter-collaboration 5.0.4, Chromium pages in separate browser
+  contexts): page A runs the call; page B joins while the form waits and gets a working form; A
+  reloads (and gets a working form), then leaves; B answers: the report lands in the cell exactly
+  once, in B's view and in the saved file. Then a second copy is put into the shared outputs, as a
+  page writing at the same moment would, and the kernel sends the report again: the copy is removed.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from .browser import APPS, Front, api, chromium_pages, has_class, notebook, put_notebook, running_lab, saved_flows, wait_for
+
+KEY_ENV = "MCPNB_BROWSER_RELOAD_KEY"
+RESULT = "Provisioned 'orders' in us-west-2 (size small)."
+QUESTION = "Which region should 'orders' live in?"
+
+
+@pytest.fixture(scope="module")
+def demo_url(start_http_server: Any) -> str:
+    return start_http_server("demo", keys_env=KEY_ENV)
+
+
+@pytest.fixture(scope="module", params=APPS)
+def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """JupyterLab or Notebook 7, real-time collaboration off (one page, one model); yields (URL, app)."""
+    app = request.param
+    with running_lab(tmp_path_factory.mktemp(app), app=app, expose_app=True) as (url, _root):
+        yield url, app
+
+
+def cells(demo_url: str) -> list[str]:
+    return ["%load_ext mcp_notebook", f"%mcp connect demo {demo_url}", "%mcp call demo.provision_db name=orders", ""]
+
+
+def flow_cell(page: Any) -> Any:
+    return page.locator(".jp-NotebookPanel:visible .jp-Cell").nth(2)
+
+
+def expect_working_form(cell: Any) -> Any:
+    """The flow's form in ``cell``, rendered from the kernel's live widgets (not "Loading widget..."), its Accept enabled."""
+    from playwright.sync_api import expect
+
+    form = cell.locator(".mcp-elicitation").last
+    expect(form).to_contain_text(QUESTION, timeout=60_000)
+    expect(form.get_by_role("button", name="Accept")).to_be_enabled()
+    expect(form.locator(".mcp-field-region select")).to_be_enabled()
+    assert "Loading widget" not in cell.locator(".jp-OutputArea").first.inner_text()
+    return form
+
+
+def answer(cell: Any) -> None:
+    """Both rounds of ``provision_db``: the region, then the confirmation."""
+    from playwright.sync_api import expect
+
+    form = expect_working_form(cell)
+    form.locator(".mcp-field-region select").select_option(label="us-west-2")
+    form.get_by_role("button", name="Accept").click()
+    confirm = cell.locator(".mcp-elicitation").last
+    expect(confirm).to_contain_text("Create 'orders' (small) in us-west-2?", timeout=30_000)
+    confirm.get_by_role("button", name="Accept").click()
+
+
+def expect_one_report(cell: Any) -> None:
+    """The cell shows the tool's result in exactly one output, and still one a while later (no late copy)."""
+    from playwright.sync_api import expect
+
+    outputs = cell.locator(".jp-OutputArea-output")
+    expect(cell.locator(".jp-OutputArea").first).to_contain_text(RESULT, timeout=60_000)
+    expect(outputs).to_have_count(1)
+    time.sleep(6)  # past the page's last look for copies another page wrote at the same moment
+    expect(outputs).to_have_count(1)
+    expect(outputs.first).to_contain_text(RESULT)
+    expect(outputs.first).to_contain_text("done")
+
+
+def saved_report(url: str, name: str) -> list[dict[str, Any]]:
+    """The outputs of the flow's cell in the saved file."""
+    return list(api(url, f"contents/{name}?content=1")["content"]["cells"][2]["outputs"])
+
+
+def check_saved(url: str, name: str) -> dict[str, Any]:
+    wait_for(lambda: not saved_flows(url, name) and any(RESULT in str(o.get("data")) for o in saved_report(url, name)), "the report saved, the record gone")
+    outputs = saved_report(url, name)
+    assert len(outputs) == 1, outputs
+    (output,) = outputs
+    assert output["output_type"] == "display_data"
+    assert RESULT in output["data"]["text/plain"]
+    assert "application/vnd.jupyter.widget-view+json" not in output["data"]
+    mark = output["metadata"]["mcp_notebook"]
+    assert mark["final"] is True and re.fullmatch(r"[0-9a-f]{32}", mark["display_id"])
+    return output
+
+
+def test_reload_then_answer_shows_the_result(front: Front, demo_url: str) -> None:
+    from playwright.sync_api import expect
+
+    put_notebook(front.url, "reload.ipynb", notebook(cells(demo_url)))
+    front.open("reload.ipynb")
+    front.run_all()
+    cell = flow_cell(front.page)
+    expect_working_form(cell)
+    expect(cell).to_have_class(has_class("mcp-notebook-waiting"), timeout=30_000)  # the record is in the model
+    front.save()
+    wait_for(lambda: saved_flows(front.url, "reload.ipynb"), "the record on disk")
+
+    front.page.reload()  # same kernel: the call's cell is still running, awaiting its flow
+    cell = flow_cell(front.page)
+    answer(cell)  # the form came back from the kernel's widgets
+
+    expect_one_report(cell)
+    expect(cell).not_to_have_class(has_class("mcp-notebook-waiting"))  # the record is gone from the model
+    front.save()
+    check_saved(front.url, "reload.ipynb")
+    # the page told the kernel it shows the report: nothing is kept for a later page
+    pending = front.run_in_cell(3, "print(len(get_ipython().magics_manager.registry['MCPMagics'].session.frontend.pending_reports()))")
+    expect(pending.locator(".jp-OutputArea")).to_have_text(re.compile(r"^\s*0\s*$"))
+
+
+def test_two_pages_one_writes_the_report(tmp_path: Any, demo_url: str) -> None:
+    from playwright.sync_api import expect
+
+    name = "shared.ipynb"
+    with running_lab(tmp_path, {name: notebook(cells(demo_url))}, expose_app=True, collaborative=True) as (url, _root):
+        with chromium_pages(tmp_path, 2) as (page_a, page_b):
+            for page in (page_a, page_b):
+                page.set_default_timeout(30_000)
+            a, b = Front(page_a, url, "lab"), Front(page_b, url, "lab")
+            a.open(name)
+            a.run_all()
+            expect_working_form(flow_cell(page_a))
+
+            page_b.goto(b.notebook_url(name))  # B joins while the form waits (the kernel is busy: no idle to wait for)
+            expect_working_form(flow_cell(page_b))
+
+            page_a.reload()  # the page that ran the cell reloads: it gets a working form too
+            expect_working_form(flow_cell(page_a))
+            page_a.goto("about:blank")  # then leaves
+
+            cell = flow_cell(page_b)
+            answer(cell)
+            expect_one_report(cell)
+            expect(cell).not_to_have_class(has_class("mcp-notebook-waiting"))
+            b.save()
+            output = check_saved(url, name)
+
+            # two pages that write at the same moment both insert the report into the shared
+            # outputs; the first in the shared order stays, the other goes (whichever page sees it)
+            copy = "() => { const m = window.jupyterapp.shell.currentWidget.content.widgets[2].model.sharedModel; m.updateOutputs(1, 1, [m.getOutputs()[0]]); }"
+            page_b.evaluate(copy)
+            expect(cell.locator(".jp-OutputArea-output")).to_have_count(2)
+            encoded = base64.b64encode(json.dumps(output).encode()).decode()
+            again = (
+                "import base64, json; _f = get_ipython().magics_manager.registry['MCPMagics'].session.frontend; "
+                f"_f.send_report('cell-2', {output['metadata']['mcp_notebook']['display_id']!r}, json.loads(base64.b64decode('{encoded}')))"
+            )
+            b.run_in_cell(3, again)
+            expect_one_report(cell)
+            b.save()
+            time.sleep(2)  # the server writes the shared document
+            wait_for(lambda: len(saved_report(url, name)) == 1, "one report in the saved file")
