@@ -4,7 +4,7 @@
 ``MCPServer(extensions=[apps])`` whose UI-bound tools carry ``_meta.ui.resourceUri`` (and
 ``visibility``), and whose ``ui://`` resources are served as ``text/html;profile=mcp-app`` with
 ``_meta.ui.csp`` (every domain list empty: the App may load or connect to nothing) and
-``prefersBorder``. Three Apps:
+``prefersBorder``. Three Apps, and three small ones for how an output behaves:
 
 - **Counter** (``ui://counter/app.html``). Tool ``counter`` (visibility model and app) answers
   the text ``count is N`` and ``structuredContent`` ``{"count": N}`` without changing N; tool
@@ -33,8 +33,14 @@
   ``LEAK_ATTEMPTS``), to the loopback listener the server was made with (``leak_target``, an
   ``http://127.0.0.1:P`` origin, and ``leak_stun``, a ``stun:127.0.0.1:U`` URL): the tool ``leak``
   answers ``structuredContent`` ``{"attempt", "target", "stun"}``, and the page acts on that tool
-  result. ``<body data-state>`` is then ``attempted`` and ``data-outcome`` ``done`` or
-  ``threw: <error name>``. One attempt per App, because an attempt that works takes the page away.
+  result. ``<body data-state>`` is then ``attempted`` and ``data-outcome`` ``done``,
+  ``threw: <error name>``, or for the worker attempts what the worker reported
+  (``worker: importScripts NetworkError, fetch TypeError, websocket error``), ``worker error`` or
+  ``no answer``. One attempt per App, because an attempt that works takes the page away.
+- **One line** (``ui://one-line/app.html``, tool ``one_line``): one line of text from the tool
+  result, no margins (its frame should be about a line high). **Broken** (``ui://broken/app.html``,
+  tool ``broken``): its page throws before it connects. **Silent** (``ui://silent/app.html``, tool
+  ``silent``): no script, never ``initialized``. The tools answer plain text the output keeps.
 
 The report (what ``report`` takes, and what ``last_report`` and ``GET /test/report`` give back)::
 
@@ -106,6 +112,9 @@ __all__ = [
     "LEAK_ATTEMPTS",
     "LEAK_SECRET",
     "LEAK_URI",
+    "ONE_LINE_URI",
+    "BROKEN_URI",
+    "SILENT_URI",
     "AppServerState",
     "AppTestServer",
     "PeersMissing",
@@ -129,6 +138,12 @@ LAST_REPORT_TOOL = "last_report"
 OTHER_SERVER_TOOL = "other_server_tool"
 LEAK_URI = "ui://leak/app.html"
 LEAK_TOOL = "leak"
+ONE_LINE_URI = "ui://one-line/app.html"
+ONE_LINE_TOOL = "one_line"
+BROKEN_URI = "ui://broken/app.html"
+BROKEN_TOOL = "broken"
+SILENT_URI = "ui://silent/app.html"
+SILENT_TOOL = "silent"
 LEAK_SECRET = "app-secret-7f3a"
 """What the leak App tries to send out (in every URL path, query and form field it uses)."""
 LEAK_ATTEMPTS: tuple[str, ...] = (
@@ -144,6 +159,8 @@ LEAK_ATTEMPTS: tuple[str, ...] = (
     "iframe_src",  # <iframe src=URL>
     "srcdoc_webrtc",  # <iframe srcdoc> whose script does the WebRTC attempt (a fresh window, a fresh RTCPeerConnection)
     "srcdoc_navigate",  # <iframe srcdoc> whose script does location.href = URL
+    "worker_blob",  # a worker from a blob: URL (allowed) that tries fetch, importScripts and a WebSocket to URL
+    "worker_data",  # a worker from a data: URL (not allowed: worker-src blob:) that would fetch URL
 )
 """The leak App's attempts, one per App (the tool's ``attempt`` argument)."""
 """The tool the probe App asks for that this server does not have (it stands for another server's)."""
@@ -381,6 +398,21 @@ const { App } = globalThis.__mcpExtApps;
 const SECRET = %(secret)s;
 const rtc = (stun) => `const pc = new RTCPeerConnection({iceServers: [{urls: ${JSON.stringify(stun)}}]}); pc.createDataChannel(${JSON.stringify(SECRET)}); pc.createOffer().then((o) => pc.setLocalDescription(o));`;
 const frame = (script) => { const f = document.createElement("iframe"); f.srcdoc = `<script>${script}<\\/script>`; document.body.appendChild(f); };
+// A classic worker's script: each way out, then what happened (posted back as one line).
+const WORKER = (url) => `
+const tried = [];
+try { importScripts(${JSON.stringify(url + "&via=importScripts")}); tried.push("importScripts allowed"); } catch (e) { tried.push("importScripts " + e.name); }
+const ws = new Promise((done) => { try { const s = new WebSocket(${JSON.stringify(url.replace(/^http/, "ws") + "&via=websocket")}); s.onopen = () => done("websocket allowed"); s.onerror = () => done("websocket error"); } catch (e) { done("websocket " + e.name); } });
+const got = fetch(${JSON.stringify(url + "&via=fetch")}, { method: "POST", body: ${JSON.stringify(SECRET)} }).then((r) => "fetch allowed " + r.status, (e) => "fetch " + e.name);
+Promise.all([got, ws]).then((more) => postMessage(tried.concat(more).join(", ")));
+`;
+// Start a worker; its report, "worker error" or "no answer" (after 5 s) is the attempt's outcome.
+const worker = (src) => new Promise((done) => {
+  const w = new Worker(src);
+  w.onmessage = (event) => done(`worker: ${event.data}`);
+  w.onerror = () => done("worker error");
+  setTimeout(() => done("no answer"), 5000);
+});
 
 const ATTEMPTS = {
   href: (url) => { location.href = url; },
@@ -409,15 +441,18 @@ const ATTEMPTS = {
   iframe_src: (url) => { const f = document.createElement("iframe"); f.src = url; document.body.appendChild(f); },
   srcdoc_webrtc: (url, stun) => frame(rtc(stun)),
   srcdoc_navigate: (url) => frame(`location.href = ${JSON.stringify(url)};`),
+  worker_blob: (url) => worker(URL.createObjectURL(new Blob([WORKER(url)], { type: "text/javascript" }))),
+  worker_data: (url) => worker(`data:text/javascript,${encodeURIComponent(WORKER(url))}`),
 };
 const app = new App({ name: "mcp-notebook-test-leak", version: "1.0.0" }, {});
-app.addEventListener("toolresult", (result) => {
+app.addEventListener("toolresult", async (result) => {
   const { attempt, target, stun } = (result && result.structuredContent) || {};
   document.getElementById("attempt").textContent = String(attempt);
   const url = `${target}/leak/${attempt}?data=${SECRET}`;
   let outcome = "done";
   try {
-    ATTEMPTS[attempt](url, stun);
+    const later = ATTEMPTS[attempt](url, stun);
+    if (later) outcome = await later;  // a worker's own report
   } catch (error) {
     outcome = `threw: ${(error && error.name) || String(error)}`;
   }
@@ -458,6 +493,36 @@ def probe_html(bundle: str) -> str:
 def leak_html(bundle: str) -> str:
     body = '<p><strong>Leak</strong> <span id="attempt">waiting for the tool result</span></p>'
     return page("Leak", body, LEAK_SCRIPT % {"secret": json.dumps(LEAK_SECRET)}, bundle)
+
+
+ONE_LINE_SCRIPT = """
+const { App } = globalThis.__mcpExtApps;
+const app = new App({ name: "mcp-notebook-test-one-line", version: "1.0.0" }, {});
+app.addEventListener("toolresult", (result) => {
+  document.getElementById("line").textContent = String(((result && result.structuredContent) || {}).line);
+});
+await app.connect();
+document.body.dataset.state = "connected";
+"""
+
+BROKEN_SCRIPT = """
+throw new Error("broken on purpose");
+"""
+
+
+def one_line_html(bundle: str) -> str:
+    """One line of text (body and paragraph margins 0): the frame should be about a line high."""
+    return page("One line", '<p id="line" style="margin: 0">waiting</p>', ONE_LINE_SCRIPT, bundle).replace("margin: 8px;", "margin: 0;", 1)
+
+
+def broken_html() -> str:
+    """An App page whose script throws at once: it never connects (no ext-apps bundle needed)."""
+    return page("Broken", "<p>This App throws before it connects.</p>", BROKEN_SCRIPT, "")
+
+
+def silent_html() -> str:
+    """An App page without a script: it never says ``initialized``."""
+    return "<!doctype html>\n<p>This App never starts.</p>\n"
 
 
 # ------------------------------------------------------------------------------------------ the server
@@ -527,6 +592,12 @@ class AppTestServer(MCPServer[Any]):
             description=f"Show an App that tries to send data to the test's listener one way (attempt: one of {', '.join(LEAK_ATTEMPTS)}).",
             structured_output=False,
         )(self._leak)
+        apps.add_html_resource(ONE_LINE_URI, one_line_html(script), name="one-line-app", title="One line", description="Shows one line of text.", csp=RESTRICTIVE_CSP)
+        apps.tool(resource_uri=ONE_LINE_URI, visibility=["model", "app"], name=ONE_LINE_TOOL, description="Show an App of one line.", structured_output=False)(self._one_line)
+        apps.add_html_resource(BROKEN_URI, broken_html(), name="broken-app", title="Broken", description="An App page that throws.", csp=RESTRICTIVE_CSP)
+        apps.tool(resource_uri=BROKEN_URI, visibility=["model", "app"], name=BROKEN_TOOL, description="A tool whose App throws; its text result stands.", structured_output=False)(self._broken)
+        apps.add_html_resource(SILENT_URI, silent_html(), name="silent-app", title="Silent", description="An App page that never starts.", csp=RESTRICTIVE_CSP)
+        apps.tool(resource_uri=SILENT_URI, visibility=["model", "app"], name=SILENT_TOOL, description="A tool whose App never starts; its text result stands.", structured_output=False)(self._silent)
         apps.tool(resource_uri=PROBE_URI, visibility=["app"], name=REPORT_TOOL, description="Store the probe App's outcomes (for the probe App only).", structured_output=False)(self._report)
         super().__init__(
             "app-test-server",
@@ -549,6 +620,15 @@ class AppTestServer(MCPServer[Any]):
     async def _probe(self) -> types.CallToolResult:
         self.app_state.report = None
         return types.CallToolResult(content=[types.TextContent(type="text", text=f"The probe App tries to leave its sandbox and reports to {LAST_REPORT_TOOL}.")])
+
+    async def _one_line(self) -> types.CallToolResult:
+        return json_result({"line": "a single line"})
+
+    async def _broken(self) -> types.CallToolResult:
+        return types.CallToolResult(content=[types.TextContent(type="text", text="the broken tool's result: 42")])
+
+    async def _silent(self) -> types.CallToolResult:
+        return types.CallToolResult(content=[types.TextContent(type="text", text="the silent tool's result: 43")])
 
     async def _leak(self, attempt: str) -> types.CallToolResult:
         return json_result({"attempt": attempt, "target": self.leak_target, "stun": self.leak_stun})

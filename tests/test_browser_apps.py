@@ -84,8 +84,9 @@ def test_an_app_runs_sandboxed_and_reaches_only_its_server(front: Front) -> None
     expect(inner).to_have_attribute("sandbox", "allow-scripts allow-forms")
     srcdoc = inner.get_attribute("srcdoc") or ""
     assert "delete window[name]" in srcdoc.split("</script>", 1)[0]  # the prelude runs before the App: no RTCPeerConnection
-    assert srcdoc.startswith("<!DOCTYPE html><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src 'unsafe-inline'; "), srcdoc[:300]
-    assert "connect-src 'none'; frame-src 'none'; base-uri 'none'; object-src 'none'; form-action 'none'\">" in srcdoc
+    policy = "default-src 'none'; script-src 'unsafe-inline' data: blob:; style-src 'unsafe-inline' data: blob:; img-src data: blob:; font-src data: blob:; media-src data: blob:; worker-src blob:; connect-src 'none'; frame-src 'none'; base-uri 'none'; object-src 'none'; form-action 'none'"
+    assert srcdoc.startswith(f'<!DOCTYPE html><meta http-equiv="Content-Security-Policy" content="{policy}">'), srcdoc[:500]
+    assert guard.startswith(f'<!DOCTYPE html><meta http-equiv="Content-Security-Policy" content="{policy}">'), guard[:500]  # the App's srcdoc inherits it: the same, frame-src 'none' always
     expect(app.locator(".mcp-notebook-app-fallback")).to_have_count(0)  # live: no fallback text
 
     view = app.frame_locator(FRAME).frame_locator(INNER)
@@ -96,7 +97,7 @@ def test_an_app_runs_sandboxed_and_reaches_only_its_server(front: Front) -> None
     expect(view.locator("#count")).to_have_text("1")
     expect(view.locator("#status")).to_contain_text("increment")
     height = frame.evaluate("e => e.getBoundingClientRect().height")
-    assert 60 <= height < 400, height  # sized by the App, not the initial 150 px
+    assert 60 <= height < 400, height  # sized by the App (its three lines), not the initial 40 px
 
     probe = panel.locator(".mcp-notebook-app").nth(1).frame_locator(FRAME).frame_locator(INNER)
     expect(probe.locator("body")).to_have_attribute("data-state", "reported", timeout=60_000)

@@ -31,7 +31,8 @@
  * storage or the contents API.
  *
  * - The outer frame (`.mcp-notebook-app-frame`) holds only our guard
- *   document (`GUARD_DOCUMENT`): its CSP has `frame-src 'none'`, which
+ *   document (`buildGuardDocument`): its CSP (`buildGuardCsp`: the App's
+ *   own, which the App's `srcdoc` inherits) has `frame-src 'none'`, which
  *   Chromium applies to every navigation of the inner frame, also those the
  *   App starts itself (`location.href = …`, `<meta http-equiv=refresh>`),
  *   which the App's own CSP does not govern.  The guard relays the App's
@@ -81,6 +82,8 @@ export const APP_FALLBACK_TEXT_CLASS = 'mcp-notebook-app-fallback-text';
 export const APP_ACTIVATE_CLASS = 'mcp-notebook-app-activate';
 export const APP_BORDER_CLASS = 'mcp-notebook-app-border';
 export const APP_LINK_HOST_CLASS = 'mcp-notebook-app-link-host';
+export const APP_RESULT_CLASS = 'mcp-notebook-app-result';
+export const APP_RESULT_TEXT_CLASS = 'mcp-notebook-app-result-text';
 
 /** The key of the guard's control messages (never JSON-RPC: the bridge's transport ignores them). */
 const GUARD_KEY = 'mcpNotebookGuard';
@@ -101,10 +104,23 @@ const LEFT_NOTES: { [why: string]: string } = {
 /** Host identity told to the App. */
 const HOST_INFO = { name: 'mcp-notebook', version: '0.1.0' };
 
-/** The frame's height bounds and its height before the App says its size. */
-const MIN_HEIGHT = 60;
+/**
+ * The frame's height bounds and its height before the App says its size:
+ * small, so an App that never says its size (or says a line's height) leaves
+ * no large empty frame; the App's `ui/notifications/size-changed` sets it.
+ */
+const MIN_HEIGHT = 20;
 const MAX_HEIGHT = 2000;
-const INITIAL_HEIGHT = 150;
+const INITIAL_HEIGHT = 40;
+
+/**
+ * How long an App may take to send `ui/notifications/initialized` before the
+ * output says it did not start and opens the tool's text result.
+ */
+const INIT_TIMEOUT_MS = 10_000;
+
+/** The longest error message of an App's page that the output repeats. */
+const MAX_ERROR_CHARS = 300;
 
 /**
  * How long to wait for the kernel.  A tool call from an App may ask the user
@@ -216,7 +232,20 @@ export function checkedCsp(raw: unknown): Required<McpUiResourceCsp> {
   };
 }
 
-/** The policy of the MCP Apps spec for these (checked) domains. */
+/**
+ * The policy of the MCP Apps spec for these (checked) domains.
+ *
+ * Besides the declared origins it allows only the local schemes `data:` and
+ * `blob:` (what ext-apps' reference host allows too, less its `'self'`,
+ * `'unsafe-eval'` and undeclared worker origins): a `data:` or `blob:` script
+ * or style is text the App already holds, no more than the inline code it may
+ * run anyway, and fetches nothing.  `worker-src blob:` lets an App start a
+ * worker from code it made (PDF.js in `@modelcontextprotocol/server-pdf`); a
+ * worker from a `blob:` URL runs under this same policy (CSP3: a local-scheme
+ * worker inherits its creator's), so it reaches no more than the App does.
+ * (In Chromium a *module* worker never starts in the App's opaque origin;
+ * PDF.js then runs its worker code in the page, imported from a `data:` URL.)
+ */
 export function buildCsp(csp: Required<McpUiResourceCsp>): string {
   const list = (domains: string[]) =>
     domains.length ? ' ' + domains.join(' ') : '';
@@ -225,11 +254,12 @@ export function buildCsp(csp: Required<McpUiResourceCsp>): string {
   const res = list(csp.resourceDomains);
   return [
     "default-src 'none'",
-    `script-src 'unsafe-inline'${res}`,
-    `style-src 'unsafe-inline'${res}`,
+    `script-src 'unsafe-inline' data: blob:${res}`,
+    `style-src 'unsafe-inline' data: blob:${res}`,
     `img-src data: blob:${res}`,
-    `font-src data:${res}`,
+    `font-src data: blob:${res}`,
     `media-src data: blob:${res}`,
+    'worker-src blob:',
     `connect-src ${orNone(csp.connectDomains)}`,
     `frame-src ${orNone(csp.frameDomains)}`,
     `base-uri ${orNone(csp.baseUriDomains)}`,
@@ -250,6 +280,10 @@ export function buildCsp(csp: Required<McpUiResourceCsp>): string {
  *   document loads; if a frame exists anyway (`window.length`, checked then
  *   and every 100 ms: e.g. in a declarative closed shadow root), it asks the
  *   guard to remove the whole App.
+ * - It tells the guard the first uncaught error of the page (`error`, with
+ *   its message cut to MAX_ERROR_CHARS): an App that throws before it
+ *   initialized is said to have failed at once, not after INIT_TIMEOUT_MS.
+ *   (Only the App's own output believes it; a lying App harms only itself.)
  *
  * Everything it uses later is taken before the App runs, so an App that
  * replaces `Element.prototype.remove` or the like does not disarm it.
@@ -259,6 +293,12 @@ export function buildPrelude(csp: Required<McpUiResourceCsp>): string {
   return (
     '<script>(() => {' +
     "for (const name of ['RTCPeerConnection', 'webkitRTCPeerConnection']) { try { delete window[name]; } catch (e) { /* kept */ } }" +
+    'const host = parent, Text = String; let erred = false;' +
+    "addEventListener('error', e => { if (erred) return; erred = true; try { host.postMessage({" +
+    GUARD_KEY +
+    ": 'error', message: Text(e && e.message || 'error').slice(0, " +
+    MAX_ERROR_CHARS +
+    ")}, '*'); } catch (x) { /* gone */ } });" +
     (frames
       ? 'const remove = Element.prototype.remove, all = Document.prototype.querySelectorAll, allIn = DocumentFragment.prototype.querySelectorAll;' +
         "const count = Object.getOwnPropertyDescriptor(NodeList.prototype, 'length').get;" +
@@ -301,10 +341,22 @@ export function buildSrcdoc(
   );
 }
 
-/** The CSP of the guard document: its own script and style, and no frame may navigate to anything. */
-export const GUARD_CSP =
-  "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; frame-src 'none'; " +
-  "form-action 'none'; base-uri 'none'; object-src 'none'";
+/**
+ * The CSP of the guard document: the App's own policy, but `frame-src 'none'`
+ * whatever the App declared, so no frame (the App's) may navigate to anything.
+ *
+ * It must allow all the App's policy allows but frames: the App's `srcdoc`
+ * inherits the guard's policy (Chromium: a `srcdoc` document gets its
+ * parent's policy container), and a request passes only when every policy
+ * allows it.  With a guard of `default-src 'none'` an App could reach none of
+ * its declared domains, load no `data:` image and start no worker.  The
+ * guard's own document runs only its inline script and fetches nothing, so
+ * the wider policy gives it nothing.  (Declared frame domains stay closed to
+ * the App for the same reason: the guard's `frame-src 'none'` holds for them.)
+ */
+export function buildGuardCsp(csp: Required<McpUiResourceCsp>): string {
+  return buildCsp({ ...csp, frameDomains: [] });
+}
 
 /**
  * The outer frame's document: it holds the App's frame and relays messages.
@@ -316,11 +368,20 @@ export const GUARD_CSP =
  * (with `why`: `navigated` or `frame`) after it removed the App: on a second
  * `load` of the App's frame (it navigated: Chromium commits an error page
  * where `frame-src 'none'` blocked the navigation) or when the prelude asks.
+ * It passes the prelude's `error` on to the host (the message cut again).
  */
-export const GUARD_DOCUMENT =
-  '<!DOCTYPE html><meta http-equiv="Content-Security-Policy" content="' +
-  GUARD_CSP +
-  '"><style>html, body { margin: 0; padding: 0; height: 100%; overflow: hidden; } ' +
+export function buildGuardDocument(policy: string): string {
+  return (
+    '<!DOCTYPE html><meta http-equiv="Content-Security-Policy" content="' +
+    policy +
+    '">' +
+    GUARD_BODY
+  );
+}
+
+/** The guard document after its CSP `<meta>`. */
+const GUARD_BODY =
+  '<style>html, body { margin: 0; padding: 0; height: 100%; overflow: hidden; } ' +
   'iframe { display: block; border: 0; width: 100%; height: 100%; }</style><body><script>(() => {' +
   "const KEY = '" +
   GUARD_KEY +
@@ -337,7 +398,11 @@ export const GUARD_DOCUMENT =
   '   app.srcdoc = data.html; document.body.appendChild(app);' +
   "  } else if (control === null && app && app.contentWindow) { app.contentWindow.postMessage(data, '*'); }" +
   ' } else if (app && event.source === app.contentWindow) {' +
-  "  if (control === 'blocked') left(data.what === 'frame' ? 'frame' : 'navigated'); else if (control === null) parent.postMessage(data, '*');" +
+  "  if (control === 'blocked') left(data.what === 'frame' ? 'frame' : 'navigated');" +
+  "  else if (control === 'error') parent.postMessage({[KEY]: 'error', message: typeof data.message === 'string' ? data.message.slice(0, " +
+  MAX_ERROR_CHARS +
+  ") : ''}, '*');" +
+  "  else if (control === null) parent.postMessage(data, '*');" +
   ' }' +
   '});' +
   "parent.postMessage({[KEY]: 'ready'}, '*');" +
@@ -888,7 +953,7 @@ export class AppOutput extends Widget implements IRenderMime.IRenderer {
     }
     this.toggleClass(APP_BORDER_CLASS, reply.prefers_border === true);
 
-    // The outer frame holds the guard (GUARD_DOCUMENT), which makes the
+    // The outer frame holds the guard (buildGuardDocument), which makes the
     // App's own frame inside it when it is ready.
     const frame = document.createElement('iframe');
     frame.className = APP_FRAME_CLASS;
@@ -904,6 +969,19 @@ export class AppOutput extends Widget implements IRenderMime.IRenderer {
     frame.style.height = `${INITIAL_HEIGHT}px`;
     this.body.appendChild(frame);
     this.frame = frame;
+    // The tool's own text stays readable under the App (folded), and opens
+    // by itself when the App does not start.
+    const result = this.resultText();
+    if (result) {
+      this.body.appendChild(result);
+    }
+    this.node.dataset.appStarted = 'waiting';
+    this.initTimer = window.setTimeout(() => {
+      this.initTimer = 0;
+      this.notStarted(
+        `The App did not start (it sent no "initialized" within ${INIT_TIMEOUT_MS / 1000} s).`
+      );
+    }, INIT_TIMEOUT_MS);
     const win = frame.contentWindow;
     if (!win) {
       this.showFallback('The App frame could not be created.', true);
@@ -1015,6 +1093,14 @@ export class AppOutput extends Widget implements IRenderMime.IRenderer {
       }
     };
     bridge.oninitialized = () => {
+      if (this.frame !== frame) {
+        return;
+      }
+      this.clearInitTimer();
+      if (this.node.dataset.appStarted === 'failed') {
+        this.setNote(this.node.dataset.savedData === 'unsigned' ? UNSIGNED_NOTE : '');
+      }
+      this.node.dataset.appStarted = 'yes';
       void bridge
         .sendToolInput({ arguments: toolInput })
         .then(() =>
@@ -1056,6 +1142,10 @@ export class AppOutput extends Widget implements IRenderMime.IRenderer {
         );
       } else if (message[GUARD_KEY] === 'left') {
         this.appRemoved(message.why === 'frame' ? 'frame' : 'navigated');
+      } else if (message[GUARD_KEY] === 'error') {
+        this.notStarted(
+          `The App failed before it started: ${str(message.message).slice(0, MAX_ERROR_CHARS) || 'an error'}.`
+        );
       }
     };
     window.addEventListener('message', onGuard);
@@ -1066,7 +1156,7 @@ export class AppOutput extends Widget implements IRenderMime.IRenderer {
       .connect(transport)
       .then(() => {
         if (this.frame === frame && !this.isDisposed) {
-          frame.srcdoc = GUARD_DOCUMENT;
+          frame.srcdoc = buildGuardDocument(buildGuardCsp(csp));
         }
       })
       .catch(reason => {
@@ -1075,6 +1165,58 @@ export class AppOutput extends Widget implements IRenderMime.IRenderer {
           this.showFallback('The App could not be started.', true);
         }
       });
+  }
+
+  /**
+   * The tool's text result (the output's `text/plain`) under a live App:
+   * folded, so it does not double what the App shows, but there to read or
+   * copy.  `null` when the result has no text.
+   */
+  private resultText(): HTMLDetailsElement | null {
+    if (!this.fallbackText) {
+      return null;
+    }
+    const box = document.createElement('details');
+    box.className = APP_RESULT_CLASS;
+    const summary = document.createElement('summary');
+    summary.textContent = "The tool's text result";
+    const text = document.createElement('pre');
+    text.className = APP_RESULT_TEXT_CLASS;
+    text.textContent = this.fallbackText;
+    box.append(summary, text);
+    return box;
+  }
+
+  /**
+   * The App has not initialized (it threw, or stayed silent): say so and open
+   * the tool's text result.  Ignored once it did initialize: its later
+   * errors are its own business.
+   */
+  private notStarted(note: string): void {
+    if (
+      this.state !== 'live' ||
+      this.node.dataset.appStarted !== 'waiting'
+    ) {
+      return;
+    }
+    this.clearInitTimer();
+    this.node.dataset.appStarted = 'failed';
+    this.setNote(
+      `${note} The tool's text result is below; the frame stays in case the App still starts.`
+    );
+    const result = this.body.querySelector<HTMLDetailsElement>(
+      `details.${APP_RESULT_CLASS}`
+    );
+    if (result) {
+      result.open = true;
+    }
+  }
+
+  private clearInitTimer(): void {
+    if (this.initTimer) {
+      window.clearTimeout(this.initTimer);
+      this.initTimer = 0;
+    }
   }
 
   /** The guard removed the App's frame (it navigated, or added a frame): say so, offer Activate again. */
@@ -1086,6 +1228,8 @@ export class AppOutput extends Widget implements IRenderMime.IRenderer {
 
   /** Tear the App down (if live) and remove its frame. */
   private stopLive(): void {
+    this.clearInitTimer();
+    delete this.node.dataset.appStarted;
     if (this.guardListener) {
       window.removeEventListener('message', this.guardListener);
       this.guardListener = null;
@@ -1118,6 +1262,7 @@ export class AppOutput extends Widget implements IRenderMime.IRenderer {
   private bridge: AppBridge | null = null;
   private frame: HTMLIFrameElement | null = null;
   private guardListener: ((event: MessageEvent) => void) | null = null;
+  private initTimer = 0;
   private themeObserver: MutationObserver | null = null;
   private status: HTMLElement;
   private note: HTMLElement;

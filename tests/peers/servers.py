@@ -133,6 +133,11 @@ def basic_vanillajs() -> list[str]:
     return npm_server("server-basic-vanillajs", "--stdio")
 
 
+def pdf(*args: str) -> list[str]:
+    """The official MCP Apps example ``server-pdf`` (tool ``display_pdf``, App ``ui://pdf-viewer/mcp-app.html`` on PDF.js); ARGS: ``--stdio`` and the files or folders it may read."""
+    return npm_server("server-pdf", *args)
+
+
 def basic_preact() -> list[str]:
     """The official MCP Apps example ``server-basic-preact`` over stdio (the same tool and App, its view in Preact; ``get-time`` answers text only, no structuredContent)."""
     return npm_server("server-basic-preact", "--stdio")

@@ -5,7 +5,8 @@ govern a frame navigating itself, and Chromium ignores CSP's ``webrtc`` directiv
 (``tests/app_servers.py``) tries, one attempt per App, every way out named in ``LEAK_ATTEMPTS``
 towards a loopback listener of this test (HTTP on TCP, and a UDP socket standing for a STUN server).
 Nothing may reach it; an App that navigates anyway, or hides a nested frame, is removed and the cell
-says so.
+says so. A worker the App starts from a ``blob:`` URL (allowed, for PDF.js) inherits the App's CSP:
+its fetch, ``importScripts`` and WebSocket towards the listener are refused.
 
 A received notebook's App output is planted data: unsigned, or signed with another user's key, its
 ``tool_input`` and ``tool_result`` must not reach the user's real App (the counter App shows what it
@@ -186,6 +187,10 @@ def test_an_app_without_domains_sends_nothing_out(front: Front, listener: Listen
         assert seen[attempt] == "removed (navigated)", seen  # blocked by the guard's frame-src, then the frame removed
     for attempt in ("iframe_src", "srcdoc_webrtc", "srcdoc_navigate"):
         assert seen[attempt] == "attempted: done", seen  # the nested frame was taken out before it loaded
+    # a worker from a blob: URL may start (worker-src blob:, for PDF.js and the like) but runs under the App's CSP:
+    # its fetch, importScripts and WebSocket to the listener are refused; a data: worker is not allowed at all
+    assert seen["worker_blob"] == "attempted: worker: importScripts NetworkError, fetch TypeError, websocket error", seen
+    assert seen["worker_data"] == "attempted: worker error", seen
 
 
 def planted_output(app: str, signed_by: bytes | None) -> dict[str, Any]:
