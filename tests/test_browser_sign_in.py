@@ -14,7 +14,7 @@ base URL, the labextension relays the code to the kernel, and the cell says it i
   sign in and, once signed in, shows the result without being run again.
 * ``test_denied_consent_says_so_in_the_cell``: Deny; the cell says so; a later connect signs in.
 * ``test_sign_in_in_the_first_cell``: ``%load_ext``, ``%mcp connect`` and a call in ONE cell, as the README
-  starts, under ``/user/grace/``: the redirect is the Jupyter server's callback (the page was asked first),
+  starts, under ``/user/grace/``, in JupyterLab and Notebook 7: the redirect is the Jupyter server's callback (the page was asked first),
   one panel, the call goes on after the sign-in, and ``%mcp auth list`` lists exactly that sign-in.
 
 Every kernel's ``JUPYTER_DATA_DIR`` (where the tokens are kept) is a temp folder: the user's own
@@ -332,14 +332,15 @@ def test_denied_consent_says_so_in_the_cell(labs: Callable[..., Lab], oauth_serv
     assert oauth_server.stats()["authorization_code_grants"] == 1
 
 
-def test_sign_in_in_the_first_cell(labs: Callable[..., Lab], oauth_server: OAuthServer, browser: Any) -> None:
+@pytest.mark.parametrize("app", APPS)
+def test_sign_in_in_the_first_cell(app: str, labs: Callable[..., Lab], oauth_server: OAuthServer, browser: Any) -> None:
     from playwright.sync_api import expect
 
-    lab = labs("lab", base_url="/user/grace/")  # a lab of its own: its vault holds only this test's sign-ins
+    lab = labs(app, base_url="/user/grace/")  # a server of its own: its vault holds only this test's sign-ins
     first = f"%load_ext mcp_notebook\n%mcp connect secure {oauth_server.url}\n%mcp call secure.echo text=hello-from-the-first-cell"
     cells = [first, "%mcp call secure.echo text=hello-from-the-next-cell", "%mcp auth list"]
     put_notebook(lab.url, "first-cell.ipynb", notebook(cells))
-    front = Front(browser, lab.url, "lab")
+    front = Front(browser, lab.url, app)
     front.open("first-cell.ipynb")
     cell = run_cell(front, 0)
     output = cell.locator(".jp-OutputArea")
