@@ -180,6 +180,27 @@ def test_an_unanswered_question_is_cancelled_for_the_server_and_explained_here(t
         default_session().registry.disconnect("recorder")
 
 
+def test_in_a_kernel_cell_the_error_names_the_field_and_the_server_saw_cancel(tmp_path: Path) -> None:
+    """The same through ``%mcp`` in a real kernel run headless (as nbclient runs it): the cell fails naming the field."""
+    import json
+
+    from .kernel_harness import Kernel
+
+    script = tmp_path / "recorder.py"
+    script.write_text(RECORDER)
+    k = Kernel(cwd=str(tmp_path), env={"JUPYTER_DATA_DIR": str(tmp_path / "jd")})
+    try:
+        k.execute(f"%load_ext mcp_notebook\n%mcp connect rec --protocol legacy -- {sys.executable} {script}")
+        cell = k.execute("%mcp call rec.ask", wait=False)
+        k.wait_idle(cell)
+        [error] = [m["content"] for m in k.for_cell(cell) if m["msg_type"] == "error"]
+        assert error["ename"] == "FlowError" and "region" in error["evalue"] and "--answer region=VALUE" in error["evalue"]
+        heard = k.execute("r = %mcp call rec.heard\nprint('HEARD', r.content[0].text)")
+        assert json.loads(k.text_of_cell(heard).split("HEARD ", 1)[1].splitlines()[0]) == [{"action": "cancel", "content": None}]
+    finally:
+        k.close()
+
+
 def _inproc(script: Path) -> Any:
     import importlib.util
 
