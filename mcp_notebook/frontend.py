@@ -105,6 +105,7 @@ class Frontend:
         self._answered = threading.Event()  # the page said something on the comm (seen as ipykernel routes it)
         self._restored_early = False  # its restore was seen there: the relay is up before the main shell handles it
         self._page_silent = False  # a wait for the page ran out: later sign-ins do not wait again
+        self._hooked = False  # the routing hook is in place (ipykernel 7.4): only then can a busy cell hear the page
 
     # ------------------------------------------------------------------ lifecycle
     def open(self) -> None:
@@ -126,7 +127,7 @@ class Frontend:
         self._kernel = KernelLoop(cell_context=False)
         comm.on_msg(self._on_msg)
         comm.on_close(self._on_close)
-        _answers_where_sent(comm, heard=self._heard)
+        self._hooked = _answers_where_sent(comm, heard=self._heard)
         self._comm = comm
         self.status = "pending"
         try:
@@ -285,8 +286,8 @@ class Frontend:
         Only a hello still unanswered waits (``pending``); a page that stays silent past the bound
         (a front end without the extension that does not close the comm either) is not waited for again.
         """
-        if self.status != "pending" or self._comm is None:
-            return self.status == "connected"
+        if self.status != "pending" or self._comm is None or not self._hooked:
+            return self.status == "connected"  # without the hook the answer comes after the cell: waiting cannot help
         if self._page_silent:
             return self._answered.is_set()
         answered = self._answered.wait(timeout)
@@ -390,7 +391,7 @@ class Frontend:
         return "kept in this kernel"
 
 
-def _answers_where_sent(comm: Any, heard: Callable[[Any], None] | None = None) -> None:
+def _answers_where_sent(comm: Any, heard: Callable[[Any], None] | None = None) -> bool:
     """Have ipykernel 7 handle ``oauth`` messages on the subshell the front end sent them on.
 
     ipykernel 7 routes a front end's comm message to the subshell this comm last sent from
@@ -402,10 +403,11 @@ def _answers_where_sent(comm: Any, heard: Callable[[Any], None] | None = None) -
 
     ``heard(data)`` is told of every message (and close) as it is routed, on the shell-channel
     thread: the only place a kernel whose main shell is busy with a cell sees the page's answer.
+    Returns whether the hook is in place.
     """
     route = getattr(comm, "_reply_subshell_for", None)
     if not callable(route):
-        return
+        return False
 
     def reply_subshell(data: Any, default: Any) -> Any:
         if heard is not None:
@@ -418,6 +420,7 @@ def _answers_where_sent(comm: Any, heard: Callable[[Any], None] | None = None) -
         return route(data, default)
 
     comm._reply_subshell_for = reply_subshell
+    return True
 
 
 def checked_page_url(value: Any) -> str | None:

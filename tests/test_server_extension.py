@@ -200,7 +200,7 @@ def test_oauth_answers_are_handled_on_the_subshell_they_came_on() -> None:
     _answers_where_sent(comm)
     assert comm._reply_subshell_for({"op": "oauth", "state": "s"}, "front end's subshell") == "front end's subshell"
     assert comm._reply_subshell_for({"op": "ack", "id": "f1"}, "front end's subshell") == "the subshell this comm last sent from"
-    _answers_where_sent(object())  # a comm without the hook: nothing to do
+    assert _answers_where_sent(object()) is False  # a comm without the hook: nothing to do
 
 
 def test_the_page_is_heard_as_its_answer_is_routed() -> None:
@@ -214,8 +214,8 @@ def test_the_page_is_heard_as_its_answer_is_routed() -> None:
         heard.append(data)
         fe._heard(data)
 
-    _answers_where_sent(comm, heard=note)
-    assert fe.await_oauth(state(), print) is False  # nothing heard yet: nothing relays
+    fe._hooked = _answers_where_sent(comm, heard=note)
+    assert fe._hooked and fe.await_oauth(state(), print) is False  # nothing heard yet: nothing relays
     route = comm._reply_subshell_for({"op": "restore", "page_url": "http://127.0.0.1:8888/user/ada/", "flows": {}}, None)
     assert route == "the subshell this comm last sent from"  # routed as before: the main shell handles it after the cell
     assert heard == [{"op": "restore", "page_url": "http://127.0.0.1:8888/user/ada/", "flows": {}}]
@@ -237,15 +237,19 @@ def test_a_page_that_never_answers_is_waited_for_once() -> None:
     assert fe.wait_for_page(5) is False  # no comm at all (no kernel): nothing to wait for
     fe._comm, fe.status = FakeComm(), "pending"
     started = time.monotonic()
+    assert fe.wait_for_page(5) is False  # no routing hook (a kernel without it): the answer comes after the cell, so no wait
+    assert time.monotonic() - started < 0.2
+    fe._hooked = True
+    started = time.monotonic()
     assert fe.wait_for_page(0.3) is False
     assert fe.wait_for_page(5) is False  # not again
     assert 0.3 <= time.monotonic() - started < 2
     closed = Frontend(Store())
-    closed._comm, closed.status = FakeComm(), "pending"
+    closed._comm, closed.status, closed._hooked = FakeComm(), "pending", True
     closed._heard({})  # JupyterLab without the extension closes the comm: heard, no page URL
     assert closed.wait_for_page(5) is True and closed.page_url is None and closed.await_oauth(state(), print) is False
     bad = Frontend(Store())
-    bad._comm, bad.status = FakeComm(), "pending"
+    bad._comm, bad.status, bad._hooked = FakeComm(), "pending", True
     bad._heard({"op": "restore", "page_url": "javascript:alert(1)//"})
     assert bad.wait_for_page(5) is True and bad.page_url is None
 
