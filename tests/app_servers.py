@@ -506,7 +506,7 @@ document.body.dataset.state = "connected";
 """
 
 BROKEN_SCRIPT = """
-throw new Error("broken on purpose");
+throw new Error("broken on purpose <b>not bold</b>");
 """
 
 

@@ -84,7 +84,9 @@ def test_an_app_that_does_not_start_leaves_the_tools_text(front: Front) -> None:
     panel = start(front, "broken.ipynb", [SERVER_CELL, "%mcp call apps.broken", "%mcp call apps.silent"])
     broken = panel.locator(".jp-Cell").nth(2).locator(".mcp-notebook-app")
     expect(broken).to_have_attribute("data-app-started", "failed", timeout=5_000)  # said at once, not after the 10 s wait
-    expect(broken.locator(".mcp-notebook-app-note")).to_contain_text("The App failed before it started: Uncaught Error: broken on purpose.")
+    note = broken.locator(".mcp-notebook-app-note")
+    expect(note).to_contain_text("The App failed before it started: Uncaught Error: broken on purpose <b>not bold</b>.")
+    expect(note.locator("b")).to_have_count(0)  # the App's error message is text, never HTML
     result = broken.locator("details.mcp-notebook-app-result")
     assert result.evaluate("e => e.open") is True
     expect(result.locator(".mcp-notebook-app-result-text")).to_be_visible()
