@@ -244,13 +244,17 @@ def _json_text(value: Any, indent: int | None = 2) -> str | None:
         return None
 
 
-def _json_block(value: Any, budget: _Budget, summary: str = "structured content") -> tuple[str, str]:
-    """A JSON value: its indented JSON as plain text; in HTML a table or a tree folded by depth (``StructuredView``)."""
+def _json_block(value: Any, budget: _Budget, summary: str = "structured content", room: int | None = None) -> tuple[str, str]:
+    """A JSON value: its indented JSON as plain text; in HTML a table or a tree folded by depth (``StructuredView``).
+
+    ``room``: the characters the HTML view may use, when not what is left of ``budget`` (a text
+    block that only repeated this value spent the budget for the plain text, not for the page).
+    """
     text = _json_text(value)
     if text is None:
         note = f"[{summary}: too deeply nested to show; {_WHOLE}]"
         return note, note_html(note)
-    room = max(budget.chars, 0)
+    room = max(budget.chars if room is None else room, 0)
     plain, _ = _text(text, budget)  # the plain twin spends the budget (and says what was cut); the HTML gets the same room
     inner = StructuredView(room).html(value)
     return plain, f'{VALUE_STYLE}<details open class="json"><summary>{esc(summary)}</summary>{inner}</details>'
@@ -451,15 +455,38 @@ def _is_note(rich: str) -> bool:
     return rich.startswith('<div class="note">')
 
 
-def _same_json(block: Any, value: Any) -> bool:
-    """Whether ``block`` is a text block holding the JSON of ``value`` (the spec's advice for structured results)."""
-    text = getattr(block, "text", None) if getattr(block, "type", None) == "text" else None
-    if not isinstance(text, str) or len(text) > _SAME_JSON_CHARS or not text.lstrip().startswith(("{", "[")):
-        return False
+def _repeats(content: list[Any], structured: Any) -> tuple[set[int], bool]:
+    """Which content blocks only repeat the structured content, and whether the text alone says all of it.
+
+    The spec advises a tool with structured content to send its JSON as a text block too, and the
+    SDK does, in three shapes: one block with the JSON of the whole; for a tool returning a list,
+    ``{"result": [...]}`` with one block per item; for a plain value, ``{"result": X}`` with ``X``
+    as text. The first two are shown once, as structured content (the blocks' indices come back);
+    in the third the text is the value, and the structured view would only wrap it (``True``).
+    """
+    if structured is None:
+        return set(), False
+    texts = {i: b.text for i, b in enumerate(content) if getattr(b, "type", None) == "text" and isinstance(getattr(b, "text", None), str)}
+    wrapped = structured.get("result", _NOTHING) if isinstance(structured, dict) and len(structured) == 1 else _NOTHING
+    if wrapped is not _NOTHING and not isinstance(wrapped, (dict, list)):
+        only = texts.get(0) if len(content) == 1 else None
+        return set(), only is not None and (only == wrapped if isinstance(wrapped, str) else _parsed(only) == (wrapped,))
+    if isinstance(wrapped, list) and wrapped and len(texts) == len(content) == len(wrapped) and all(_parsed(texts[i]) == (item,) for i, item in enumerate(wrapped)):
+        return set(texts), False
+    return {i for i, text in texts.items() if _parsed(text) in ((structured,), (wrapped,))}, False
+
+
+_NOTHING = object()
+
+
+def _parsed(text: str) -> tuple[Any] | None:
+    """``(value,)`` for a text holding JSON (not longer than ``_SAME_JSON_CHARS``), else ``None``."""
+    if len(text) > _SAME_JSON_CHARS:
+        return None
     try:
-        return bool(json.loads(text) == value)
+        return (json.loads(text),)
     except (ValueError, RecursionError):
-        return False
+        return None
 
 
 def _media(kind: str, mime_value: Any, data: Any, budget: _Budget, uri: str | None = None) -> tuple[str, str]:
@@ -529,6 +556,7 @@ class ResultView:
         plain: list[str] = []
         rich: list[str] = []
         if hasattr(r, "content") and hasattr(r, "is_error"):  # CallToolResult
+            room = budget.chars
             blocks = _blocks_html(list(r.content), budget)
             if r.is_error:  # the badge of its report says "error", and a %mcp cell fails (see ``tool_error``)
                 text = "\n".join(p for p, _ in blocks) or "the tool reported an error"
@@ -536,16 +564,18 @@ class ResultView:
                 rich.append(f'<div class="err"><b>Tool error</b>\n{esc(text)}</div>')
                 return plain, rich
             structured = r.structured_content
+            repeats, text_says_it = _repeats(list(r.content), structured)
+            room = room if repeats else budget.chars  # the repeated text is not on the page: its room goes to the structured view
             for i, (p, h) in enumerate(blocks):
                 plain.append(p)
-                shown_once = structured is not None and i < len(r.content) and not _is_note(h) and _same_json(r.content[i], structured)
-                if not shown_once:  # a text block that is the JSON of the structured content is shown once, as structured content
+                if i not in repeats or _is_note(h):  # a text block that only repeats the structured content as JSON: shown once, as structured content
                     rich.append(h)
             if structured is not None:
-                p, h = _json_block(structured, budget)
+                p, h = _json_block(structured, budget, room=room)
                 if not blocks:
                     plain.append(p)
-                rich.append(h)
+                if not text_says_it:
+                    rich.append(h)
         elif hasattr(r, "messages"):  # GetPromptResult
             if r.description:
                 p, inner = _text(str(r.description), budget)

@@ -586,23 +586,29 @@ def result_value(result: Any) -> Any:
     """A result as one value for a DataFrame cell: a value, not the JSON text of one.
 
     The structured content (a dict; a ``{"result": X}`` alone, the SDK's wrapping of a tool that
-    returns a plain value, is ``X``, as ``expand=True`` makes it a column named ``result``);
-    without structured content, a single text block holding a JSON object or array is that
-    object or array; else the text (a text that reads as a number stays text: only the tool's
-    declared output says it is one).
+    returns a plain value, is ``X``, as ``expand=True`` makes it a column named ``result``), else
+    the text of a single text block; a text (or a wrapped string) that holds a JSON object or
+    array is that object or array. Other texts stay text, also one that reads as a number: only
+    the tool's structured output says it is one.
     """
     content = getattr(result, "structured_content", None)
-    if isinstance(content, Mapping):
-        return content["result"] if list(content) == ["result"] else dict(content)
     blocks = list(getattr(result, "content", []) or [])
+    if isinstance(content, Mapping):
+        value = content["result"] if list(content) == ["result"] else dict(content)
+        return _json_value(value) if isinstance(value, str) else value
     if len(blocks) == 1 and getattr(blocks[0], "type", None) == "text":
-        text = str(blocks[0].text)
-        if text.lstrip().startswith(("{", "[")):
-            try:
-                return json.loads(text)
-            except (ValueError, RecursionError):
-                pass
+        return _json_value(str(blocks[0].text))
     return content_text(blocks)
+
+
+def _json_value(text: str) -> Any:
+    """The object or array ``text`` holds as JSON, else ``text`` itself."""
+    if text.lstrip().startswith(("{", "[")):
+        try:
+            return json.loads(text)
+        except (ValueError, RecursionError):
+            pass
+    return text
 
 
 def _structured(result: Any) -> dict[str, Any]:

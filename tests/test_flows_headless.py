@@ -104,7 +104,8 @@ def test_progress_logs_and_content(ip: Any, servers: Any, transport: str) -> Non
 
     structured = call(ip, f"call demo_{transport}_auto.add a=2 b=3")
     assert structured.result().structured_content == {"result": 5}
-    assert "structured content" in FlowReport(structured)._repr_mimebundle_()["text/html"]
+    html = FlowReport(structured)._repr_mimebundle_()["text/html"]
+    assert "<pre>5</pre>" in html and "structured content" not in html  # {"result": 5} only wraps the text "5": shown once
 
 
 def test_tool_error_is_shown_as_error_and_fails_the_cell(ip: Any, servers: Any, capsys: Any) -> None:
@@ -300,7 +301,13 @@ def test_unanswered_question_fails_the_cell_in_both_generations(ip: Any, servers
     ("--decline other --cancel", "Provisioning cancelled: the user cancelled."),
 ])  # fmt: skip
 def test_decline_and_cancel_headless(ip: Any, servers: Any, generation: str, flags: str, text: str) -> None:
-    flow = call(ip, f"call prov_inproc_{generation}.provision name=orders {flags} --no-save")
+    from mcp_notebook.api import default_session
+
+    with pytest.raises(FlowError) as raised:  # the provisioner answers a refusal with isError: the cell fails, -o still binds
+        call(ip, f"call prov_inproc_{generation}.provision name=orders {flags} --no-save -o refused")
+    assert raised.value.kind == "tool_error"
+    assert ip.user_ns["refused"].content[0].text == text
+    flow = default_session().last_flow
     assert flow.result().content[0].text == text
     assert flow.answer_summary[-1].endswith(text.rsplit(" ", 1)[-1].rstrip(".").replace("cancelled", "cancel").replace("declined", "decline"))
 

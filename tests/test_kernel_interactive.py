@@ -50,12 +50,19 @@ def test_provision_form_answered_like_a_browser(kernel: Kernel) -> None:
 
 def test_decline_reaches_the_server(kernel: Kernel) -> None:
     before = set(kernel.find_widgets("ButtonModel", description="Decline"))
-    cell = kernel.execute("r = %mcp call prov.provision name=logs", allow_stdin=True, wait=False)
+    cell = kernel.execute("%mcp call prov.provision name=logs -o r", allow_stdin=True, wait=False)
     decline = kernel.wait_for(lambda: set(kernel.find_widgets("ButtonModel", description="Decline")) - before, what="Decline")
     kernel.click(sorted(decline)[-1])
     kernel.wait_for(lambda: "Provisioning cancelled: the user declined." in kernel.text_of_cell(cell), what="decline result")
     kernel.wait_idle(cell)
-    probe = kernel.execute("print(type(r).__name__, r.is_error, r.content[0].text)")  # `r = %mcp call` binds the result
+    # the provisioner answers a refusal with an isError result: a tool error, so the cell fails (Run All stops there) ...
+    errors = [m["content"] for m in kernel.for_cell(cell) if m["msg_type"] == "error"]
+    assert [(e["ename"], e["evalue"]) for e in errors] == [
+        ("FlowError", "prov.provision reported a tool error (isError): see its result above. The cell fails so Run All stops here; -o VAR binds the result anyway.")
+    ]
+    html = [m["content"]["data"].get("text/html", "") for m in kernel.for_cell(cell) if m["msg_type"] == "update_display_data"]
+    assert html and '<span class="badge" style="background:#d32f2f">error</span>' in html[-1] and ">done<" not in html[-1]
+    probe = kernel.execute("print(type(r).__name__, r.is_error, r.content[0].text)")  # ... and -o r still binds the result
     assert kernel.text_of_cell(probe) == "CallToolResult True Provisioning cancelled: the user declined.\n"
 
 

@@ -200,6 +200,52 @@ def test_map_magic_reads_the_notebook_variable(session: Session) -> None:
         mapping.map_magic(session, namespace, "demo.echo", "nope", None, 4, 0, False, False, None)
 
 
+values_server = MCPServer("values")
+
+
+@values_server.tool()
+def priced(fruit: str) -> dict[str, float]:
+    """Structured content, with its JSON as text."""
+    return {"price": {"pear": 0.75, "plum": 0.3}[fruit]}
+
+
+@values_server.tool()
+def weight(fruit: str) -> float:
+    """A plain value: the SDK sends the text "2.0" and {"result": 2.0}."""
+    return {"pear": 2.0, "plum": 0.5}[fruit]
+
+
+@values_server.tool()
+def dumped(fruit: str) -> str:
+    """A tool that returns JSON as a string (wrapped as {"result": "<json>"})."""
+    return f'{{"fruit": "{fruit}", "tags": ["ripe"]}}'
+
+
+@values_server.tool()
+def code(fruit: str) -> str:
+    """A text that reads as a number stays text."""
+    return "0042"
+
+
+def test_map_magic_result_column_holds_values_not_json_strings() -> None:
+    """Issue 21 item 4: ``%mcp map -o`` puts values in its result column (tutorial 09 printed '{\\n  "price": 0.5\\n}')."""
+    ip: Any = get_shell()
+    ip.user_ns.update(values_server=values_server, fruit_rows=pd.DataFrame({"fruit": ["pear", "plum"]}))
+    ip.run_line_magic("mcp", "connect values values_server")
+    try:
+        for tool, want in [
+            ("priced", [{"price": 0.75}, {"price": 0.3}]),
+            ("weight", [2.0, 0.5]),
+            ("dumped", [{"fruit": "pear", "tags": ["ripe"]}, {"fruit": "plum", "tags": ["ripe"]}]),
+            ("code", ["0042", "0042"]),
+        ]:
+            assert ip.run_line_magic("mcp", f"map values.{tool} --over fruit_rows -o mapped") is None
+            assert ip.user_ns["mapped"]["result"].tolist() == want, tool
+            assert [type(v) for v in ip.user_ns["mapped"]["result"]] == [type(v) for v in want], tool
+    finally:
+        ip.run_line_magic("mcp", "disconnect values")
+
+
 def test_no_progress_bar_outside_a_kernel() -> None:
     assert mapping.MapProgress.in_kernel(10, "x") is None
 
