@@ -56,6 +56,9 @@ class LiveView:
     """
 
     interactive = True
+    error_follows = False
+    """Set when the cell awaits this flow (``cell_await``): its error fails the cell right after, so the report
+    leaves it out (IPython shows it once, as after a headless run's report)."""
 
     def __init__(self, label: str, trace: bool = False) -> None:
         from IPython.display import display
@@ -115,16 +118,17 @@ class LiveView:
         the form (Run All must not stop at forms the user already answered); ``--confirm`` keeps
         the form for a look first.
         """
+        unfit = False
         if answers and not answers.confirm:
             try:
                 results = {q.key: HeadlessUI.answer(flow, q, answers) for q in questions}
-            except FlowError:
-                pass  # a missing or unfitting preset: the form asks, prefilled
+            except FlowError as exc:
+                unfit = exc.kind != "unanswered"  # a missing preset: the form asks; an unfitting one is marked at once
             else:
                 self.main.call(self._show_sent, flow.conn.name, questions, results)
                 return results
         reply: Reply[dict[str, Any]] = Reply()  # given on a widget callback thread, awaited here on the runtime loop
-        self.main.call(self._show_form, flow.conn.name, questions, answers, reply.offer)
+        self.main.call(self._show_form, flow.conn.name, questions, answers, reply.offer, unfit)
         return await reply
 
     # ------------------------------------------------------------------ a host for review panels (review.PanelHost)
@@ -172,7 +176,7 @@ class LiveView:
 
     def _settle(self, flow: Flow) -> None:
         """Put the flow's report in place of the live area, and hand it to pages that may not know this display."""
-        data = FlowReport(flow, trace=self.trace)._repr_mimebundle_()
+        data = FlowReport(flow, trace=self.trace, show_error=not self.error_follows)._repr_mimebundle_()
         metadata = {OUTPUT_KEY: {"display_id": self.display_id, "final": True}}
         self.handle.update(data, metadata=metadata, raw=True)
         sink = self.on_report
@@ -214,11 +218,13 @@ class LiveView:
             text = "[… earlier lines not shown]\n" + text[-most:]
         self.log_html.value = "<pre>" + html.escape(text) + "</pre>"
 
-    def _show_form(self, server: str, questions: list[Question], answers: Answers, deliver: Callable[[dict[str, Any]], None]) -> None:
+    def _show_form(self, server: str, questions: list[Question], answers: Answers, deliver: Callable[[dict[str, Any]], None], unfit: bool = False) -> None:
         from .forms import ElicitationPanel
 
         panel = ElicitationPanel(server, questions, answers, deliver)
         self.form_area.children = [panel.widget]
+        if unfit:
+            panel.check()  # say at once what in the presets does not fit, next to its field
 
     def show_sign_in(self, request: SignInRequest, sign_in: SignIn | None) -> None:
         """The server wants a sign-in for this call: the panel in the form area; the call goes on after it (loop thread).
@@ -258,14 +264,22 @@ class LiveView:
 
     def _offer_start_over(self, flow: Flow) -> None:
         """The server refused the saved state: say so in plain words, with a Start over button."""
-        report = FlowReport(flow, trace=self.trace)._repr_mimebundle_()["text/html"]
-        note = w.HTML(report + refused_html(flow.label))
+        report = FlowReport(flow, trace=self.trace, show_error=not self.error_follows)._repr_mimebundle_()
+        note = w.HTML(report["text/html"] + refused_html(flow.label))
         button = w.Button(description="Start over", icon="refresh", button_style="warning", tooltip="Call it again from the beginning")
         # Re-use the displayed box: showing another widget under the same display id while this
         # one closes makes the widget renderer drop the new view along with the old.
         box = self.box
         box.children = (note, button)
         box.add_class("mcp-refused")
+        # The page shows the box; the saved notebook also holds the settled report beside it, the
+        # same text and HTML a headless run saves (what other front ends and nbval read).
+        view = {"version_major": 2, "version_minor": 0, "model_id": box.model_id}
+        self.handle.update(
+            {"application/vnd.jupyter.widget-view+json": view, "text/html": report["text/html"], "text/plain": report["text/plain"]},
+            metadata={OUTPUT_KEY: {"display_id": self.display_id}},
+            raw=True,
+        )
 
         def clicked(_button: Any) -> None:
             button.disabled = True
