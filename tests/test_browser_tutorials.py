@@ -65,6 +65,11 @@ class Click:
 
 CLICKS: dict[str, list[Click]] = {
     "02-forms.ipynb": [Click(9, "Decline", sees="must be ≤ 150", shows="decline")],  # the unfitting preset, marked at once
+    "03-sampling.ipynb": [
+        Click(25, "Send", shows="Summary (echo)"),  # review on purpose (%mcp review ask): the request, then the reply
+        Click(25, "Return", shows="Summary (echo): echo: Summarize: Review shows what a server asks your model"),
+        Click(29, "Decline", shows="declined"),  # the human provider's box: the reader refuses to type
+    ],
 }
 """The clicks of each tutorial, in order. A tutorial not named here runs with no click at all."""
 
