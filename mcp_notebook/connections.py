@@ -564,7 +564,8 @@ class Connection:
         else:
             own = getattr(self.target.obj, "name", None) if self.target.kind == "inproc" else None
             told = own if isinstance(own, str) else ""
-        return one_line(told, 80) or None  # the server chooses it: one line, bounded
+        printable = "".join(ch if ch.isprintable() else " " for ch in told)  # no terminal escapes or control characters
+        return one_line(printable, 80) or None  # the server chooses it: one line, bounded
 
     @property
     def is_legacy(self) -> bool:

@@ -84,3 +84,28 @@ def test_the_unanswered_note_under_the_map_table_escapes_and_cuts_the_servers_fi
     assert note.startswith("evil.ask asked for <img") and len(note) < 500
     html = raised.value.table._repr_mimebundle_()["text/html"]
     assert "<img src=x" not in html and "&lt;img src=x" in html
+
+
+@pytest.mark.parametrize("protocol", ["legacy", "2026-07-28"])
+def test_a_servers_own_name_is_one_bounded_line_of_text(protocol: str) -> None:
+    """The name a server gives itself (its handshake, or a pinned in-process server's own name) shows in the
+    connect message and the %mcp servers table: one line, no control characters, at most 80 characters, escaped."""
+    from IPython import get_ipython
+    from IPython.testing.globalipapp import start_ipython
+
+    from ..conftest import session_of
+
+    name = "demo\n\x1b[31mred\r\x07" + MARKUP + "x" * 10_000
+    shell = start_ipython() or get_ipython()  # the global test shell may already be running
+    shell.run_line_magic("load_ext", "mcp_notebook")
+    shell.user_ns["named_server"] = MCPServer(name)
+    session: Any = session_of(shell)
+    try:
+        shell.run_line_magic("mcp", f"connect named named_server --protocol {protocol}")
+        told = session.registry.get("named").server_name
+        assert told is not None and len(told) <= 80 and told.isprintable() and told.startswith("demo [31mred <img")
+        bundle = shell.run_line_magic("mcp", "servers")._repr_mimebundle_()
+        assert "<script>" not in bundle["text/html"] and "<img" not in bundle["text/html"]
+        assert "\x1b" not in bundle["text/plain"] and "\x1b" not in bundle["text/html"]
+    finally:
+        session.registry.disconnect("named")
