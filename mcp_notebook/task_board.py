@@ -18,7 +18,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from .bridge import KernelLoop
-from .display import Table, one_line
+from .display import Table, one_line, shown_state
 from .ui import HeadlessUI
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ class TaskBoard(HeadlessUI):
         self._lock = threading.Lock()
         self._scheduled = False
         self._last = 0.0
-        self.handle = display(self.table(), display_id=True)
+        self.handle = display(self.table()._repr_mimebundle_(), raw=True, display_id=True)  # a Table shows itself (listing.py): raw keeps the id
 
     def add(self, flow: Flow) -> None:
         with self._lock:
@@ -73,7 +73,7 @@ class TaskBoard(HeadlessUI):
         with self._lock:
             self._scheduled = False
             self._last = time.monotonic()
-        self.main.call(self.handle.update, self.table())
+        self.main.call(lambda: self.handle.update(self.table()._repr_mimebundle_(), raw=True))
 
     # ------------------------------------------------------------------ the table
     def table(self) -> Table:
@@ -82,7 +82,7 @@ class TaskBoard(HeadlessUI):
         states = Counter(_state(f) for f in flows)
         summary = ", ".join(f"{n} {state}" for state, n in sorted(states.items()))
         rows = [
-            [f.id, f.label, f.state.value, f.task.status if f.task is not None else "", one_line(f.task.message if f.task is not None else _error(f), MESSAGE_CHARS), f"{_elapsed(f):.1f} s"]
+            [f.id, f.label, shown_state(f), f.task.status if f.task is not None else "", one_line(f.task.message if f.task is not None else _error(f), MESSAGE_CHARS), f"{_elapsed(f):.1f} s"]
             for f in flows
         ]  # fmt: skip
         title = f"{self.title}: {len(flows)} ({summary})" if flows else self.title
@@ -90,7 +90,8 @@ class TaskBoard(HeadlessUI):
 
 
 def _state(flow: Flow) -> str:
-    return flow.task.status if flow.task is not None and not flow.finished else flow.state.value
+    """The task's status while it runs, then the flow's shown state (``error`` for a tool's ``isError`` result)."""
+    return flow.task.status if flow.task is not None and not flow.finished else shown_state(flow)
 
 
 def _error(flow: Flow) -> str | None:

@@ -21,12 +21,13 @@ from typing import Any
 import httpx2
 import pytest
 
-from mcp_notebook.display import FlowReport
+from mcp_notebook.display import FlowReport, shown_state
 from mcp_notebook.errors import FlowError
 from mcp_notebook.flows import FlowState
 from mcp_notebook.form_model import Answers
 from mcp_notebook.magic_hints import for_magics
 from mcp_notebook.session import CallOptions, Session
+from mcp_notebook.task_board import _state
 from mcp_notebook.tasks import TaskHandles, TaskOptions
 from tests import task_servers as ts
 
@@ -195,6 +196,9 @@ def test_a_failed_task_and_a_tool_error(servers: dict[str, str], session: Sessio
     result = erring.result(timeout=30)  # an isError result is the tool's answer, shown like any
     assert result.is_error and text(result) == ts.SIMULATED_TOOL_ERROR
     assert erring.task is not None and erring.task.status == ("failed" if generation == "2025" else "completed")
+    assert erring.state is FlowState.DONE and shown_state(erring) == "error"  # shown as the tool's error, in the report and a task board
+    assert '<span class="badge" style="background:#d32f2f">error</span>' in FlowReport(erring)._repr_mimebundle_()["text/html"]
+    assert _state(erring) == "error"
 
 
 def test_a_hundred_concurrent_tasks_get_their_own_results(servers: dict[str, str], session: Session) -> None:
