@@ -11,6 +11,10 @@ Returning it would show it a second time when the line is the cell's last: the d
 any value would. Returning ``None`` instead would have cost ``x = %mcp tools`` its value, and
 returning a value without displaying it would keep listings in the middle of a cell invisible.
 
+Under a display id (``display(obj, display_id=True)``, ``handle.update(obj)``) such an object would
+show itself without the id, as ``_ipython_display_`` must: a live table (``TaskBoard``) displays and
+updates its ``_repr_mimebundle_()`` raw instead.
+
 A table that only confirms a change (``%mcp model add``, ``%mcp roots add``: ``asked = False``) is
 not a listing the cell asked for; it shows as the cell's last line, as any value does, so a cell
 that adds three models shows one table, not three.
