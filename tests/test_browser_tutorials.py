@@ -166,12 +166,26 @@ _STATE = """() => {
   return {
     status: panel.sessionContext.kernelDisplayStatus,
     counts: cells.map(c => c.model.type === 'code' ? c.model.executionCount : 'md'),
+    replies: window.__mcpnbReplies.slice(),
   };
 }"""
+
+_COUNT_REPLIES = """() => {
+  window.__mcpnbReplies = [];
+  const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+  kernel.anyMessage.connect((_, args) => {
+    const msg = args.msg;
+    if (args.direction === 'recv' && msg.header.msg_type === 'execute_reply') window.__mcpnbReplies.push(msg.content.status);
+  });
+}"""
+"""Counts the kernel's execute replies. A cell's prompt is not enough to tell that it ran: JupyterLab
+leaves it empty when the cell's reply overtakes its iopub messages by far (seen now and then)."""
 
 
 def _run_all_with_clicks(front: Front, name: str, clicks: list[Click]) -> None:
     """Run All, make the tutorial's clicks as their buttons show, until every code cell ran."""
+    front.page.evaluate(_COUNT_REPLIES)
+    cells = front.page.evaluate("() => window.jupyterapp.shell.currentWidget.content.widgets.filter(c => c.model.type === 'code').length")
     front.run_all()
     pending = list(clicks)
     last, progress = None, time.monotonic()
@@ -187,13 +201,14 @@ def _run_all_with_clicks(front: Front, name: str, clicks: list[Click]) -> None:
                 button.first.click()
                 pending.pop(0)
                 progress = time.monotonic()
-        done = state["status"] == "idle" and all(c == "md" or isinstance(c, int) for c in counts)
-        if done and not pending:
+        replies = state["replies"]
+        assert "aborted" not in replies, f"{name}: Run All stopped at an error (the kernel aborted the cells after it)"
+        if state["status"] == "idle" and len(replies) >= cells and not pending:
             return
         if state != last:
             last, progress = state, time.monotonic()
         if time.monotonic() - progress > STALL_SECONDS:
-            waiting = next((i for i, c in enumerate(counts) if c is None), None)
+            waiting = next((i for i, c in enumerate(counts) if c is None), None)  # the first not yet counted
             shown = ""
             if waiting is not None:
                 shown = front.page.locator(".jp-NotebookPanel:visible .jp-Cell").nth(waiting).inner_text()
@@ -203,18 +218,20 @@ def _run_all_with_clicks(front: Front, name: str, clicks: list[Click]) -> None:
 
 
 def _saved(root: Path, name: str, front: Front) -> Any:
-    """Save through the menu and read the file once it holds this run (every code cell counted)."""
+    """Save through the menu and read the file once the page says it is saved (the model is no longer dirty)."""
+    path = root / name
+    before = path.stat().st_mtime_ns
     front.save()
+    front.page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty", timeout=30_000)
     deadline = time.monotonic() + 30
     while True:
         try:
-            nb = nbformat.reads((root / name).read_text(), as_version=4)
-            if all(c.execution_count is not None for c in nb.cells if c.cell_type == "code"):
-                return nb
+            if path.stat().st_mtime_ns != before:
+                return nbformat.reads(path.read_text(), as_version=4)
         except (ValueError, json.JSONDecodeError):
             pass  # caught mid-write
         if time.monotonic() > deadline:
-            raise AssertionError(f"{name} was not saved with this run's outputs")
+            raise AssertionError(f"{name} was not saved")
         time.sleep(0.3)
 
 
