@@ -672,6 +672,10 @@ class Connection:
         try:
             return await flow.answer_elicitations({str(context.request_id): params}, single=True, candidates=candidates)
         except FlowError:
+            if getattr(flow, "task", None) is not None:
+                # A task's question stays open on the server for a later `%mcp resume` (the task is
+                # kept): a cancel would end it. The server gets a real error code, not our hint.
+                return ErrorData(code=INTERNAL_ERROR, message="No answer in this run; the question stays open for a later resume")
             return ElicitResult(action="cancel")  # the flow keeps the reason and fails with it (Flow.answer_elicitations)
         except Exception as exc:  # noqa: BLE001 - a bug of ours: the server gets a real code, the log keeps what it was
             self.logs.append({"level": "error", "logger": "mcp-notebook", "data": f"could not answer an elicitation: {type(exc).__name__}: {exc}"})
