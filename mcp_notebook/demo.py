@@ -336,6 +336,7 @@ A playground for the notebook's MCP client. Everything here is safe and offline.
 | `provision_db` | tool | two questions over two rounds (region, then confirm) |
 | `slow_count` | tool | progress notifications and log messages |
 | `echo`, `add` | tools | plain text; structured content (`{"result": ...}`) |
+| `inventory` | tool | a list of records (structured content), shown as a table |
 | `showcase` | tool | every content kind: text, image, audio, embedded text/blob, resource link |
 | `fail` | tool | a tool error (`is_error`) |
 | `ask_everything` | tool | one form with every elicitation field kind |
@@ -380,6 +381,18 @@ async def echo(text: str) -> str:
 async def add(a: int, b: int) -> int:
     """Add two integers (the result is also structured content)."""
     return a + b
+
+
+STOCK: tuple[dict[str, str | float | bool], ...] = (
+    {"fruit": "apple", "kilos": 10.0, "price": 0.5, "organic": False},
+    {"fruit": "pear", "kilos": 4.5, "price": 0.75, "organic": True},
+    {"fruit": "plum", "kilos": 0.0, "price": 0.3, "organic": False, "note": "back on Monday"},
+)
+
+
+async def inventory() -> list[dict[str, str | float | bool]]:
+    """The fruit in stock: a list of records (its structured content reads as a table)."""
+    return [dict(row) for row in STOCK]
 
 
 @cache
@@ -628,6 +641,7 @@ def make_demo(keys: list[str] | None = None, ttl: float | None = None) -> MCPSer
     # No output schema: echo is the benchmarks' cheapest possible call.
     srv.tool(name="echo", structured_output=False)(echo)
     srv.tool(name="add")(add)
+    srv.tool(name="inventory")(inventory)
     srv.tool(name="showcase")(showcase)
     srv.tool(name="fail")(fail)
     srv.tool(name="ask_everything", structured_output=False)(ask_everything)

@@ -389,9 +389,11 @@ class StructuredView:
         return f'<table class="records"><tr>{head}</tr>{"".join(body)}</table>{note}'
 
     def _cell(self, value: Any) -> str:
-        if isinstance(value, str):
-            return esc(self._clip(value, CELL_CHARS))
-        return self._compact(value) if isinstance(value, (dict, list)) else self._leaf(value)
+        """A table cell: a string as text, a number, boolean or null as its JSON, a nested value as one line of JSON."""
+        if isinstance(value, (dict, list)):
+            return self._compact(value)
+        text = value if isinstance(value, str) else _json_text(value, indent=None)
+        return esc(self._clip(text if text is not None else repr(value), CELL_CHARS))
 
 
 def render_content(block: Any, limits: Limits | None = None, budget: _Budget | None = None) -> tuple[str, str]:

@@ -36,7 +36,7 @@ from mcp.types import (
 )
 
 from mcp_notebook import demo as demo_module
-from mcp_notebook.demo import demo, echo_server, make_demo, make_server, provisioner
+from mcp_notebook.demo import STOCK, demo, echo_server, make_demo, make_server, provisioner
 
 from .conftest import StartHttpServer, stdio_params
 
@@ -206,7 +206,7 @@ async def test_plain_tools_and_content(mode: Mode) -> None:
     async with Client(demo, mode=mode) as client:
         tools = {tool.name for tool in (await client.list_tools()).tools}
         assert tools == {
-            "provision_db", "slow_count", "echo", "add", "showcase", "fail", "ask_everything",
+            "provision_db", "slow_count", "echo", "add", "inventory", "showcase", "fail", "ask_everything",
             "request_headers", "process_info",  # transport checks
             "summarize", "sample_with_tools", "list_my_roots",  # sampling and roots (issue 4)
         }
@@ -217,6 +217,10 @@ async def test_plain_tools_and_content(mode: Mode) -> None:
 
         added = await client.call_tool("add", {"a": 2, "b": 3})
         assert added.structured_content == {"result": 5}
+
+        stock = await client.call_tool("inventory", {})
+        assert stock.structured_content == {"result": [dict(row) for row in STOCK]}
+        assert [json.loads(text_of(b)) for b in stock.content] == [dict(row) for row in STOCK]  # the SDK: one text block per record
 
         failed = await client.call_tool("fail", {"message": "no luck"})
         assert failed.is_error
