@@ -285,6 +285,14 @@ async def hostile_error_blocks() -> CallToolResult:
     )
 
 
+async def hostile_records() -> list[dict[str, Any]]:
+    """[records-description] A list of records (a table) with markup in its keys and values, one row nested."""
+    return [
+        {"[record-key] " + PAYLOADS[0]: "[record-value] " + PAYLOADS[1], "name": "[record-name] " + PAYLOADS[2], PAYLOADS[5]: PAYLOADS[4]},
+        {"name": CANARY, "nested": {"[record-nested] " + PAYLOADS[1]: [PAYLOADS[0], JS_URL]}},
+    ]
+
+
 async def hostile_progress(ctx: Context, steps: Annotated[int, Field(ge=1, le=5, description=h("steps-description"))] = 2) -> str:
     """[progress-description] <svg onload=window.__pwned=1> Reports hostile progress and logs."""
     for i in range(1, steps + 1):
@@ -394,6 +402,34 @@ async def hostile_text_resource() -> str:
     return h("resource-text")
 
 
+HOSTILE_MARKDOWN = f"""# [markdown-heading] {PAYLOADS[0]}
+
+[markdown-text] {HOSTILE}
+
+<div onclick="window.__pwned=1">[markdown-raw-block]</div>
+
+[js link](javascript:window.__pwned=1) [entity link](&#106;avascript:window.__pwned=1) <javascript:window.__pwned=1>
+[data link](data:text/html;base64,PHNjcmlwdD53aW5kb3cuX19wd25lZD0xPC9zY3JpcHQ+) [relative](/api/contents/pwned.txt)
+![pixel]({JS_URL}) ![beacon](https://evil.example/beacon.png) [ref][bad]
+
+[bad]: javascript:window.__pwned=1
+
+| [markdown-cell] {PAYLOADS[1]} | {PAYLOADS[2]} |
+|---|---|
+| {CANARY} | [x](javascript:window.__pwned=1) |
+
+```html" onmouseover="window.__pwned=1
+{PAYLOADS[5]}
+```
+"""
+"""Markdown that tries raw HTML, script links of every spelling, images (a beacon), a table and a fence."""
+
+
+async def hostile_markdown_resource() -> str:
+    """[markdown-description] <img src=x onerror="window.__pwned=1">"""
+    return HOSTILE_MARKDOWN
+
+
 async def hostile_blob_resource() -> bytes:
     """[blob-resource-description] "><svg onload=window.__pwned=1>"""
     return _HTML
@@ -422,6 +458,7 @@ TOOLS = (
     "hostile_content",
     "hostile_error",
     "hostile_error_blocks",
+    "hostile_records",
     "hostile_progress",
     "hostile_form",
     "hostile_url",
@@ -448,6 +485,7 @@ def make_server() -> MCPServer[Any]:
     srv.tool(name="hostile_content", title=h("content-title"))(hostile_content)
     srv.tool(name="hostile_error", title=h("error-title"))(hostile_error)
     srv.tool(name="hostile_error_blocks", title=h("error-blocks-title"))(hostile_error_blocks)
+    srv.tool(name="hostile_records", title=h("records-title"))(hostile_records)
     srv.tool(name="hostile_progress", title=h("progress-title"), structured_output=False)(hostile_progress)
     srv.tool(name="hostile_form", title=h("form-title"), structured_output=False)(hostile_form)
     srv.tool(name="hostile_url", title=h("url-title"))(hostile_url)
@@ -468,6 +506,7 @@ def make_server() -> MCPServer[Any]:
     srv.prompt(name="hostile_prompt", title=h("prompt-title"), icons=_ICONS)(hostile_prompt)
     srv.resource("hostile://text", name=h("resource-name"), title=h("resource-title"), mime_type=HOSTILE_MIME, icons=_ICONS)(hostile_text_resource)
     srv.resource("hostile://blob", name=h("blob-name"), title=h("blob-title"), mime_type="text/html")(hostile_blob_resource)
+    srv.resource("hostile://markdown", name=h("markdown-name"), title=h("markdown-title"), mime_type="text/markdown")(hostile_markdown_resource)
     srv.resource("hostile://item/{item}", name=h("template-name"), title=h("template-title"), mime_type=HOSTILE_MIME)(hostile_template)
     return srv
 

@@ -36,7 +36,7 @@ import pytest
 
 from ..browser import chromium_page, running_lab
 from ..browser import notebook as _notebook
-from .hostile import EVIL_URL, HOSTILE_TOOL_NAME, h
+from .hostile import EVIL_URL, HOSTILE_TOOL_NAME, PAYLOADS, h
 from .test_hostile import find_leaks
 
 NOTEBOOK = "hostile.ipynb"
@@ -56,6 +56,8 @@ CELLS = [
     "%mcp read h hostile://blob",
     "%mcp read h hostile://text",
     f"%mcp call 'h.{HOSTILE_TOOL_NAME}'",
+    "%mcp call h.hostile_records",  # a table of hostile keys and values
+    "%mcp read h hostile://markdown",  # hostile markdown, rendered
     "%mcp call h.hostile_form --background",  # left waiting while the next cells run
     "%mcp call h.hostile_url --background",
     "%mcp call h.hostile_sample --background",
@@ -189,6 +191,14 @@ def test_hostile_server_in_jupyterlab(lab: Lab, page: Any) -> None:
     expect(cells.nth(10)).to_contain_text(h("prompt-user"))
     expect(cells.nth(12)).to_contain_text(h("resource-text"))
     expect(cells.nth(13)).to_contain_text(h("named-result"))
+    records = cells.nth(CELLS.index("%mcp call h.hostile_records"))
+    expect(records.locator("table.records th").first).to_contain_text("[record-key] " + PAYLOADS[0])  # a key, as text
+    expect(records.locator("table.records")).to_contain_text("[record-value] " + PAYLOADS[1])
+    markdown = cells.nth(CELLS.index("%mcp read h hostile://markdown")).locator(".md")
+    expect(markdown.locator("h1")).to_contain_text("[markdown-heading] " + PAYLOADS[0])
+    expect(markdown).to_contain_text('<div onclick="window.__pwned=1">[markdown-raw-block]</div>')  # raw HTML, as text
+    expect(markdown.locator("a")).to_have_count(1)  # the beacon image as a link; every script link stays text
+    expect(markdown.locator("a")).to_have_attribute("href", "https://evil.example/beacon.png")
     expect(cells.nth(LAST - 1)).to_contain_text(h("echo-result"))
 
     form = cells.nth(FORM).locator(".mcp-elicitation")

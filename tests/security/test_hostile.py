@@ -240,6 +240,8 @@ CASES: dict[str, Case] = {
     "call-content-trace": Case(["call {n}.hostile_content --trace"], shown=["result-text"], markers=["[structured-key]", "hostile://blob/page.html"]),
     "call-error": Case(["call {n}.hostile_error"], shown=["tool-error"], markers=["Tool error"], tool_error=True),
     "call-error-blocks": Case(["call {n}.hostile_error_blocks"], shown=["error-result-text"], markers=["Tool error"], tool_error=True),
+    "call-records": Case(["call {n}.hostile_records"], markers=["[record-key] " + PAYLOADS[0], "[record-value] " + PAYLOADS[1], "[record-name] ", "[record-nested] "]),
+    "read-markdown": Case(["read {n} hostile://markdown"], markers=["[markdown-heading] " + PAYLOADS[0], "[markdown-text] ", "[markdown-raw-block]", "[markdown-cell] " + PAYLOADS[1]]),
     "call-progress": Case(["call {n}.hostile_progress"], shown=["progress-result", "log-info-1", "log-error"], markers=["[log-data]", "[logger-name]"]),
     "call-form": Case(["call {n}.hostile_form --accept-defaults"], shown=["form-result"], markers=["[field-default]", HOSTILE_VALUE, "[elicit-message]"]),  # the answer summary names the question
     "call-form-answered": Case(
