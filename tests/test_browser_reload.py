@@ -12,17 +12,11 @@ a copy written twice at once is removed again (``dedupeReports`` in ``labextensi
   reload the page while the kernel keeps waiting, answer the restored form: the cell shows the
   tool's result once, the saved notebook keeps it and no record, and the kernel holds no report
   that no page took.
-* Two people (JupyterLab with jupyter-collaboration 5.0.4, Chromium pages in separate browser
-  contexts): page A runs the call; page B joins while the form waits and gets a working form; A
-  reloads (and gets a working form), then leaves; B answers: the report lands in the cell exactly
-  once, in B's view and in the saved file. Then a second copy is put into the shared outputs, as a
-  page writing at the same moment would, and the kernel sends the report again: the copy is removed.
+* Two people on one notebook (real-time collaboration): ``test_browser_collab.py``.
 """
 
 from __future__ import annotations
 
-import base64
-import json
 import re
 import time
 from collections.abc import Iterator
@@ -30,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from .browser import APPS, Front, api, chromium_pages, has_class, notebook, put_notebook, running_lab, saved_flows, wait_for
+from .browser import APPS, Front, api, has_class, notebook, put_notebook, running_lab, saved_flows, wait_for
 
 KEY_ENV = "MCPNB_BROWSER_RELOAD_KEY"
 RESULT = "Provisioned 'orders' in us-west-2 (size small)."
@@ -136,47 +130,3 @@ def test_reload_then_answer_shows_the_result(front: Front, demo_url: str) -> Non
     # the page told the kernel it shows the report: nothing is kept for a later page
     pending = front.run_in_cell(3, "print(len(get_ipython().magics_manager.registry['MCPMagics'].session.frontend.pending_reports()))")
     expect(pending.locator(".jp-OutputArea")).to_have_text(re.compile(r"^\s*0\s*$"))
-
-
-def test_two_pages_one_writes_the_report(tmp_path: Any, demo_url: str) -> None:
-    from playwright.sync_api import expect
-
-    name = "shared.ipynb"
-    with running_lab(tmp_path, {name: notebook(cells(demo_url))}, expose_app=True, collaborative=True) as (url, _root):
-        with chromium_pages(tmp_path, 2) as (page_a, page_b):
-            for page in (page_a, page_b):
-                page.set_default_timeout(30_000)
-            a, b = Front(page_a, url, "lab"), Front(page_b, url, "lab")
-            a.open(name)
-            a.run_all()
-            expect_working_form(flow_cell(page_a))
-
-            page_b.goto(b.notebook_url(name))  # B joins while the form waits (the kernel is busy: no idle to wait for)
-            expect_working_form(flow_cell(page_b))
-
-            page_a.reload()  # the page that ran the cell reloads: it gets a working form too
-            expect_working_form(flow_cell(page_a))
-            page_a.goto("about:blank")  # then leaves
-
-            cell = flow_cell(page_b)
-            answer(cell)
-            expect_one_report(cell)
-            expect(cell).not_to_have_class(has_class("mcp-notebook-waiting"))
-            b.save()
-            output = check_saved(url, name)
-
-            # two pages that write at the same moment both insert the report into the shared
-            # outputs; the first in the shared order stays, the other goes (whichever page sees it)
-            copy = "() => { const m = window.jupyterapp.shell.currentWidget.content.widgets[2].model.sharedModel; m.updateOutputs(1, 1, [m.getOutputs()[0]]); }"
-            page_b.evaluate(copy)
-            expect(cell.locator(".jp-OutputArea-output")).to_have_count(2)
-            encoded = base64.b64encode(json.dumps(output).encode()).decode()
-            again = (
-                "import base64, json; _f = get_ipython().magics_manager.registry['MCPMagics'].session.frontend; "
-                f"_f.send_report('cell-2', {output['metadata']['mcp_notebook']['display_id']!r}, json.loads(base64.b64decode('{encoded}')))"
-            )
-            b.run_in_cell(3, again)
-            expect_one_report(cell)
-            b.save()
-            time.sleep(2)  # the server writes the shared document
-            wait_for(lambda: len(saved_report(url, name)) == 1, "one report in the saved file")

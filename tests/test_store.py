@@ -150,6 +150,28 @@ def test_reconnect_restore_puts_back_what_the_kernel_knows() -> None:
     assert fe.store.get("old") is None
 
 
+def test_reports_are_kept_until_a_page_shows_them_and_sent_again_on_restore() -> None:
+    """A settled report goes to the page; until some page answers ``shown``, every restore sends it again (at most 20 kept)."""
+    from mcp_notebook.frontend import REPORTS_KEPT
+
+    fe, comm = frontend()
+    output = {"output_type": "display_data", "data": {"text/plain": "done"}, "metadata": {"mcp_notebook": {"display_id": "d0", "final": True}}}
+    fe.send_report("cell-1", "d0", output)
+    assert comm.sent == [{"op": "report", "cell_id": "cell-1", "display_id": "d0", "output": output}]
+    comm.sent.clear()
+    fe.handle({"op": "restore", "reason": "reconnect", "flows": {}})  # a page reloaded as the flow ended
+    assert comm.sent == [{"op": "report", "cell_id": "cell-1", "display_id": "d0", "output": output}]
+    fe.handle({"op": "shown", "display_id": "d0"})
+    fe.handle({"op": "shown", "display_id": 7})  # not an id: ignored
+    assert fe.pending_reports() == []
+    comm.sent.clear()
+    fe.handle({"op": "restore", "reason": "reconnect", "flows": {}})
+    assert comm.sent == []  # a page has it: nothing sent again
+    for i in range(REPORTS_KEPT + 5):
+        fe.send_report(None, f"d{i}", output)
+    assert fe.pending_reports() == [f"d{i}" for i in range(5, REPORTS_KEPT + 5)]  # the oldest go first
+
+
 def test_without_the_extension_records_stay_in_memory_with_one_notice() -> None:
     fe, comm = frontend()
     assert fe.saves(interactive=True) and not fe.saves(interactive=False)  # pending: a live front end may answer
