@@ -1,8 +1,10 @@
 """Rich display of results, errors, flows and traces (``_repr_mimebundle_`` objects).
 
 Every content type of MCP gets a fitting rendering: text, images, audio, embedded resources
-(text and blob), resource links, structured content (foldable JSON), and tool errors shown as
-errors rather than tracebacks. ``text/plain`` stays free of timings and ids so notebooks compare
+(text and blob; ``text/markdown`` rendered by ``safe_markdown``), resource links, structured content
+(``StructuredView``: arrays of objects as tables, objects as trees folded by depth; shown once when a
+text block only repeats it), and tool errors shown as errors (an ``error`` badge) rather than
+tracebacks. ``text/plain`` stays free of timings and ids so notebooks compare
 cleanly under nbval; answer values never appear (outputs are saved and shared).
 
 Everything a server sends is untrusted and ends up in the page's HTML, so:
