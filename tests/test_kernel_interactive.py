@@ -7,6 +7,7 @@ when the result has landed in it. ``--background`` returns the ``Flow`` at once,
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -64,6 +65,24 @@ def test_decline_reaches_the_server(kernel: Kernel) -> None:
     assert html and '<span class="badge" style="background:#d32f2f">error</span>' in html[-1] and ">done<" not in html[-1]
     probe = kernel.execute("print(type(r).__name__, r.is_error, r.content[0].text)")  # ... and -o r still binds the result
     assert kernel.text_of_cell(probe) == "CallToolResult True Provisioning cancelled: the user declined.\n"
+
+
+def test_run_all_stops_at_a_tool_error(kernel: Kernel) -> None:
+    """Issue 21 item 4: an isError result fails its cell, so a Run All (stop_on_error, as JupyterLab sends it) stops there."""
+    first = kernel.kc.execute("%mcp call demo.fail message=stop-here", allow_stdin=True, stop_on_error=True)
+    second = kernel.kc.execute("print('the next cell ran')", allow_stdin=True)
+    replies: dict[str, str] = {}
+    deadline = time.monotonic() + 60
+    while len(replies) < 2 and time.monotonic() < deadline:
+        reply = kernel.kc.get_shell_msg(timeout=60)
+        if reply["parent_header"].get("msg_id") in (first, second):
+            replies[reply["parent_header"]["msg_id"]] = reply["content"]["status"]
+    assert replies == {first: "error", second: "aborted"}
+    kernel.wait_idle(first)
+    assert "Tool error: Error executing tool fail: stop-here" in kernel.text_of_cell(first)
+    assert [m["content"]["ename"] for m in kernel.for_cell(first) if m["msg_type"] == "error"] == ["FlowError"]
+    kernel.pump(0.5)
+    assert "the next cell ran" not in kernel.text_of_cell(second)
 
 
 def test_await_flow_and_progress(kernel: Kernel) -> None:
