@@ -72,7 +72,7 @@ def _flow_args(p: Parser) -> None:
     p.add_argument("--trace", action="store_true", help="show every round's messages as a timeline")
     p.add_argument("--no-save", action="store_true", help="keep this flow out of the notebook's metadata")
     p.add_argument("--timeout", type=float, metavar="SECONDS", help="wall-clock limit for the whole flow")
-    p.add_argument("-o", "--output", metavar="VAR", help="store the result object in variable VAR")
+    p.add_argument("-o", "--output", metavar="VAR", help="store the result object in variable VAR (also a tool's isError result, whose cell still fails)")
 
 
 def build_parsers() -> dict[str, Parser]:
@@ -124,7 +124,7 @@ def build_parsers() -> dict[str, Parser]:
     for kind in ("tools", "prompts", "resources"):
         p = ps[kind] = Parser(kind, f"List the {kind} of a server (default: every connected server).")
         p.add_argument("server", nargs="?")
-    p = ps["call"] = Parser("call", "Call a tool: %mcp call [SERVER.]TOOL key=value ... (or a JSON cell body with %%mcp call).")
+    p = ps["call"] = Parser("call", "Call a tool: %mcp call [SERVER.]TOOL key=value ... (or a JSON cell body with %%mcp call). A result the tool marks isError is shown as an error and fails the cell, so Run All stops there.")
     p.add_argument("tool")
     p.add_argument("--json", metavar="JSON", help="arguments as a JSON object (key=value words override)")
     p.add_argument(
