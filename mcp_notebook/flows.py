@@ -754,8 +754,8 @@ class Flow:
                     flow.notes.append(f"a question that may have been this call's went unanswered and the server was told 'cancel': {exc}")
             else:
                 self._unanswered = unanswered
-                if single:
-                    self._backchannel_error = exc  # the flow fails with it once the server's call returns
+                if single:  # the flow fails with the first one once the server's call returns (told 'cancel', it may ask more)
+                    self._backchannel_error = self._backchannel_error or exc
             raise
         finally:
             self.state = FlowState.RUNNING

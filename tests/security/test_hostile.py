@@ -229,7 +229,7 @@ class Case:
 
 
 CASES: dict[str, Case] = {
-    "servers": Case(["servers"], shown=["server-name"]),
+    "servers": Case(["servers"], markers=[h("server-name")[:70]]),  # a name is one line of at most 80 characters: its start, escaped
     "tools": Case(["tools {n}"], shown=["echo-title", "content-title", "form-title", "url-title", "named-title"], markers=["[tool-description]", "[form-tool-description]", HOSTILE_TOOL_NAME]),
     "prompts": Case(["prompts {n}"], shown=["prompt-title"], markers=["[prompt-description]"]),
     "resources": Case(["resources {n}"], shown=["resource-name", "blob-name", "template-name"], markers=["[resource-description]", "[template-description]"]),
@@ -441,6 +441,7 @@ def run_interactive(conn_name: str, tool: str, arguments: dict[str, Any] | None 
 
     hub = get_ipython().magics_manager.registry["MCPMagics"].session
     conn = hub.registry.get(conn_name)
+    hub.router.set_review("ask")  # review every sampling request, even echo's (the default reviews only remote models)
     with capture_output() as cap:
         view = LiveView(f"{conn_name}.{tool}")
         pilot = AutoPilot(view)
@@ -457,6 +458,7 @@ def run_interactive(conn_name: str, tool: str, arguments: dict[str, Any] | None 
         while not view._closed and time.monotonic() < deadline:  # the settled report replaces the view
             time.sleep(0.02)
         pilot.stop()
+        hub.router.set_review(hub.settings.review)
     assert not pilot.failures, pilot.failures
     return Interactive(pilot, flow, [o.data for o in cap.outputs])
 
