@@ -58,6 +58,7 @@ CELLS = [
     f"%mcp call 'h.{HOSTILE_TOOL_NAME}'",
     "%mcp call h.hostile_records",  # a table of hostile keys and values
     "%mcp read h hostile://markdown",  # hostile markdown, rendered
+    "%mcp review ask",  # review every sampling request (the default reviews only those that leave the machine)
     "%mcp call h.hostile_form --background",  # left waiting while the next cells run
     "%mcp call h.hostile_url --background",
     "%mcp call h.hostile_sample --background",
@@ -179,7 +180,7 @@ def test_hostile_server_in_jupyterlab(lab: Lab, page: Any) -> None:
     expect(page.locator("#jp-main-statusbar")).to_contain_text("Idle", timeout=60_000)
 
     # the real outcome: the calls ran and their hostile text is on the page, as text
-    expect(cells.nth(2)).to_contain_text(h("server-name"))
+    expect(cells.nth(2)).to_contain_text(h("server-name")[:70])  # a name is one line of at most 80 characters
     expect(cells.nth(3)).to_contain_text(h("echo-title"))
     expect(cells.nth(4)).to_contain_text(h("prompt-title"))
     expect(cells.nth(5)).to_contain_text(h("resource-name"))
