@@ -36,7 +36,16 @@ which only the page that ran the cell can place (a display id is not saved, so a
 second page drops it), and as ``{"op": "report", "cell_id", "display_id", "output"}`` on this comm,
 which the extension writes over the output carrying that display id in its metadata (nothing when
 it is already the report). The kernel keeps each report until a page answers ``shown``, and sends
-it again with every ``restore``, so a page that reloads just as the flow ends still gets it.
+it again with every ``restore``, so a page that reloads just as the flow ends still gets it. The
+live area goes the same way when it is made (``{"op": "display", ...}``) and is kept until its
+report replaces it: a page that has no output with that display id adds it to the cell.
+
+A reloaded page finds the kernel's comm with ``comm_info_request``, which ipykernel 7.4 answers
+only after the running cell, and a call's cell runs until its flow ends: the page would get the
+comm (and so the live area) only after the form it needs was answered. A ``comm_open`` is handled
+while a cell awaits, so the kernel also takes comms the page opens to target ``mcp_notebook``: to
+``{"op": "where"}`` it answers ``{"op": "here", "comm_id": ...}`` (this comm) and closes that one;
+the page then adopts this comm as after a ``comm_info_request``.
 
 Without the extension the records of the saved ``.ipynb`` are read from disk with
 ``nbformat`` (``__session__`` when the kernel knows it, or ``%mcp flows --from PATH``), new
@@ -102,6 +111,7 @@ class Frontend:
         self.on_app: Callable[[dict[str, Any]], None] | None = None  # the page's ``app_*`` messages (apps.AppHost.handle)
         self._reports: OrderedDict[str, dict[str, Any]] = OrderedDict()  # display id -> report message, until a page shows it
         self._reports_lock = threading.Lock()
+        self._probes: Any = None  # the comm manager our ``where`` target is registered with
         self._answered = threading.Event()  # the page said something on the comm (seen as ipykernel routes it)
         self._restored_early = False  # its restore was seen there: the relay is up before the main shell handles it
         self._page_silent = False  # a wait for the page ran out: later sign-ins do not wait again
@@ -129,6 +139,7 @@ class Frontend:
         comm.on_close(self._on_close)
         self._hooked = _answers_where_sent(comm, heard=self._heard)
         self._comm = comm
+        self._answer_probes()
         self.status = "pending"
         try:
             comm.open(data={"op": "hello", "v": PROTOCOL_VERSION})
@@ -136,8 +147,37 @@ class Frontend:
             self._comm = None
             self.status = "none"
 
+    def _answer_probes(self) -> None:
+        """Take the comms a page opens to ask where ours is (a reloaded page, while a cell runs)."""
+        try:
+            from comm import get_comm_manager
+
+            manager = get_comm_manager()
+            manager.register_target(COMM_TARGET, self._on_probe)
+        except Exception:  # noqa: BLE001 - without it a reloaded page finds the comm once the cell ends
+            return
+        self._probes = manager
+
+    def _on_probe(self, comm: Any, open_msg: dict[str, Any]) -> None:
+        """A page asks ``where``: tell it this comm's id and close the asking comm (any thread)."""
+        data = open_msg.get("content", {}).get("data")
+        primary = self._comm
+        try:
+            if isinstance(data, dict) and data.get("op") == "where" and primary is not None:
+                comm.send({"op": "here", "v": PROTOCOL_VERSION, "comm_id": primary.comm_id})
+            comm.close()
+        except Exception as exc:  # noqa: BLE001 - the comm handler must survive
+            print(f"mcp-notebook: could not answer a page: {type(exc).__name__}", file=sys.__stderr__)
+
     def close(self) -> None:
         """Close the comm (``%unload_ext``); the notebook keeps what it has."""
+        probes, self._probes = self._probes, None
+        if probes is not None:
+            try:
+                if probes.targets.get(COMM_TARGET) == self._on_probe:
+                    probes.unregister_target(COMM_TARGET, self._on_probe)
+            except Exception:  # noqa: BLE001 - closing must not fail
+                pass
         comm, self._comm = self._comm, None
         with self._oauth_lock:
             self._oauth.clear()
@@ -180,12 +220,29 @@ class Frontend:
         message = {"op": "report", "cell_id": cell_id, "display_id": display_id, "output": output}
         with self._reports_lock:
             self._reports[display_id] = message
-            while len(self._reports) > REPORTS_KEPT:
-                self._reports.popitem(last=False)
+            self._trim_reports()
         self._send(message)
 
+    def send_live(self, cell_id: str | None, display_id: str, output: dict[str, Any]) -> None:
+        """A flow's live area as it is made (its widget view), for pages that did not see it displayed.
+
+        Kept, and sent again with every ``restore``, until its report replaces it; never over a
+        report already known for that display (a flow that settled at once).
+        """
+        message = {"op": "display", "cell_id": cell_id, "display_id": display_id, "output": output}
+        with self._reports_lock:
+            if display_id in self._reports:
+                return
+            self._reports[display_id] = message
+            self._trim_reports()
+        self._send(message)
+
+    def _trim_reports(self) -> None:
+        while len(self._reports) > REPORTS_KEPT:
+            self._reports.popitem(last=False)
+
     def pending_reports(self) -> list[str]:
-        """Display ids of reports no page has said it shows yet (tests, ``restore``)."""
+        """Display ids of live areas not settled yet and of reports no page has said it shows (tests, ``restore``)."""
         with self._reports_lock:
             return list(self._reports)
 
@@ -228,7 +285,9 @@ class Frontend:
             self._on_oauth(data)
         elif op == "shown" and isinstance(data.get("display_id"), str):
             with self._reports_lock:
-                self._reports.pop(data["display_id"], None)  # a page has it: no page needs it again
+                kept = self._reports.get(data["display_id"])
+                if kept is not None and kept["op"] == "report":  # a page has it: no page needs it again
+                    del self._reports[data["display_id"]]
         elif isinstance(op, str) and op.startswith("app_") and self.on_app is not None:
             try:
                 self.on_app(data)

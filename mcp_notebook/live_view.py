@@ -12,7 +12,9 @@ A page that reloaded (or another page on the same notebook) does not know the li
 id (it is not saved), so it would drop that update. The area's output therefore carries its id in
 its metadata (``mcp_notebook.display_id``), the settled report carries it with ``"final": true``,
 and the report also goes to the page through the extension's comm (``on_report``), which writes it
-over the output carrying that id when the page's copy of the cell still shows the live area.
+over the output carrying that id when the page's copy of the cell still shows the live area. The live
+area itself goes the same way when it is made (``on_live``): a page that reloaded before it was
+shown (or before a save), or a Continue clicked on a reloaded page, would otherwise never see it.
 """
 
 from __future__ import annotations
@@ -82,6 +84,7 @@ class LiveView:
         self.box.add_class("mcp-notebook-form")  # the labextension marks it stale when its kernel restarts
         self.display_id = uuid.uuid4().hex
         self.on_report: ReportSink | None = None  # set by the session when a page with the extension may listen
+        self.on_live: ReportSink | None = None  # the same, for the live area itself
         self.handle = display(self.box, display_id=self.display_id, metadata={OUTPUT_KEY: {"display_id": self.display_id}})
         self._log_lines: list[str] = []
         self._closed = False
@@ -94,6 +97,10 @@ class LiveView:
 
     def attach(self, flow: Flow) -> None:
         self.flow = flow
+        if not self._closed:  # (a flow settled before this has handed over its report instead)
+            view = {"version_major": 2, "version_minor": 0, "model_id": self.box.model_id}
+            data = {"application/vnd.jupyter.widget-view+json": view, "text/plain": f"MCP flow {flow.label}: live in its kernel (its form shows where this notebook is trusted)"}
+            self._hand_over(self.on_live, flow, {"output_type": "display_data", "data": data, "metadata": {OUTPUT_KEY: {"display_id": self.display_id}}})
 
     @staticmethod
     def _header_html(label: str, state: str, extra: str) -> str:
@@ -179,14 +186,18 @@ class LiveView:
         data = FlowReport(flow, trace=self.trace, show_error=not self.error_follows)._repr_mimebundle_()
         metadata = {OUTPUT_KEY: {"display_id": self.display_id, "final": True}}
         self.handle.update(data, metadata=metadata, raw=True)
-        sink = self.on_report
-        if sink is not None:
-            try:
-                sink(getattr(flow, "cell_id", None), self.display_id, {"output_type": "display_data", "data": data, "metadata": metadata})
-            except Exception as exc:  # noqa: BLE001 - the cell has its report; a page that reloaded may miss it
-                import sys
+        self._hand_over(self.on_report, flow, {"output_type": "display_data", "data": data, "metadata": metadata})
 
-                print(f"mcp-notebook: could not hand the report to the page: {type(exc).__name__}: {exc}", file=sys.__stderr__)
+    def _hand_over(self, sink: ReportSink | None, flow: Flow, output: dict[str, Any]) -> None:
+        """Give ``output`` (this display's, as nbformat) to the pages through ``sink``, if any; never fail the view."""
+        if sink is None:
+            return
+        try:
+            sink(getattr(flow, "cell_id", None), self.display_id, output)
+        except Exception as exc:  # noqa: BLE001 - the cell has it; only a page that reloaded may miss it
+            import sys
+
+            print(f"mcp-notebook: could not hand the flow's output to the page: {type(exc).__name__}: {exc}", file=sys.__stderr__)
 
     def _render_progress(self, progress: float, total: float | None, message: str | None) -> None:
         if self._closed:

@@ -638,6 +638,7 @@ class Session:
 
         view = LiveView(f"{conn.name}.{name}", trace=options.trace)
         view.on_report = lambda *report: self.frontend.send_report(*report)  # the frontend of the moment (%load_ext again replaces it)
+        view.on_live = lambda *live: self.frontend.send_live(*live)
         again = replace(options, output=None)  # same answers, no output variable
         view.start_over = lambda: self.call(method, conn, name, arguments, again, interactive=True, cell_id=cell_id)
         flow = self.start(method, conn, name, arguments, ui=view, view=view, **started)

@@ -12,6 +12,10 @@ a copy written twice at once is removed again (``dedupeReports`` in ``labextensi
   reload the page while the kernel keeps waiting, answer the restored form: the cell shows the
   tool's result once, the saved notebook keeps it and no record, and the kernel holds no report
   that no page took.
+* The same without a save after the run: the reloaded page's copy of the cell has no output, so
+  the page adds the live area the kernel sends again on the page's reconnect (``{"op": "display"}``;
+  the page finds the kernel's comm by asking ``where`` on a comm of its own, since the running cell
+  holds ``comm_info_request`` back): a working form, then the result.
 * Two people on one notebook (real-time collaboration): ``test_browser_collab.py``.
 """
 
@@ -130,3 +134,22 @@ def test_reload_then_answer_shows_the_result(front: Front, demo_url: str) -> Non
     # the page told the kernel it shows the report: nothing is kept for a later page
     pending = front.run_in_cell(3, "print(len(get_ipython().magics_manager.registry['MCPMagics'].session.frontend.pending_reports()))")
     expect(pending.locator(".jp-OutputArea")).to_have_text(re.compile(r"^\s*0\s*$"))
+
+
+def test_reload_before_a_save_gets_the_form_from_the_kernel(front: Front, demo_url: str) -> None:
+
+    put_notebook(front.url, "unsaved.ipynb", notebook(cells(demo_url)))
+    front.open("unsaved.ipynb")
+    # saved once by the user before running (so trusted on reload: JupyterLab renders widget views only in
+    # trusted cells, and the added live area is a widget view), then not again before the reload
+    front.save()
+    front.run_all()
+    expect_working_form(flow_cell(front.page))
+    assert saved_report(front.url, "unsaved.ipynb") == []  # nothing saved: the file's cell has no output
+
+    front.page.reload()
+    cell = flow_cell(front.page)
+    answer(cell)  # the live area was added by the page, from the kernel's copy
+    expect_one_report(cell)
+    front.save()
+    check_saved(front.url, "unsaved.ipynb")

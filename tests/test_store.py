@@ -172,6 +172,25 @@ def test_reports_are_kept_until_a_page_shows_them_and_sent_again_on_restore() ->
     assert fe.pending_reports() == [f"d{i}" for i in range(5, REPORTS_KEPT + 5)]  # the oldest go first
 
 
+def test_a_live_area_is_kept_until_its_report_replaces_it() -> None:
+    """The live area goes to pages that did not see it displayed, again on every restore, until its report comes."""
+    fe, comm = frontend()
+    live = {"output_type": "display_data", "data": {"text/plain": "live"}, "metadata": {"mcp_notebook": {"display_id": "d1"}}}
+    report = {"output_type": "display_data", "data": {"text/plain": "done"}, "metadata": {"mcp_notebook": {"display_id": "d1", "final": True}}}
+    fe.send_live("cell-1", "d1", live)
+    fe.handle({"op": "shown", "display_id": "d1"})  # one page has it; a page that reloads later needs it too
+    comm.sent.clear()
+    fe.handle({"op": "restore", "reason": "reconnect", "flows": {}})
+    assert comm.sent == [{"op": "display", "cell_id": "cell-1", "display_id": "d1", "output": live}]
+    fe.send_report("cell-1", "d1", report)
+    fe.send_live("cell-1", "d1", live)  # late (a flow that settled at once): never over its report
+    comm.sent.clear()
+    fe.handle({"op": "restore", "reason": "reconnect", "flows": {}})
+    assert comm.sent == [{"op": "report", "cell_id": "cell-1", "display_id": "d1", "output": report}]
+    fe.handle({"op": "shown", "display_id": "d1"})
+    assert fe.pending_reports() == []
+
+
 def test_without_the_extension_records_stay_in_memory_with_one_notice() -> None:
     fe, comm = frontend()
     assert fe.saves(interactive=True) and not fe.saves(interactive=False)  # pending: a live front end may answer

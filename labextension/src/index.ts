@@ -29,6 +29,11 @@
  *                                             state arrived; strings or null)
  *   {op: "report", cell_id, display_id,    {op: "shown", display_id}
  *    output}                                 (the cell now holds that report)
+ *   {op: "display", cell_id, display_id,   {op: "shown", display_id}
+ *    output}                                 (the cell now holds that live area)
+ *   on a comm the page opens:              comm_open {op: "where", v: 1}
+ *   {op: "here", comm_id} (then closed)      (the kernel's own comm, to adopt: a running cell
+ *                                             holds comm_info_request back until it ends)
  * A `req` field in a kernel message is echoed in the reply.
  *
  * Reports: a flow's live area is an output whose metadata carries
@@ -36,10 +41,15 @@
  * display (`update_display_data`), which only the page that ran the cell can
  * place (a display id is not saved), and also sends the report here.  The
  * page writes it over the output carrying that display id (or adds it to the
- * cell `cell_id` when none does), unless the report is already there.  Under
- * real-time collaboration every page shares the outputs, and two pages may
- * write at once: the copies are the same, so the first in the shared order is
- * kept and the others removed (every page removes the same ones).
+ * cell `cell_id` when none does), unless the report is already there.  The
+ * live area itself comes the same way when the kernel makes it (`display`):
+ * added to the cell when no output carries its display id (a page that
+ * reloaded before it was shown, or where Continue was clicked after a reload).
+ * Under real-time collaboration every page shares the outputs, and two pages
+ * may write at once: the copies are the same, so the first in the shared order
+ * is kept (a report before a live area) and the others removed (every page
+ * removes the same ones); a page waits a moment before adding a live area,
+ * since the page that ran the cell has usually written it already.
  *
  * MCP Apps (`apps.ts`): outputs of MIME type
  * `application/vnd.mcp-notebook.app+json` are rendered by this extension;
@@ -336,6 +346,9 @@ export function outputMark(
   return { displayId: mark.display_id, final: mark.final === true };
 }
 
+/** How long a page under real-time collaboration waits before adding a live area it does not see. */
+const SHARED_GRACE_MS = 1500;
+
 /** What `writeReport` did. */
 export type ReportOutcome = 'written' | 'present' | 'no-cell' | 'invalid';
 
@@ -372,20 +385,48 @@ function marks(cell: ICodeCellModel, displayId: string): number[][] {
  * update).  The output is the kernel's own (`display_data`, its HTML escaped
  * by the kernel); only its shape is checked here.
  */
-export function writeReport(cells: Cells, data: JSONObject): ReportOutcome {
+function validOutput(data: JSONObject, final: boolean): boolean {
   const displayId = data.display_id;
   const output = data.output;
-  if (
-    typeof displayId !== 'string' ||
-    !DISPLAY_ID.test(displayId) ||
-    !isObject(output) ||
-    output.output_type !== 'display_data' ||
-    !isObject(output.data) ||
-    outputMark(output)?.displayId !== displayId ||
-    outputMark(output)?.final !== true
-  ) {
+  return (
+    typeof displayId === 'string' &&
+    DISPLAY_ID.test(displayId) &&
+    isObject(output) &&
+    output.output_type === 'display_data' &&
+    isObject(output.data) &&
+    outputMark(output)?.displayId === displayId &&
+    outputMark(output)?.final === final
+  );
+}
+
+/**
+ * Add a flow's live area (`data`: the kernel's `display` message) to the cell
+ * `cell_id` when no output of the notebook carries its display id; nothing
+ * when one does (the page that ran the cell got it as a display).
+ */
+export function writeLive(cells: Cells, data: JSONObject): ReportOutcome {
+  if (!validOutput(data, false)) {
     return 'invalid';
   }
+  const displayId = data.display_id as string;
+  const all = codeCells(cells);
+  if (all.some(cell => marks(cell, displayId).some(list => list.length > 0))) {
+    return 'present';
+  }
+  const cell = all.find(cell => cell.id === data.cell_id);
+  if (!cell) {
+    return 'no-cell';
+  }
+  cell.outputs.add(data.output as any);
+  return 'written';
+}
+
+export function writeReport(cells: Cells, data: JSONObject): ReportOutcome {
+  if (!validOutput(data, true)) {
+    return 'invalid';
+  }
+  const displayId = data.display_id as string;
+  const output = data.output as JSONObject;
   const all = codeCells(cells);
   let targets = all.filter(cell => {
     const [live, final] = marks(cell, displayId);
@@ -415,10 +456,11 @@ export function writeReport(cells: Cells, data: JSONObject): ReportOutcome {
 }
 
 /**
- * Keep one copy of each report in each cell.  Two pages sharing the notebook
- * (real-time collaboration) may both have written it; every page sees the
- * shared outputs in the same order and removes all but the first, so they
- * agree.  Reads and removes by the shared model's order, not the view's.
+ * Keep one output per display id in each cell: the first report, else the
+ * first live area.  Two pages sharing the notebook (real-time collaboration)
+ * may both have written one; every page sees the shared outputs in the same
+ * order and removes the same others, so they agree.  Reads and removes by
+ * the shared model's order, not the view's.
  */
 export function dedupeReports(cells: Cells, displayId: string): number {
   let removed = 0;
@@ -426,19 +468,31 @@ export function dedupeReports(cells: Cells, displayId: string): number {
     const shared = cell.sharedModel;
     const outputs = shared.getOutputs();
     const copies: number[] = [];
+    let keep = -1;
     outputs.forEach((output, i) => {
       const mark = outputMark(output);
-      if (mark?.displayId === displayId && mark.final) {
-        copies.push(i);
+      if (mark?.displayId !== displayId) {
+        return;
+      }
+      copies.push(i);
+      if (keep < 0 || (mark.final && !outputMark(outputs[keep])?.final)) {
+        keep = i;
       }
     });
-    for (const index of copies.slice(1).reverse()) {
+    for (const index of copies.filter(i => i !== keep).reverse()) {
       shared.updateOutputs(index, index + 1, []);
       removed++;
     }
   }
   return removed;
 }
+
+/**
+ * After this long without an answer to `comm_info_request` (a cell is
+ * running: ipykernel answers it only after the cell), ask the kernel with a
+ * comm of our own, which it handles while the cell awaits.
+ */
+const PROBE_AFTER_MS = 2000;
 
 /** Kernel connections that already have our comm target. */
 const hookedKernels = new WeakSet<Kernel.IKernelConnection>();
@@ -494,7 +548,10 @@ function hookKernel(
       (data.op === 'oauth_wait' || data.op === 'oauth_cancel')
     ) {
       safeSend(comm, relay.handle(comm, kernel.serverSettings, data));
-    } else if (isObject(data) && data.op === 'report') {
+    } else if (
+      isObject(data) &&
+      (data.op === 'report' || data.op === 'display')
+    ) {
       report(comm, data);
     } else if (
       isObject(data) &&
@@ -535,15 +592,23 @@ function hookKernel(
   // copy another page wrote at the same moment is removed, now and a little
   // later (the other page's write may still be on its way).
   const report = (comm: Kernel.IComm, data: JSONObject): void => {
+    const live = data.op === 'display';
     context.ready
+      .then(() =>
+        live && context.model?.collaborative
+          ? new Promise(resolve => setTimeout(resolve, SHARED_GRACE_MS))
+          : undefined
+      )
       .then(() => {
         if (context.isDisposed || !context.model) {
           return;
         }
         const cells = context.model.cells;
-        const outcome = writeReport(cells, data);
+        const outcome = live ? writeLive(cells, data) : writeReport(cells, data);
         if (outcome === 'invalid') {
-          console.warn('mcp-notebook: a report from the kernel was not understood');
+          console.warn(
+            `mcp-notebook: a ${live ? 'live area' : 'report'} from the kernel was not understood`
+          );
           return;
         }
         if (outcome === 'no-cell') {
@@ -555,7 +620,7 @@ function hookKernel(
             const removed = dedupeReports(context.model.cells, displayId);
             if (removed) {
               console.info(
-                `mcp-notebook: removed ${removed} copy(ies) of a report that another page wrote at the same time`
+                `mcp-notebook: removed ${removed} copy(ies) of a flow's output that another page wrote at the same time`
               );
             }
           }
@@ -588,6 +653,16 @@ function hookKernel(
   // After a page reload the kernel still holds the comm that the previous
   // page answered; this page would drop its messages ("Comm not found").
   // Adopt such comms and send them an unsolicited restore.
+  const adopt = (commId: string): void => {
+    if (kernel.isDisposed || kernel.hasComm(commId) || adopted.has(commId)) {
+      return;
+    }
+    adopted.add(commId);
+    const comm = kernel.createComm(COMM_TARGET, commId);
+    attach(comm);
+    respond(comm, { op: 'hello', v: PROTOCOL_VERSION }, 'reconnect');
+  };
+  let listed = false;
   void kernel.info
     .then(() =>
       kernel.isDisposed
@@ -595,22 +670,44 @@ function hookKernel(
         : kernel.requestCommInfo({ target_name: COMM_TARGET })
     )
     .then(reply => {
+      listed = true;
       if (!reply || reply.content.status !== 'ok' || kernel.isDisposed) {
         return;
       }
       for (const [commId, info] of Object.entries(reply.content.comms)) {
-        if (info.target_name !== COMM_TARGET || kernel.hasComm(commId)) {
-          continue;
+        if (info.target_name === COMM_TARGET) {
+          adopt(commId);
         }
-        adopted.add(commId);
-        const comm = kernel.createComm(COMM_TARGET, commId);
-        attach(comm);
-        respond(comm, { op: 'hello', v: PROTOCOL_VERSION }, 'reconnect');
       }
     })
     .catch(reason =>
       console.warn('mcp-notebook: could not look for open comms', reason)
     );
+  // A running cell (a call awaiting its flow) holds that request back until
+  // it ends, and the flow may wait for this very page; a comm_open is handled
+  // meanwhile, so ask the kernel where its comm is.  A kernel without
+  // mcp-notebook closes the asking comm.
+  setTimeout(() => {
+    if (listed || kernel.isDisposed || !kernel.handleComms) {
+      return;
+    }
+    try {
+      const probe = kernel.createComm(COMM_TARGET);
+      probe.onMsg = (m: KernelMessage.ICommMsgMsg) => {
+        const data = m.content.data;
+        if (
+          isObject(data) &&
+          data.op === 'here' &&
+          typeof data.comm_id === 'string'
+        ) {
+          adopt(data.comm_id);
+        }
+      };
+      probe.open({ op: 'where', v: PROTOCOL_VERSION });
+    } catch (reason) {
+      console.warn('mcp-notebook: could not ask the kernel for its comm', reason);
+    }
+  }, PROBE_AFTER_MS);
 
   kernel.disposed.connect(() => {
     for (const comm of mine) {
