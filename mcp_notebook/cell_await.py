@@ -39,7 +39,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
     from .flows import Flow
+    from .live_view import ChoicePanel
     from .magics import MCPMagics
 
 __all__ = ["AWAITED", "HELPER", "CellAwait", "InCell", "kernel_hears_comms_while_awaiting", "rewrite"]
@@ -51,9 +54,11 @@ _BLOCKS = (ast.For, ast.AsyncFor, ast.While, ast.If, ast.With, ast.AsyncWith, as
 
 @dataclass(frozen=True)
 class InCell:
-    """What the magic returns to the helper: a started flow the cell is to wait for."""
+    """What the magic returns to the helper: a started flow the cell is to wait for, or a panel
+    (consent to resume, Continue / Start over) whose click starts the flow to wait for."""
 
-    flow: Flow
+    flow: Flow | None
+    choice: ChoicePanel | None = None
 
 
 def kernel_hears_comms_while_awaiting() -> bool:
@@ -178,6 +183,22 @@ class CellAwait:
         from .magic_hints import for_magics, tool_failure
 
         flow = value.flow
+        if value.choice is not None:  # a panel first: the click starts the flow this cell then waits for
+            try:
+                with _comm_status_replies(self.shell):
+                    started = await _until_done_or_interrupted(value.choice.outcome())
+            except KeyboardInterrupt:
+                print("Interrupted: nothing was resumed; the panel above still takes your click.")
+                raise
+            except Exception:  # noqa: BLE001 - the panel shows what went wrong; the cell fails without a second copy
+                raise FlowError("the chosen action failed (the panel above says why).", kind="resume_failed") from None
+            if not hasattr(started, "view"):
+                return None  # the user said no: nothing started
+            flow = started
+            if hasattr(flow.view, "error_follows"):
+                flow.view.error_follows = True  # its error fails this cell (shown once)
+        if flow is None:
+            return None
         try:
             with _comm_status_replies(self.shell):
                 await _until_done_or_interrupted(flow)
@@ -264,7 +285,7 @@ def _comm_status_replies(shell: Any) -> Iterator[None]:
             handlers[kind] = handler
 
 
-async def _until_done_or_interrupted(flow: Flow) -> Any:
+async def _until_done_or_interrupted(flow: Awaitable[Any]) -> Any:
     """``await flow``, or ``KeyboardInterrupt`` when the kernel is interrupted first.
 
     ipykernel 7.4 turns SIGINT during an awaiting cell into a callback on a loop that no longer

@@ -19,6 +19,7 @@ shown (or before a save), or a Continue clicked on a reloaded page, would otherw
 
 from __future__ import annotations
 
+import asyncio
 import html
 import uuid
 from collections.abc import Callable
@@ -383,6 +384,32 @@ class ChoicePanel:
         self.box.add_class("mcp-notebook-form")  # the labextension marks it stale when its kernel restarts
         self.handle = display(self.box, display_id=True)
         self.chosen: Choice | None = None
+        self._outcome: asyncio.Future[Any] | None = None  # made by the first ``outcome()``, on the kernel's loop
+        self._ran: tuple[Any, BaseException | None] | None = None  # what the chosen action gave, once it ran
+
+    async def outcome(self) -> Any:
+        """What the chosen button's action returned (a started flow, or ``None``), once it is clicked.
+
+        A cell that showed the panel awaits this (``cell_await``), so Run All's next cell starts only
+        after the click and whatever it started.
+        """
+        if self._ran is not None:
+            value, error = self._ran
+            if error is not None:
+                raise error
+            return value
+        if self._outcome is None:
+            self._outcome = asyncio.get_running_loop().create_future()
+        return await self._outcome
+
+    def _settled(self, value: Any, error: BaseException | None) -> None:
+        self._ran = (value, error)
+        waiting = self._outcome
+        if waiting is not None and not waiting.done():
+            if error is not None:
+                waiting.set_exception(error)
+            else:
+                waiting.set_result(value)
 
     def _choose(self, choice: Choice) -> None:
         if self.chosen is not None:
@@ -398,15 +425,19 @@ class ChoicePanel:
         for child in (self.box, self.text, *(c.button for c in self.choices)):
             child.close()
         if choice.action is None:
+            self._settled(None, None)
             return
         try:
-            choice.action()
+            started = choice.action()
         except Exception as exc:  # noqa: BLE001 - shown in the cell, not lost in the kernel log
             text = str(exc) or type(exc).__name__
             self.handle.update(
                 {"text/plain": f"{choice.summary}\nError: {text}", "text/html": summary["text/html"] + f'<div class="mcpnb"><div class="err">{esc(text)}</div></div>'},
                 raw=True,
             )
+            self._settled(None, exc)
+        else:
+            self._settled(started, None)
 
 
 class ResumeOffer(ChoicePanel):

@@ -307,9 +307,13 @@ class MCPMagics(Magics, SessionSettings):
         """
         from .cell_await import InCell
 
+        from .live_view import ChoicePanel
+
         background = getattr(ns, "background", False)
         if flow is None:
-            return None  # a panel was shown instead (consent to resume, continue or start over): its buttons go on
+            return None
+        if isinstance(flow, ChoicePanel):  # a panel was shown instead (consent to resume, continue or start over)
+            return InCell(None, choice=flow) if self.awaiting and not background else None  # awaited: the click, then its flow
         if interactive:
             if not self.awaiting or background:
                 return flow

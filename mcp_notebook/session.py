@@ -21,7 +21,7 @@ import contextlib
 import weakref
 from dataclasses import dataclass, field, replace
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from traitlets import Dict, Enum, Float, Int, TraitError, Unicode, observe, validate
 from traitlets import Any as TAny
@@ -46,6 +46,9 @@ from .store import SavedFlow, Store
 from .task_handles import TaskHandles, TaskOptions
 from .trust import target_of
 from .ui import FlowUI, HeadlessUI
+
+if TYPE_CHECKING:
+    from .live_view import ChoicePanel
 
 __all__ = ["CallOptions", "Session", "SessionSettings"]
 
@@ -607,19 +610,18 @@ class Session:
         cell_id: str | None,
         resume: dict[str, Any] | None = None,
         prepare: Callable[[], Awaitable[dict[str, Any]]] | None = None,
-    ) -> Flow | None:
+    ) -> Flow | ChoicePanel | None:
         """Start a flow (or continue the saved ``resume`` record) for a cell; returns at once.
 
         Interactive: the flow shows itself in a ``LiveView`` in the current output area (returns
-        ``None`` when the cell's saved flow is offered instead). Headless: the caller waits on
-        ``flow.result()`` and shows the report.
+        the ``ResumeOffer`` panel when the cell's saved flow is offered instead: its ``outcome()``
+        is the flow a click starts). Headless: the caller waits on ``flow.result()`` and shows the report.
         """
         if resume is None and cell_id and options.save:
             waiting = self._saved_for_cell(cell_id, method, conn.name, name)
             if waiting is not None:
                 if interactive:
-                    self._offer(waiting, method, conn, name, arguments, options, cell_id)
-                    return None
+                    return self._offer(waiting, method, conn, name, arguments, options, cell_id)
                 self.tell(Note(f"This cell has a saved flow {waiting['id']} waiting for input (round {waiting['round']}); starting a new call.",
                                "saved_flow_waiting", flow_id=waiting["id"], round=waiting["round"]))
         saved = SavedFlow.from_dict(resume) if resume is not None else None
@@ -802,12 +804,12 @@ class Session:
         text = f"no saved flow {flow_id!r} (waiting: {', '.join(waiting) or 'none'})."
         return SessionError(text, kind="no_saved_flow", flow_id=flow_id, details={"ids": waiting})
 
-    def resume(self, record: dict[str, Any], options: CallOptions, *, interactive: bool, cell_id: str | None, wait: bool = False) -> Flow | None:
+    def resume(self, record: dict[str, Any], options: CallOptions, *, interactive: bool, cell_id: str | None, wait: bool = False) -> Flow | ChoicePanel | None:
         """Continue ``record``: reconnect, re-render its questions here, go on with its saved state.
 
         ``interactive`` says whether a person can answer here (the consent panel needs one);
-        ``wait`` keeps the flow itself headless all the same (``--wait``). Returns ``None`` when
-        the consent panel was shown instead.
+        ``wait`` keeps the flow itself headless all the same (``--wait``). Returns the consent
+        panel when it was shown instead (its ``outcome()`` is the flow a Resume click starts).
         """
         live = self.live_flow(record["id"])
         if live is not None:
@@ -821,8 +823,7 @@ class Session:
         concerns = self.resume_concerns(record)
         if concerns and not options.trust:  # a Continue button passes the call's flags
             if interactive:
-                self._confirm_resume(record, concerns, options, cell_id)
-                return None
+                return self._confirm_resume(record, concerns, options, cell_id)
             raise consent_needed(record, concerns)
         conn, reconnected = self.reconnect(record, interactive=interactive and not wait)
         if reconnected:
@@ -834,15 +835,15 @@ class Session:
             interactive=interactive and not wait, cell_id=cell_id, resume=record,
         )  # fmt: skip
 
-    def _confirm_resume(self, record: dict[str, Any], concerns: list[str], options: CallOptions, cell_id: str | None) -> None:
-        """Show what the record would do and resume only when the user says yes (buttons run after the cell)."""
+    def _confirm_resume(self, record: dict[str, Any], concerns: list[str], options: CallOptions, cell_id: str | None) -> ChoicePanel:
+        """Show what the record would do and resume only when the user says yes (a cell awaits the panel's outcome)."""
         from .consent import ConfirmResume
 
-        def confirmed() -> None:
+        def confirmed() -> Flow | ChoicePanel | None:
             self.store.trust(record["id"])
-            self.resume(record, replace(options, trust=True), interactive=True, cell_id=cell_id)
+            return self.resume(record, replace(options, trust=True), interactive=True, cell_id=cell_id)
 
-        ConfirmResume(record, concerns, confirmed)
+        return ConfirmResume(record, concerns, confirmed)
 
     def live_flow(self, flow_id: str) -> Flow | None:
         """A flow of this session with that id that has not finished, if any."""
@@ -862,24 +863,24 @@ class Session:
                     return record
         return None
 
-    def _offer(self, record: dict[str, Any], method: Any, conn: Connection, name: str, arguments: Any, options: CallOptions, cell_id: str) -> None:
-        """Re-running the cell of a waiting flow: offer Continue / Start over (buttons run after the cell)."""
+    def _offer(self, record: dict[str, Any], method: Any, conn: Connection, name: str, arguments: Any, options: CallOptions, cell_id: str) -> ChoicePanel:
+        """Re-running the cell of a waiting flow: offer Continue / Start over (a cell awaits the panel's outcome)."""
         from .live_view import ResumeOffer
         from .store import age, questions
 
-        def resume() -> None:
+        def resume() -> Flow | ChoicePanel | None:
             current = self.store.get(record["id"]) or record
-            self.resume(current, options, interactive=True, cell_id=cell_id)
+            return self.resume(current, options, interactive=True, cell_id=cell_id)
 
-        def start_over() -> None:
+        def start_over() -> Flow | ChoicePanel | None:
             live = self.live_flow(record["id"])
             if live is not None:
                 live.cancel()
             self.store.delete(record["id"])
             self._drop_task_handle(record)
-            self.call(method, conn, name, arguments, options, interactive=True, cell_id=cell_id)
+            return self.call(method, conn, name, arguments, options, interactive=True, cell_id=cell_id)
 
-        ResumeOffer(record, questions(record), age(record.get("updated")), resume, start_over)
+        return ResumeOffer(record, questions(record), age(record.get("updated")), resume, start_over)
 
     def forget(self, flow_id: str | None = None, *, everything: bool = False) -> None:
         """Forget one saved flow, or all of them (a live one is cancelled)."""

@@ -283,16 +283,57 @@ def test_resume_in_a_second_kernel_with_the_extension(saved: dict[str, Any]) -> 
         assert any(s["record"]["cell_id"] == "cell-z" for s in lab.ops("save", saved["a"]))  # the marker followed
         assert saved["a"] not in lab.flows
 
-        # re-running flow B's original cell offers Continue / Start over
+        # re-running flow B's original cell offers Continue / Start over; the cell waits for the click and the flow
         before = widgets(k)
-        cell = run(k, CELLS[2][1], "cell-b", interactive=True)  # the offer panel: the cell ends with it
+        cell = run(k, CELLS[2][1], "cell-b", interactive=True, wait=False)
+        nxt = run(k, "print('next cell')", interactive=True, wait=False)  # Run All's next cell
+        k.click(newest(k, "ButtonModel", before, description="Continue"))
         html = [str(s.get("value")) for s in k.comms.values() if s.get("_model_name") == "HTMLModel"]
         assert any(saved["b"] in h and "waiting for input" in h for h in html)
-        k.click(newest(k, "ButtonModel", before, description="Continue"))
         k.click(newest(k, "ButtonModel", before, description="Accept"))  # region (round one)
-        k.click(newest(k, "ButtonModel", before | widgets(k), description="Accept"))  # confirm (round two)
-        k.wait_for(lambda: "Provisioned 'billing' in eu-west-1 (size small)." in k.text_of_cell(cell), what="the continued result")
+        confirm = newest(k, "ButtonModel", before | widgets(k), description="Accept")  # confirm (round two)
+        assert not k.for_cell(nxt), "the next cell ran while the continued flow waited"
+        k.click(confirm)
+        k.wait_idle(cell)
+        assert "Provisioned 'billing' in eu-west-1 (size small)." in k.text_of_cell(cell)
+        k.wait_idle(nxt)
+        assert k.text_of_cell(nxt) == "next cell\n"
         lab.wait(lambda: saved["b"] not in lab.flows, "flow B deleted")
+    finally:
+        k.close()
+
+
+def test_a_received_flow_resumes_after_consent_and_its_cell_waits(saved: dict[str, Any]) -> None:
+    """A flow someone else saved (no signature of this user's) is resumed only after Resume; the cell
+    that showed the consent panel ends after the click and the flow it starts, so Run All waits."""
+    flows = nbformat.read(str(saved["path"]), as_version=4).metadata["mcp_notebook"]["flows"]
+    received = {fid: {key: value for key, value in record.items() if key != "sig"} for fid, record in flows.items()}
+    k = Kernel(cwd=str(saved["root"]))
+    lab = FakeLab(k, flows=received)
+    try:
+        run(k, "%load_ext mcp_notebook", "cell-load")
+        lab.wait(lambda: lab.ops("hello"), "hello")
+        before = widgets(k)
+        cell = run(k, f"%mcp resume {saved['a']}", "cell-z", interactive=True, wait=False)
+        nxt = run(k, "print('next cell')", interactive=True, wait=False)  # Run All's next cell
+        yes = newest(k, "ButtonModel", before, description="Resume")
+        k.pump(0.5)
+        assert not k.for_cell(nxt), "the next cell ran while the consent panel waited"
+        k.click(yes)
+        k.click(newest(k, "ButtonModel", before, description="Accept"))
+        k.wait_idle(cell)
+        assert "Provisioned 'orders' in eu-west-1 (size large)." in k.text_of_cell(cell)
+        assert not [m for m in k.for_cell(cell) if m["msg_type"] == "error"]
+        k.wait_idle(nxt)
+        assert k.text_of_cell(nxt) == "next cell\n"
+
+        # Don't resume: the cell ends, nothing ran, the record stays
+        before = widgets(k)
+        cell = run(k, f"%mcp resume {saved['b']}", "cell-y", interactive=True, wait=False)
+        k.click(newest(k, "ButtonModel", before, description="Don't resume"))
+        k.wait_idle(cell)
+        assert not [m for m in k.for_cell(cell) if m["msg_type"] == "error"]
+        assert saved["b"] in lab.flows and saved["b"] in k.text_of_cell(run(k, "%mcp flows"))
     finally:
         k.close()
 
@@ -312,22 +353,26 @@ def test_resume_from_the_saved_ipynb_without_the_extension(saved: dict[str, Any]
         assert "will not be saved" not in done  # said once
         assert saved["a"] not in k.text_of_cell(run(k, "%mcp flows"))
 
-        # Start over, offered when the original cell runs again
+        # Start over, offered when the original cell runs again: the cell waits for the new flow
         before = widgets(k)
-        cell = run(k, CELLS[2][1], "cell-b", interactive=True)  # the offer panel: the cell ends with it
+        cell = run(k, CELLS[2][1], "cell-b", interactive=True, wait=False)
         k.click(newest(k, "ButtonModel", before, description="Start over"))
         newest(k, "ButtonModel", before, description="Accept")  # a fresh form for round one
         assert "Starting over" in k.text_of_cell(cell)
+        k.km.interrupt_kernel()  # as closing the notebook does: the new flow stays saved
+        k.wait_idle(cell)
+        assert "stays saved as flow" in k.text_of_cell(cell)
         listing = k.text_of_cell(run(k, "%mcp flows"))
         assert saved["b"] not in listing and "cell-b" in listing  # the new flow waits in the same cell
 
         # running that cell once more, in the same kernel, takes the waiting flow over
         before = widgets(k)
-        cell = run(k, CELLS[2][1], "cell-b", interactive=True)  # the offer panel: the cell ends with it
+        cell = run(k, CELLS[2][1], "cell-b", interactive=True, wait=False)
         k.click(newest(k, "ButtonModel", before, description="Continue"))
         k.click(newest(k, "ButtonModel", before, description="Accept"))
         k.click(newest(k, "ButtonModel", before | widgets(k), description="Accept"))
-        k.wait_for(lambda: "Provisioned 'billing' in eu-west-1 (size small)." in k.text_of_cell(cell), what="the taken-over result")
+        k.wait_idle(cell)
+        assert "Provisioned 'billing' in eu-west-1 (size small)." in k.text_of_cell(cell)
         assert "cell-b" not in k.text_of_cell(run(k, "%mcp flows"))
     finally:
         k.close()
