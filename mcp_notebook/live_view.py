@@ -187,6 +187,8 @@ class LiveView:
         data = FlowReport(flow, trace=self.trace, show_error=not self.error_follows)._repr_mimebundle_()
         metadata = {OUTPUT_KEY: {"display_id": self.display_id, "final": True}}
         self.handle.update(data, metadata=metadata, raw=True)
+        if self.error_follows and flow.error is not None:  # a page that reloaded never sees the cell's traceback
+            data = FlowReport(flow, trace=self.trace)._repr_mimebundle_()
         self._hand_over(self.on_report, flow, {"output_type": "display_data", "data": data, "metadata": metadata})
 
     def _hand_over(self, sink: ReportSink | None, flow: Flow, output: dict[str, Any]) -> None:

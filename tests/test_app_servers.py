@@ -112,7 +112,9 @@ def report_over_http(url: str) -> dict[str, Any]:
 async def test_tools_carry_their_app_and_visibility(transport: Transport, http_url: str) -> None:
     async with connected(transport, http_url) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-        assert set(tools) == {"counter", "increment", "probe", "report", "leak", "last_report"}
+        assert set(tools) == {"counter", "increment", "probe", "report", "leak", "last_report", apps.ONE_LINE_TOOL, apps.BROKEN_TOOL, apps.SILENT_TOOL}
+        for name, uri in ((apps.ONE_LINE_TOOL, apps.ONE_LINE_URI), (apps.BROKEN_TOOL, apps.BROKEN_URI), (apps.SILENT_TOOL, apps.SILENT_URI)):
+            assert ui_meta(tools[name]) == {"resourceUri": uri, "visibility": ["model", "app"]}
         assert ui_meta(tools["leak"]) == {"resourceUri": apps.LEAK_URI, "visibility": ["model", "app"]}
         assert ui_meta(tools["counter"]) == {"resourceUri": apps.COUNTER_URI, "visibility": ["model", "app"]}
         assert ui_meta(tools["increment"]) == {"resourceUri": apps.COUNTER_URI, "visibility": ["app"]}

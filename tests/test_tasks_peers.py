@@ -290,7 +290,8 @@ def test_everything_question_is_in_the_trace(clarified: Ran) -> None:
     assert kinds == [("client", "request"), ("server", "result"), ("client", "request"), ("server", "request"), ("client", "result"), ("server", "result")], json.dumps(trace, indent=1)
     question = trace[3]["message"]
     assert isinstance(question, dict) and [entry.get("method") for entry in question.values()] == ["elicitation/create"], json.dumps(trace, indent=1)
-    assert trace[4]["message"] == {"result": {"1": {"action": "accept", "fields": ["interpretation"]}}}
+    (asked,) = question  # the server's request id (0 now that no roots are offered: no roots/list came first)
+    assert trace[4]["message"] == {"result": {asked: {"action": "accept", "fields": ["interpretation"]}}}
     assert trace[5]["message"] == {"status": "completed"}
 
 

@@ -324,10 +324,11 @@ def test_interactive_resume_asks_with_the_whole_record(tmp_path: Path) -> None:
     try:
         k.execute("%load_ext mcp_notebook")
         k.execute("%mcp flows --from received.ipynb")
+        cells: list[str] = []
 
         def ask() -> tuple[str, tuple[str, str]]:
             before = set(k.comms)
-            k.execute("%mcp resume cmd00002", allow_stdin=True)
+            cells.append(k.execute("%mcp resume cmd00002", allow_stdin=True, wait=False))  # the cell waits for the click
             html = k.wait_for(lambda: [s["value"] for c, s in k.comms.items() if c not in before and s.get("_model_name") == "HTMLModel" and "mcp-record-review" in str(s.get("value"))], what="the confirm panel")[0]
             yes = [c for c in k.find_widgets("ButtonModel", description="Resume") if c not in before]
             no = [c for c in k.find_widgets("ButtonModel", description="Don't resume") if c not in before]
@@ -338,11 +339,14 @@ def test_interactive_resume_asks_with_the_whole_record(tmp_path: Path) -> None:
         assert f"touch {pwned}" in html and str(tmp_path) in html and "not saved by you" in html
         k.click(no)
         k.wait_for(lambda: any("stays saved" in str(m["content"].get("data", {}).get("text/plain", "")) for m in k.messages if m["msg_type"] == "update_display_data"), what="the refusal")
+        k.wait_idle(cells[-1])  # Don't resume ends the cell, with nothing run
         assert not pwned.exists()
 
         _html, (yes, _no) = ask()
         k.click(yes)
         k.wait_for(pwned.exists, what="the consented command to run")
+        k.wait_idle(cells[-1])  # `touch` is no MCP server: the resume fails, and so does its cell
+        assert [m["content"]["ename"] for m in k.for_cell(cells[-1]) if m["msg_type"] == "error"] == ["FlowError"]
     finally:
         k.close()
 
