@@ -15,6 +15,8 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+	# the installed labextension is a link to mcp_notebook/labextension, so a rebuilt bundle is what pages load
+	$(BIN)/jupyter labextension develop . --overwrite >/dev/null
 	$(BIN)/jupyter labextension list 2>&1 | grep -q "mcp-notebook" || echo "note: labextension not listed (see labextension/README.md)"
 	touch $@
 
