@@ -23,6 +23,7 @@ $(STAMP): pyproject.toml
 test: venv chromium conformance-deps peers-deps
 	$(BIN)/ruff check mcp_notebook tests bench scripts
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest
 
 # Debian's Chromium for the browser tests (Playwright only drives it: never `playwright install`).

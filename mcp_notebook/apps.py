@@ -48,7 +48,7 @@ from .ui import HeadlessUI
 
 if TYPE_CHECKING:
     from .answering import Question
-    from .bridge import KernelLoop
+    from .core.threads import KernelLoop
     from .connections import Connection
     from .flows import Flow
     from .form_model import Answers
@@ -176,7 +176,7 @@ class AppCallUI(HeadlessUI):
     async def ask(self, flow: Flow, questions: list[Question], answers: Answers) -> dict[str, Any]:
         from IPython.display import display
 
-        from .bridge import Reply
+        from .core.threads import Reply
         from .forms import ElicitationPanel
 
         main = self.app.main

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote_plus, urljoin, urlsplit
 
 from .errors import FlowError
-from .private_table import PrivateTable, data_file
+from .core.private_table import PrivateTable, data_file
 
 if TYPE_CHECKING:
     import asyncio

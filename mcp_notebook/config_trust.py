@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .private_table import PrivateTable, data_file
+from .core.private_table import PrivateTable, data_file
 
 if TYPE_CHECKING:
     from .configs import ServerEntry

@@ -39,7 +39,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from .errors import SessionError
 from .line_expand import line_word
-from .redact import MASK, is_secret_name
+from .core.redact import MASK, is_secret_name
 
 if TYPE_CHECKING:
     from .config_trust import ProjectApprovals

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import FlowError, describe_exception, leaf_exceptions
 from .roots import Roots
-from .runtime import Runtime
+from .core.threads import Runtime
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -556,7 +556,7 @@ class Connection:
         place a modern server names itself, so an in-process server's own ``name`` is read instead; a
         remote one stays unnamed (never the connection's name, which would read as the server's).
         """
-        from .display import one_line
+        from .core.text import one_line
 
         info = self.client.session.server_info if self.client is not None else None
         if info is not None:

@@ -28,13 +28,14 @@ from __future__ import annotations
 
 import base64
 import binascii
-import html
 import json
 import re
 import time
 from typing import TYPE_CHECKING, Any
 
-from .limits import Limits
+from .core.limits import Limits
+from .core.text import clip as _clip
+from .core.text import content_text, esc
 from .safe_markdown import MARKDOWN_TYPES, render_markdown
 from .listing import ShownOnce
 
@@ -72,10 +73,6 @@ INLINE_AUDIO = frozenset(
 _SAME_JSON_CHARS = 5_000_000  # longer texts are not parsed to compare with the structured content (shown both ways)
 _BLOCK_COST = 64  # budget characters every rendered block costs (its markup), so countless tiny blocks stay bounded
 _WHOLE = "the whole value stays on the flow: flow.result() (or -o VAR on the magic) gives the full SDK result"
-
-
-def esc(value: Any) -> str:
-    return html.escape(str(value), quote=True)
 
 
 def badge(state: str) -> str:
@@ -122,32 +119,6 @@ def task_line(flow: Flow) -> str:
 
 def note_html(text: str) -> str:
     return f'<div class="note">{esc(text)}</div>'
-
-
-def content_text(content: Any) -> str:
-    """A content block, or a list of them, as one line of plain text: text as it is, other kinds
-    as short bracketed summaries (blocks joined by spaces).
-
-    Neither escaped nor bounded: for a model's prompt, or for a caller that escapes it (``esc``).
-    A result shown in a cell goes through ``render_content``, which bounds and escapes it.
-    """
-    blocks = content if isinstance(content, list) else [content]
-    return " ".join(part for part in map(_block_text, blocks) if part)
-
-
-def _block_text(block: Any) -> str:
-    kind = getattr(block, "type", None)
-    if kind == "text":
-        return str(block.text)
-    if kind in ("image", "audio"):
-        return f"[{kind} {block.mime_type}, about {len(block.data or '') * 3 // 4} bytes]"
-    if kind == "tool_use":
-        return f"[tool call {block.name} (id {block.id})] {json.dumps(block.input, ensure_ascii=False, sort_keys=True)}"
-    if kind == "tool_result":
-        return f"[tool result for {block.tool_use_id}{' (error)' if block.is_error else ''}] {content_text(block.content)}"
-    if kind == "resource":
-        return getattr(block.resource, "text", None) or f"[resource {block.resource.uri}]"
-    return f"[{kind}]" if kind is not None else ""
 
 
 def safe_mime(value: Any) -> str | None:
@@ -767,15 +738,6 @@ class Table(ShownOnce):
         title = f'<div class="hdr">{esc(self.title)}</div>' if self.title else ""
         notes = "".join(note_html(n) for n in self.notes)
         return {"text/plain": "\n".join(lines + self.notes), "text/html": STYLE + f'<div class="mcpnb">{title}<table><tr>{head}</tr>{body}</table>{notes}</div>'}
-
-
-def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def one_line(text: str | None, width: int) -> str:
-    """``text`` on one line (runs of whitespace as one space), cut to ``width`` characters with "…"."""
-    return _clip(" ".join((text or "").split()), width)
 
 
 def _fold(text: str, width: int) -> list[str]:

@@ -27,8 +27,8 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import FlowError, describe_exception
-from .limits import Limits
-from .redact import masked, secret_arguments
+from .core.limits import Limits
+from .core.redact import masked, secret_arguments
 from .routing import TAG_KEY
 from .ui import FlowUI, HeadlessUI
 

@@ -34,7 +34,7 @@ from datetime import date, datetime
 from typing import Any, Literal
 from urllib.parse import urlparse
 
-from .limits import Limits, schema_size
+from .core.limits import Limits, schema_size
 
 __all__ = ["FALSE_WORDS", "TRUE_WORDS", "Answers", "FieldSpec", "FormModel", "MissingAnswer", "compiled_validator", "parse_answer_value", "wire_problem"]
 

@@ -44,8 +44,8 @@ import ipywidgets as w
 
 from .answering import Question
 from .form_model import CHECKBOX_LIMIT, Answers, FieldSpec, FormModel, wire_problem
-from .redact import is_secret_name
-from .limits import Limits
+from .core.redact import is_secret_name
+from .core.limits import Limits
 
 __all__ = ["ElicitationPanel", "FieldWidget", "summary_html", "url_html"]
 
@@ -448,7 +448,7 @@ def url_html(url: str, note: str = "(the kernel never opens it; press Done when 
     The host and the link come from ``urls.read_url`` (the browser's WHATWG reading), never
     from the raw text: a server cannot make the highlighted host differ from the one opened.
     """
-    from .urls import read_url, visible
+    from .core.urls import read_url, visible
 
     read = read_url(url)
     sent = f'<div class="mcp-url" style="font-family:var(--jp-code-font-family,monospace);word-break:break-all">{html.escape(visible(url))}</div>'

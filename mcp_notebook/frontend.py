@@ -63,7 +63,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from .bridge import KernelLoop
+from .core.threads import KernelLoop
 from .store import Store, parse_flows, read_notebook
 
 __all__ = ["COMM_TARGET", "Frontend"]

@@ -28,10 +28,10 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as w
 
-from .bridge import KernelLoop, Reply
+from .core.threads import KernelLoop, Reply
 from .display import STYLE, FlowReport, badge, esc, log_text, task_line
 from .errors import FlowError
-from .limits import Limits
+from .core.limits import Limits
 from .ui import HeadlessUI
 
 if TYPE_CHECKING:

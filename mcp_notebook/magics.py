@@ -121,7 +121,7 @@ class MCPMagics(Magics, SessionSettings):
         if request is not None and conn.sign_in is not None:  # a person signs in here; the connection opens after
             from IPython.display import display
 
-            from .bridge import KernelLoop
+            from .core.threads import KernelLoop
             from .sign_in_view import SignInPanel
 
             print(f"Connecting {conn.name!r} to {conn.target.describe()}: the server wants you to sign in first. Calls wait for it.")

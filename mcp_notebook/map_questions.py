@@ -25,8 +25,8 @@ import json
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .bridge import KernelLoop, Reply
-from .display import esc
+from .core.threads import KernelLoop, Reply
+from .core.text import esc
 from .errors import FlowError
 from .ui import HeadlessUI
 

@@ -30,11 +30,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from .bridge import KernelLoop
-from .display import Table, content_text, one_line
+from .core.threads import KernelLoop
+from .core.text import content_text, one_line
+from .display import Table
 from .errors import FlowError, SessionError, describe_exception
 from .form_model import Answers
-from .redact import masked, secret_arguments
+from .core.redact import masked, secret_arguments
 
 if TYPE_CHECKING:
     from .connections import Connection

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlparse
 
-from .display import content_text
+from .core.text import content_text
 
 if TYPE_CHECKING:
     from .sampling import ModelConfig

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import ipywidgets as w
 
-from .bridge import Reply
-from .display import content_text, esc
+from .core.threads import Reply
+from .core.text import content_text, esc
 from .sampling import Choice, Reviewed
 
 if TYPE_CHECKING:

@@ -35,11 +35,11 @@ from .errors import FlowError, Note, SessionError, describe_exception
 from .flows import Flow, FlowState, Method
 from .form_model import Answers
 from .frontend import Frontend
-from .limits import Limits
+from .core.limits import Limits
 from .line_expand import line_word
 from .prototype import Prototypes
 from .roots import Roots
-from .runtime import Runtime
+from .core.threads import Runtime
 from .sampling import ModelRouter
 from .auth import CALLBACK_PATH, LoopbackCatcher, OAuthOptions, SignIn, SignInRequest, SignInUnavailable, TokenVault, build_provider
 from .store import SavedFlow, Store
@@ -592,7 +592,7 @@ class Session:
         flow = Flow.from_saved(conn, saved, **options) if saved is not None else Flow(conn, method, name, arguments, **options)
         flow.notebook = self.frontend.path
         if method == "tools/call" and self._shows_apps():
-            from .bridge import KernelLoop
+            from .core.threads import KernelLoop
 
             flow.app_host, flow.app_main = self.apps, getattr(view, "main", None) or KernelLoop()
         self.last_flow = flow

@@ -17,8 +17,9 @@ import time
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from .bridge import KernelLoop
-from .display import Table, one_line, shown_state
+from .core.threads import KernelLoop
+from .core.text import one_line
+from .display import Table, shown_state
 from .ui import HeadlessUI
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .private_table import PrivateTable, data_file
+from .core.private_table import PrivateTable, data_file
 
 __all__ = ["TaskHandles", "TaskOptions", "describe_identity"]
 

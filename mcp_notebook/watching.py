@@ -36,10 +36,11 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from .bridge import KernelLoop
-from .display import STYLE, ResultView, esc, note_html, one_line
+from .core.threads import KernelLoop
+from .core.text import esc, one_line
+from .display import STYLE, ResultView, note_html
 from .errors import FlowError, describe_exception
-from .limits import Limits
+from .core.limits import Limits
 
 if TYPE_CHECKING:
     from mcp.types import ReadResourceResult

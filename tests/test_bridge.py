@@ -1,4 +1,4 @@
-"""The thread bridge (``mcp_notebook.bridge``) across real threads and real loops."""
+"""The thread bridge (``mcp_notebook.core.threads``) across real threads and real loops."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from mcp_notebook.bridge import KernelLoop, Reply, ReplyAlreadySet, to_loop
+from mcp_notebook.core.threads import KernelLoop, Reply, ReplyAlreadySet, to_loop
 
 CELL: contextvars.ContextVar[str] = contextvars.ContextVar("CELL", default="none")
 

@@ -17,11 +17,11 @@ import pytest
 from mcp.types import ElicitRequestFormParams, ElicitResult, ElicitRequestURLParams
 
 from mcp_notebook.answering import Answerer, Question
-from mcp_notebook.bridge import KernelLoop, Reply
+from mcp_notebook.core.threads import KernelLoop, Reply
 from mcp_notebook.errors import FlowError
 from mcp_notebook.flows import FlowState, Progress
 from mcp_notebook.form_model import Answers, FormModel
-from mcp_notebook.limits import Limits
+from mcp_notebook.core.limits import Limits
 from mcp_notebook.live_view import LiveView, MainThread
 from mcp_notebook.providers import SamplingError
 from mcp_notebook.review import HumanReply, PanelHost, ask_on_main

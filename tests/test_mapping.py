@@ -16,7 +16,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from mcp_notebook import mapping
 from mcp_notebook.errors import FlowError
-from mcp_notebook.redact import MASK
+from mcp_notebook.core.redact import MASK
 from mcp_notebook.session import Session
 
 from .conftest import REPO_ROOT, StartHttpServer, get_shell

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from mcp_notebook.runtime import Runtime
+from mcp_notebook.core.threads import Runtime
 
 from .conftest import session_of
 

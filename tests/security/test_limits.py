@@ -36,7 +36,7 @@ from mcp_notebook.display import FlowReport, TraceView
 from mcp_notebook.errors import FlowError
 from mcp_notebook.form_model import Answers, FormModel
 from mcp_notebook.forms import ElicitationPanel
-from mcp_notebook.limits import Limits
+from mcp_notebook.core.limits import Limits
 from mcp_notebook.ui import HeadlessUI
 
 MB = 1_000_000

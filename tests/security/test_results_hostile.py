@@ -20,7 +20,7 @@ from mcp.types import CallToolResult, ListToolsResult, ReadResourceResult, TextC
 
 from mcp_notebook.display import CELL_CHARS, MAX_DEPTH, TABLE_COLUMNS, TABLE_ROWS, FlowReport, ResultView, StructuredView
 from mcp_notebook.form_model import Answers
-from mcp_notebook.limits import Limits
+from mcp_notebook.core.limits import Limits
 from mcp_notebook.safe_markdown import render_markdown
 from mcp_notebook.session import Session, SessionSettings
 

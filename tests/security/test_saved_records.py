@@ -27,7 +27,7 @@ from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
 from mcp_notebook.errors import FlowError
-from mcp_notebook.redact import MASK, is_secret_name, secret_arguments
+from mcp_notebook.core.redact import MASK, is_secret_name, secret_arguments
 from mcp_notebook.store import Store, parse_flows, record_size
 from mcp_notebook.trust import RecordSigner, canonical
 

@@ -1,0 +1,56 @@
+"""Plain text for the page: escaping, one-line cuts, and content blocks read as text.
+
+Every server string that reaches HTML goes through ``esc``; ``one_line`` and ``clip`` bound a
+string for a line of a table or a header; ``content_text`` reads a content block (or a list of
+them) as one plain line, for a model's prompt or a caller that escapes it.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any
+
+__all__ = ["clip", "content_text", "esc", "one_line"]
+
+
+def esc(value: Any) -> str:
+    """``value`` as text that HTML shows as it is (quotes escaped too, so it is safe in attributes)."""
+    return html.escape(str(value), quote=True)
+
+
+def clip(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters, the last one an ellipsis when something was cut."""
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def one_line(text: str | None, width: int) -> str:
+    """``text`` on one line (runs of whitespace as one space), cut to ``width`` characters with "…"."""
+    return clip(" ".join((text or "").split()), width)
+
+
+def content_text(content: Any) -> str:
+    """A content block, or a list of them, as one line of plain text: text as it is, other kinds
+    as short bracketed summaries (blocks joined by spaces).
+
+    Neither escaped nor bounded: for a model's prompt, or for a caller that escapes it (``esc``).
+    A result shown in a cell goes through ``render_content``, which bounds and escapes it.
+    """
+    blocks = content if isinstance(content, list) else [content]
+    return " ".join(part for part in map(_block_text, blocks) if part)
+
+
+def _block_text(block: Any) -> str:
+    kind = getattr(block, "type", None)
+    if kind == "text":
+        return str(block.text)
+    if kind in ("image", "audio"):
+        return f"[{kind} {block.mime_type}, about {len(block.data or '') * 3 // 4} bytes]"
+    if kind == "tool_use":
+        return f"[tool call {block.name} (id {block.id})] {json.dumps(block.input, ensure_ascii=False, sort_keys=True)}"
+    if kind == "tool_result":
+        return f"[tool result for {block.tool_use_id}{' (error)' if block.is_error else ''}] {content_text(block.content)}"
+    if kind == "resource":
+        return getattr(block.resource, "text", None) or f"[resource {block.resource.uri}]"
+    return f"[{kind}]" if kind is not None else ""
+
