@@ -186,7 +186,9 @@ class CellAwait:
         if value.choice is not None:  # a panel first: the click starts the flow this cell then waits for
             try:
                 with _comm_status_replies(self.shell):
-                    started = await _until_done_or_interrupted(value.choice.outcome())
+                    started: Any = value.choice
+                    while hasattr(started, "outcome"):  # Continue may need consent first: a panel after a panel
+                        started = await _until_done_or_interrupted(started.outcome())
             except KeyboardInterrupt:
                 print("Interrupted: nothing was resumed; the panel above still takes your click.")
                 raise

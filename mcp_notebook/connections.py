@@ -677,8 +677,8 @@ class Connection:
                 # kept): a cancel would end it. The server gets a real error code, not our hint.
                 return ErrorData(code=INTERNAL_ERROR, message="No answer in this run; the question stays open for a later resume")
             return ElicitResult(action="cancel")  # the flow keeps the reason and fails with it (Flow.answer_elicitations)
-        except Exception as exc:  # noqa: BLE001 - a bug of ours: the server gets a real code, the log keeps what it was
-            self.logs.append({"level": "error", "logger": "mcp-notebook", "data": f"could not answer an elicitation: {type(exc).__name__}: {exc}"})
+        except Exception as exc:  # noqa: BLE001 - a bug of ours: the server gets a real code, the log its kind (its text may quote answers)
+            self.logs.append({"level": "error", "logger": "mcp-notebook", "data": f"could not answer an elicitation: {type(exc).__name__}"})
             return ErrorData(code=INTERNAL_ERROR, message="The notebook client failed while answering this request")
 
     async def _on_sample(self, context: ClientRequestContext, params: CreateMessageRequestParams) -> CreateMessageResult | CreateMessageResultWithTools | ErrorData:

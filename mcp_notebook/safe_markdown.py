@@ -79,9 +79,31 @@ def _image(self: RendererHTML, tokens: Sequence[Token], idx: int, options: Optio
 _MD = _SafeMarkdown()
 
 
+def _expected_size(tokens: Sequence[Token]) -> int:
+    """About how many characters the HTML of ``tokens`` takes, counted before anything is rendered.
+
+    Parsing is cheap whatever the source; rendering is not when one long reference URL is used
+    thousands of times (each use writes it twice, as ``href`` and ``title``): a 100 KB source could
+    take gigabytes. So the estimate comes first, and a source over the budget is never rendered.
+    """
+    size = 0
+    for token in tokens:
+        size += len(token.content) + 16
+        for child in token.children or ():
+            size += len(child.content) + 16
+            target = child.attrGet("href") or child.attrGet("src")
+            if target:
+                size += 3 * len(str(target))  # href, title, and the label of an image
+    return size
+
+
 def render_markdown(text: str) -> str:
     """``text`` (markdown, already cut to its budget) as inert HTML; the escaped text in a ``<pre>`` when it would grow too large."""
-    rendered: Any = _MD.render(text)
-    if len(rendered) > GROWTH * len(text) + 4096:
+    budget = GROWTH * len(text) + 4096
+    tokens = _MD.parse(text)
+    if _expected_size(tokens) > budget:
+        return f"<pre>{html.escape(text)}</pre>"
+    rendered: Any = _MD.renderer.render(tokens, _MD.options, {})
+    if len(rendered) > budget:
         return f"<pre>{html.escape(text)}</pre>"
     return str(rendered)

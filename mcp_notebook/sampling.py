@@ -98,24 +98,29 @@ class ModelConfig:
         """Whether a request to this model goes to another machine: openai or anthropic, not on a loopback address.
 
         ``echo``, ``callable`` and ``human`` answer inside this kernel. A hosted provider's official
-        endpoint (no base URL) is remote; ``localhost`` (and ``*.localhost``), 127.0.0.0/8 and ``::1``
-        are this machine (a local Ollama, vLLM or LM Studio). Any other name is remote, even one that
-        resolves here: nothing is looked up.
+        endpoint (no base URL) is remote; ``localhost``, 127.0.0.0/8 and ``::1`` are this machine (a
+        local Ollama, vLLM or LM Studio), unless a proxy that httpx would use takes the request
+        elsewhere. Any other name is remote, ``*.localhost`` and names that resolve here included:
+        nothing is looked up, and a resolver need not keep ``*.localhost`` on this machine.
         """
         import ipaddress
+        import urllib.request
         from urllib.parse import urlsplit
 
         if self.provider not in ("openai", "anthropic"):
             return False
         if self.base_url is None:
             return True
-        host = (urlsplit(self.base_url).hostname or "").rstrip(".").lower()
-        if host == "localhost" or host.endswith(".localhost"):
-            return False
-        try:
-            return not ipaddress.ip_address(host).is_loopback
-        except ValueError:
-            return True
+        parts = urlsplit(self.base_url)
+        host = (parts.hostname or "").rstrip(".").lower()
+        if host != "localhost":
+            try:
+                if not ipaddress.ip_address(host).is_loopback:
+                    return True
+            except ValueError:
+                return True
+        proxies = urllib.request.getproxies()  # the environment's proxies, as httpx reads them (trust_env)
+        return bool(proxies.get(parts.scheme) or proxies.get("all")) and not urllib.request.proxy_bypass(host)
 
     @property
     def rated(self) -> bool:

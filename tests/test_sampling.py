@@ -621,7 +621,9 @@ def test_review_always_shows_without_waiting_and_never_shows_nothing(fake: Model
         ("openai", "http://127.0.0.1:8000/v1", False),
         ("openai", "http://127.5.6.7:8000/v1", False),  # all of 127.0.0.0/8
         ("openai", "http://[::1]:8000/v1", False),
-        ("openai", "http://models.localhost/v1", False),
+        ("openai", "http://models.localhost/v1", True),  # a resolver need not keep *.localhost here: not trusted
+        ("openai", "http://127.0.0.1.evil.example/v1", True),
+        ("openai", "http://localhost@evil.example/v1", True),  # user info: the host is evil.example
         ("openai", "http://192.168.1.20:11434/v1", True),  # another machine on the LAN
         ("anthropic", "https://llm.example.com", True),
         ("openai", "http://localhost.example.com/v1", True),  # a name, not this machine
@@ -631,6 +633,18 @@ def test_which_models_leave_the_machine(provider: str, base_url: str | None, lea
     config = ModelConfig("m", provider, "some-model" if provider in ("openai", "anthropic") else None, base_url=base_url, api_key_env="K")
     assert config.leaves_machine is leaves
     assert ModelConfig("f", "callable", "f", function=lambda p: "x").leaves_machine is False
+
+
+def test_a_loopback_model_behind_a_proxy_leaves_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """httpx sends a request through HTTP_PROXY unless NO_PROXY covers the host: then it leaves the machine."""
+    local = ModelConfig("m", "openai", "llama", base_url="http://127.0.0.1:11434/v1", api_key_env="K")
+    for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    assert local.leaves_machine is False
+    monkeypatch.setenv("HTTP_PROXY", "http://proxy.example:3128")
+    assert local.leaves_machine is True
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    assert local.leaves_machine is False
 
 
 def test_default_review_asks_only_where_the_request_leaves_the_machine(fake: ModelServer, ip: Any) -> None:

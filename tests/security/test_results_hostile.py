@@ -35,6 +35,7 @@ MARKDOWN_TAGS = {"p", "h1", "h2", "h3", "h4", "h5", "h6", "em", "strong", "code"
 # ---------------------------------------------------------------------- a server that sends what a test builds
 VALUES: dict[str, Any] = {}  # name -> structured content, set by a test before it calls the tool of that name
 MARKDOWN: dict[str, str] = {}  # uri -> markdown text
+TEXTS: dict[str, str] = {}  # name -> the text block sent beside the structured content (default: its JSON)
 
 
 async def _list_tools(ctx: Any, params: Any) -> ListToolsResult:
@@ -43,7 +44,7 @@ async def _list_tools(ctx: Any, params: Any) -> ListToolsResult:
 
 async def _call_tool(ctx: Any, params: Any) -> CallToolResult:
     value = VALUES[params.name]
-    return CallToolResult(content=[TextContent(type="text", text=json.dumps(value))], structured_content=value)
+    return CallToolResult(content=[TextContent(type="text", text=TEXTS.get(params.name, json.dumps(value)))], structured_content=value)
 
 
 async def _read_resource(ctx: Any, params: Any) -> ReadResourceResult:
@@ -93,6 +94,23 @@ def text_of(html: str) -> str:
             self.parts.append(data)
 
     return "".join(Text(html).parts)
+
+
+# ---------------------------------------------------------------------- a text hidden as a "repeat"
+@pytest.mark.parametrize(
+    ("text", "structured"),
+    [('{"action": "delete /home", "action": "list", "ok": true}', {"action": "list", "ok": True}), ('{"ok": true}', {"ok": 1}), ('{"n": 1.0}', {"n": 1})],
+    ids=["repeated-key", "true-is-not-1", "float-is-not-int"],
+)
+def test_a_text_that_says_something_else_is_never_hidden_as_a_repeat(hub: Session, text: str, structured: dict[str, Any]) -> None:
+    """The text a model reads and the structured content a person sees must not differ unseen."""
+    TEXTS["spoof"] = text
+    try:
+        bundle = report(hub, "spoof", structured)
+    finally:
+        del TEXTS["spoof"]
+    shown = text_of(body(bundle["text/html"]))
+    assert text in shown and bundle["text/plain"].startswith(text)
 
 
 # ---------------------------------------------------------------------- tables
@@ -231,6 +249,24 @@ def test_markdown_that_grows_is_shown_as_escaped_text() -> None:
     html = render_markdown(text)
     assert html.startswith("<pre>") and len(html) < 2 * len(text)  # 40 MB of repeated links refused
     assert "<a " not in html
+
+
+@pytest.mark.parametrize("form", ["![x]", "[x]"], ids=["images", "links"])
+def test_one_long_reference_used_many_times_is_never_rendered(form: str) -> None:
+    """About 100 KB of source (within the default budget) that would render to gigabytes: refused from the parse."""
+    import tracemalloc
+
+    text = "[x]: http://" + "a" * 60_000 + "\n\n" + form * 10_000
+    tracemalloc.start()
+    try:
+        started = time.perf_counter()
+        html = render_markdown(text)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert html.startswith("<pre>") and "<a " not in html
+    assert peak < 200 * 1024 * 1024, f"rendering took {peak // 2**20} MB"  # it took 2.3 GB when measured after rendering
+    assert time.perf_counter() - started < 5
 
 
 @pytest.mark.parametrize(
