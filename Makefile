@@ -15,8 +15,10 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev]'
-	# the installed labextension is a link to mcp_notebook/labextension, so a rebuilt bundle is what pages load
-	$(BIN)/jupyter labextension develop . --overwrite >/dev/null
+	# the installed labextension is a link to mcp_notebook/labextension (as `jupyter labextension develop`
+	# makes it), so a rebuilt bundle is what pages load; the editable install alone copies it once
+	rm -rf $(VENV)/share/jupyter/labextensions/mcp-notebook
+	ln -s $(CURDIR)/mcp_notebook/labextension $(VENV)/share/jupyter/labextensions/mcp-notebook
 	$(BIN)/jupyter labextension list 2>&1 | grep -q "mcp-notebook" || echo "note: labextension not listed (see labextension/README.md)"
 	touch $@
 

@@ -53,7 +53,7 @@ def test_save_close_reopen_resume(front: Front, demo_url: str) -> None:  # noqa:
 
     front.run_all()
     offer = cell.locator(".mcp-resume-offer")
-    expect(offer).to_contain_text("waiting for input")
+    expect(offer).to_contain_text("waiting for input", timeout=60_000)  # Run All reaches it after the cells above
     offer.get_by_role("button", name="Continue").click()
 
     form = cell.locator(".mcp-elicitation").last
