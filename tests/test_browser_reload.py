@@ -94,8 +94,19 @@ def expect_one_report(cell: Any) -> None:
 
 
 def saved_report(url: str, name: str) -> list[dict[str, Any]]:
-    """The outputs of the flow's cell in the saved file."""
-    return list(api(url, f"contents/{name}?content=1")["content"]["cells"][2]["outputs"])
+    """The outputs of the flow's cell in the saved file; ``[]`` while the server is still writing it.
+
+    Caught mid-write, the contents API answers 400 "Unreadable Notebook" or 500 (as ``browser.saved_flows`` says).
+    """
+    import urllib.error
+
+    try:
+        model = api(url, f"contents/{name}?content=1")
+    except urllib.error.HTTPError as exc:
+        if exc.code == 400 or exc.code >= 500:
+            return []
+        raise
+    return list(model["content"]["cells"][2]["outputs"])
 
 
 def check_saved(url: str, name: str) -> dict[str, Any]:

@@ -167,19 +167,28 @@ _STATE = """() => {
     status: panel.sessionContext.kernelDisplayStatus,
     counts: cells.map(c => c.model.type === 'code' ? c.model.executionCount : 'md'),
     replies: window.__mcpnbReplies.slice(),
+    idle: window.__mcpnbIdle,
   };
 }"""
 
 _COUNT_REPLIES = """() => {
   window.__mcpnbReplies = [];
+  window.__mcpnbIdle = 0;
   const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
   kernel.anyMessage.connect((_, args) => {
     const msg = args.msg;
-    if (args.direction === 'recv' && msg.header.msg_type === 'execute_reply') window.__mcpnbReplies.push(msg.content.status);
+    if (args.direction !== 'recv') return;
+    if (msg.header.msg_type === 'execute_reply') window.__mcpnbReplies.push(msg.content.status);
+    const parent = msg.parent_header || {};
+    if (msg.header.msg_type === 'status' && msg.content.execution_state === 'idle' && parent.msg_type === 'execute_request') window.__mcpnbIdle++;
   });
 }"""
-"""Counts the kernel's execute replies. A cell's prompt is not enough to tell that it ran: JupyterLab
-leaves it empty when the cell's reply overtakes its iopub messages by far (seen now and then)."""
+"""Counts the kernel's execute replies (shell) and the idle status that ends each request's iopub messages.
+
+A cell's prompt is not enough to tell that it ran: JupyterLab leaves it empty when the cell's reply
+overtakes its iopub messages by far (seen now and then). Nor is the reply enough to tell its outputs
+arrived: the idle status is the last iopub message of a request, so when every request has its idle,
+every output is in the page (tutorial 08's App bundles made a cell's outputs come after the save)."""
 
 
 def _run_all_with_clicks(front: Front, name: str, clicks: list[Click]) -> None:
@@ -203,7 +212,7 @@ def _run_all_with_clicks(front: Front, name: str, clicks: list[Click]) -> None:
                 progress = time.monotonic()
         replies = state["replies"]
         assert "aborted" not in replies, f"{name}: Run All stopped at an error (the kernel aborted the cells after it)"
-        if state["status"] == "idle" and len(replies) >= cells and not pending:
+        if state["status"] == "idle" and len(replies) >= cells and state["idle"] >= cells and not pending:
             return
         if state != last:
             last, progress = state, time.monotonic()
