@@ -46,9 +46,9 @@ def build_ours(schema: dict[str, Any]) -> Any:
     """What the notebook does for one request: the form model, then the panel."""
     from mcp.types import ElicitRequestFormParams
 
-    from mcp_notebook.answering import Question
-    from mcp_notebook.form_model import Answers, FormModel
-    from mcp_notebook.forms import ElicitationPanel
+    from mcp_notebook.flows.answering import Question
+    from mcp_notebook.forms.model import Answers, FormModel
+    from mcp_notebook.forms.widgets import ElicitationPanel
 
     params = ElicitRequestFormParams(message="Fill in the form", requested_schema=schema)
     question = Question("q", params, FormModel.from_schema(params.requested_schema, params.message))

@@ -32,7 +32,7 @@ TARGET = 1.10
 
 def measure(label: str, target: Any, raw_target: Any, rows: int, concurrency: int, blocks: int) -> dict[str, float]:
     from mcp_notebook import mapping
-    from mcp_notebook.session import Session
+    from mcp_notebook.session.session import Session
 
     session = Session()
     conn = session.connect(label, target)

@@ -90,8 +90,8 @@ def sizes(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def restore(template: dict[str, Any], count: int, repeat: int) -> dict[str, float]:
-    from mcp_notebook.frontend import Frontend
-    from mcp_notebook.store import Store
+    from mcp_notebook.notebook.frontend import Frontend
+    from mcp_notebook.flows.store import Store
 
     flows = {}
     for i in range(count):

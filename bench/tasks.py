@@ -169,8 +169,8 @@ async def raw_2026(client: Any, models: dict[str, Any], duration: float, poll_ms
 # ---------------------------------------------------------------------- one generation
 def measure(generation: Generation, args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     """The blocks of 100 tasks (wall time, load), then one light block a side (load only)."""
-    from mcp_notebook.session import Session
-    from mcp_notebook.tasks import TaskHandles, TaskOptions
+    from mcp_notebook.session.session import Session
+    from mcp_notebook.wire.tasks import TaskHandles, TaskOptions
 
     poll_ms = args.poll_ms
     models = raw_models()

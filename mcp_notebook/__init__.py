@@ -14,9 +14,9 @@ __version__ = "0.1.0"
 __all__ = ["Flow", "call", "connect", "load_ipython_extension", "map", "map_async", "prompt", "read", "unload_ipython_extension"]
 
 if TYPE_CHECKING:
-    from .api import call, connect, prompt, read
-    from .flows import Flow
-    from .mapping import map, map_async
+    from .session.api import call, connect, prompt, read
+    from .flows.flow import Flow
+    from .mapping.map import map, map_async
 
 
 def load_ipython_extension(ipython: Any) -> None:
@@ -25,8 +25,8 @@ def load_ipython_extension(ipython: Any) -> None:
     The greeting asks the JupyterLab extension for the flows saved in the notebook; its answer
     arrives after this cell, so ``%mcp flows`` / ``%mcp resume`` in a later cell see them.
     """
-    from .completion import register
-    from .magics import MCPMagics
+    from .magics.completion import register
+    from .magics.magics import MCPMagics
 
     ipython.register_magics(MCPMagics)
     magics = ipython.magics_manager.registry["MCPMagics"]
@@ -38,7 +38,7 @@ def load_ipython_extension(ipython: Any) -> None:
 
 def _await_calls_in_cells(ipython: Any, magics: Any) -> None:
     """A call ends its cell when its flow ends (``cell_await``), where the kernel hears clicks while a cell awaits."""
-    from .cell_await import CellAwait, kernel_hears_comms_while_awaiting
+    from .magics.cell_await import CellAwait, kernel_hears_comms_while_awaiting
 
     if not hasattr(ipython, "input_transformers_post"):
         return  # not an IPython shell that transforms input
@@ -57,9 +57,9 @@ def unload_ipython_extension(ipython: Any) -> None:
 
     Connections end in state ``closed``; a later ``%load_ext`` (or any use) starts a fresh loop.
     """
-    from .completion import unregister
+    from .magics.completion import unregister
 
-    from .cell_await import CellAwait
+    from .magics.cell_await import CellAwait
 
     unregister(ipython)
     if hasattr(ipython, "input_transformers_post"):
@@ -74,8 +74,8 @@ def _jupyter_labextension_paths() -> list[dict[str, str]]:
 
 
 def _jupyter_server_extension_points() -> list[dict[str, str]]:
-    """The Jupyter Server extension: the OAuth sign-in callback (``server_extension.py``)."""
-    return [{"module": "mcp_notebook.server_extension"}]
+    """The Jupyter Server extension: the OAuth sign-in callback (``auth/server_extension.py``)."""
+    return [{"module": "mcp_notebook.auth.server_extension"}]
 
 
 def __dir__() -> list[str]:
@@ -85,15 +85,15 @@ def __dir__() -> list[str]:
 
 def __getattr__(name: str) -> Any:
     if name in ("connect", "call", "prompt", "read"):
-        from . import api
+        from .session import api
 
         return getattr(api, name)
     if name == "Flow":
-        from .flows import Flow
+        from .flows.flow import Flow
 
         return Flow
     if name in ("map", "map_async"):
-        from . import mapping
+        from .mapping import map as mapping
 
         return getattr(mapping, name)
     raise AttributeError(f"module 'mcp_notebook' has no attribute {name!r}")

@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 import mcp_notebook
-from mcp_notebook.display import TraceView
+from mcp_notebook.notebook.display import TraceView
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "images" / "trace.png"
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]

@@ -1,4 +1,4 @@
-"""`mcp_notebook.args`: key=value words, --json and cell bodies, typed against a tool's input schema."""
+"""`mcp_notebook.magics.args`: key=value words, --json and cell bodies, typed against a tool's input schema."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from IPython.core.error import UsageError
 
-from mcp_notebook.args import build_arguments, convert, describe_parameters, parse_body, parse_json_object, parse_pairs
-from mcp_notebook.form_model import FALSE_WORDS, TRUE_WORDS
+from mcp_notebook.magics.args import build_arguments, convert, describe_parameters, parse_body, parse_json_object, parse_pairs
+from mcp_notebook.forms.model import FALSE_WORDS, TRUE_WORDS
 
 
 def schema(props: dict[str, Any], required: list[str] | None = None, **extra: Any) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 import mcp_notebook
-from mcp_notebook.api import default_session
+from mcp_notebook.session.api import default_session
 from mcp_notebook.errors import FlowError
 
 from .conftest import free_port

@@ -10,7 +10,7 @@ import ast
 
 from IPython.core.inputtransformer2 import TransformerManager
 
-from mcp_notebook.cell_await import HELPER, kernel_hears_comms_while_awaiting, rewrite
+from mcp_notebook.magics.cell_await import HELPER, kernel_hears_comms_while_awaiting, rewrite
 
 
 def transformed(cell: str) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from mcp_notebook.magic_grammar import build_parsers
+from mcp_notebook.magics.grammar import build_parsers
 
 from .conftest import REPO_ROOT
 from .kernel_harness import Kernel, running_kernel
@@ -122,7 +122,7 @@ def ping_lag() -> str:
 
 
 %load_ext mcp_notebook
-from mcp_notebook.completion import completer_of, register
+from mcp_notebook.magics.completion import completer_of, register
 register(get_ipython(), get_ipython().magics_manager.registry["MCPMagics"].session)
 %mcp connect shop shop_server
 '''
@@ -319,7 +319,7 @@ def test_register_again_replaces_and_unregister_removes(kernel: Kernel) -> None:
     count = "print(sum(getattr(m, 'matcher_identifier', '') == 'mcp_notebook.completion' for m in get_ipython().Completer.custom_matchers))"
     kernel.execute("register(get_ipython(), get_ipython().magics_manager.registry['MCPMagics'].session)")
     assert printed(kernel, count) == "1"
-    kernel.execute("from mcp_notebook.completion import unregister\nunregister(get_ipython())")
+    kernel.execute("from mcp_notebook.magics.completion import unregister\nunregister(get_ipython())")
     try:
         assert printed(kernel, count) == "0"
         assert "shop." not in complete(kernel, "%mcp call ")

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from IPython.core.error import UsageError
 
-from mcp_notebook.configs import (
+from mcp_notebook.wire.configs import (
     COLUMNS,
     ConfigError,
     _parse_jsonc,
@@ -27,7 +27,7 @@ from mcp_notebook.configs import (
     references,
     user_config_paths,
 )
-from mcp_notebook.session import CallOptions, Session
+from mcp_notebook.session.session import CallOptions, Session
 
 DEMO = {"command": sys.executable, "args": ["-m", "mcp_notebook.demo", "demo"]}
 

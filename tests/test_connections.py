@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from mcp_notebook.errors import FlowError
-from mcp_notebook.magic_hints import for_magics
+from mcp_notebook.magics.hints import for_magics
 
 from .conftest import REPO_ROOT
 
@@ -292,7 +292,7 @@ def test_connect_timeout_from_read_timeout(ip: Any) -> None:
 
 
 def test_connect_timeout_setting_ends_a_silent_stdio_server(ip: Any) -> None:
-    from mcp_notebook.session import SessionSettings
+    from mcp_notebook.session.session import SessionSettings
 
     assert SessionSettings().connect_timeout == 30.0
     ip.run_line_magic("config", "MCPMagics.connect_timeout = 1.5")

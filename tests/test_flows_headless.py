@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from IPython.core.error import UsageError
 
-from mcp_notebook.display import FlowReport
+from mcp_notebook.notebook.display import FlowReport
 from mcp_notebook.errors import FlowError
 
 from .conftest import REPO_ROOT
@@ -119,7 +119,7 @@ def test_tool_error_is_shown_as_error_and_fails_the_cell(ip: Any, servers: Any, 
     assert out.count("kaputt") == 1 and "Tool error: Error executing tool fail: kaputt" in out and "Traceback" not in out
     result = ip.user_ns["failed_result"]
     assert result.is_error and result.content[0].text == "Error executing tool fail: kaputt"
-    from mcp_notebook.api import default_session
+    from mcp_notebook.session.api import default_session
 
     flow = default_session().last_flow
     assert flow.state.value == "done" and flow.error is None  # nothing to resume: the exchange finished
@@ -301,7 +301,7 @@ def test_unanswered_question_fails_the_cell_in_both_generations(ip: Any, servers
     ("--decline other --cancel", "Provisioning cancelled: the user cancelled."),
 ])  # fmt: skip
 def test_decline_and_cancel_headless(ip: Any, servers: Any, generation: str, flags: str, text: str) -> None:
-    from mcp_notebook.api import default_session
+    from mcp_notebook.session.api import default_session
 
     with pytest.raises(FlowError) as raised:  # the provisioner answers a refusal with isError: the cell fails, -o still binds
         call(ip, f"call prov_inproc_{generation}.provision name=orders {flags} --no-save -o refused")
@@ -321,7 +321,7 @@ def test_decline_names_a_question_that_is_not_asked(ip: Any, servers: Any) -> No
 
 def test_unknown_server_prefix_with_one_server_open() -> None:
     """``nosuch.tool`` with one server open: no server ``nosuch`` (naming the open one), not "no tool"."""
-    from mcp_notebook.session import Session
+    from mcp_notebook.session.session import Session
 
     session = Session()
     try:

@@ -34,12 +34,12 @@ from mcp.types import (
 )
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from mcp_notebook.answering import Question
-from mcp_notebook.session import Session
+from mcp_notebook.flows.answering import Question
+from mcp_notebook.session.session import Session
 from mcp_notebook.errors import FlowError
-from mcp_notebook.form_model import Answers, FormModel, wire_problem
-from mcp_notebook.forms import ElicitationPanel, FieldWidget, url_html
-from mcp_notebook.ui import HeadlessUI
+from mcp_notebook.forms.model import Answers, FormModel, wire_problem
+from mcp_notebook.forms.widgets import ElicitationPanel, FieldWidget, url_html
+from mcp_notebook.flows.ui import HeadlessUI
 
 GENERATIONS = ["auto", "legacy"]  # auto negotiates 2026-07-28 in-process; legacy is 2025-11-25
 
@@ -690,7 +690,7 @@ def test_wire_problem() -> None:
 
 def test_answer_text_field_keeps_the_text_as_typed() -> None:
     """``--answer value=1.50``: a string field gets "1.50", a number field 1.5 (issue 11, item 9)."""
-    from mcp_notebook.magic_grammar import build_parsers, call_options
+    from mcp_notebook.magics.grammar import build_parsers, call_options
 
     ns, _ = build_parsers()["call"].parse(["s.t", "--answer", "value=1.50", "--answer", "n=1.50", "--answer", "code=1e3", "--answer", "flag=true"])
     options = call_options(ns)

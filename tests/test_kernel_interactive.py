@@ -138,7 +138,7 @@ def test_interrupt_cancels_the_flow_and_says_so(kernel: Kernel) -> None:
     text = kernel.text_of_cell(cell)
     assert "Interrupted: prov.provision stopped waiting here; it stays saved as flow " in text
     assert [m["content"]["ename"] for m in kernel.for_cell(cell) if m["msg_type"] == "error"] == ["KeyboardInterrupt"]
-    probe = kernel.execute("from mcp_notebook.api import default_session\nprint([r['id'] for r in default_session().store.all() if r['arguments'] == {'name': 'interrupted'}])")
+    probe = kernel.execute("from mcp_notebook.session.api import default_session\nprint([r['id'] for r in default_session().store.all() if r['arguments'] == {'name': 'interrupted'}])")
     (flow_id,) = eval(kernel.text_of_cell(probe))  # noqa: S307 - the kernel printed a list of ids
     assert f"%mcp resume {flow_id} continues it" in text  # a shutdown interrupts first: the saved flow must survive it
     kernel.execute(f"%mcp forget {flow_id}")

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_notebook.line_expand import expand_braces, line_word, strip_comment, typed_word
+from mcp_notebook.magics.line_expand import expand_braces, line_word, strip_comment, typed_word
 
 NS: dict[str, Any] = {"sys": sys, "name": "orders", "n": 3, "spaced": "/tmp/my dir/python"}
 
@@ -56,7 +56,7 @@ def test_expansion_in_a_real_shell_reaches_the_server() -> None:
     ("# all comment", ""),
 ])  # fmt: skip
 def test_strip_comment(line: str, kept: str) -> None:
-    from mcp_notebook.line_expand import strip_comment
+    from mcp_notebook.magics.line_expand import strip_comment
 
     assert strip_comment(line) == kept
 
@@ -80,7 +80,7 @@ def test_line_word(text: str, word: str) -> None:
 
 def _reads_back(word: str, ns: dict[str, Any]) -> list[str]:
     """The words the magic reads from a line holding ``word``: comment stripped, braces expanded, split."""
-    from mcp_notebook.magics import MCPMagics
+    from mcp_notebook.magics.magics import MCPMagics
 
     return MCPMagics._split(expand_braces(strip_comment(word), ns))
 

@@ -16,18 +16,18 @@ from typing import Any
 import pytest
 from mcp.types import ElicitRequestFormParams, ElicitResult, ElicitRequestURLParams
 
-from mcp_notebook.answering import Answerer, Question
+from mcp_notebook.flows.answering import Answerer, Question
 from mcp_notebook.core.threads import KernelLoop, Reply
 from mcp_notebook.errors import FlowError
-from mcp_notebook.flows import FlowState, Progress
-from mcp_notebook.form_model import Answers, FormModel
+from mcp_notebook.flows.flow import FlowState, Progress
+from mcp_notebook.forms.model import Answers, FormModel
 from mcp_notebook.core.limits import Limits
-from mcp_notebook.live_view import LiveView, MainThread
-from mcp_notebook.providers import SamplingError
-from mcp_notebook.review import HumanReply, PanelHost, ask_on_main
-from mcp_notebook.sampling import Choice, ModelConfig, Reviewed
-from mcp_notebook.session import Session
-from mcp_notebook.ui import FlowUI, HeadlessUI
+from mcp_notebook.notebook.live_view import LiveView, MainThread
+from mcp_notebook.sampling.providers import SamplingError
+from mcp_notebook.notebook.review import HumanReply, PanelHost, ask_on_main
+from mcp_notebook.sampling.router import Choice, ModelConfig, Reviewed
+from mcp_notebook.session.session import Session
+from mcp_notebook.flows.ui import FlowUI, HeadlessUI
 
 
 def fake_flow(**changes: Any) -> Any:

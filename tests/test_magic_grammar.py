@@ -1,4 +1,4 @@
-"""`mcp_notebook.magic_grammar`: the argparse table of ``%mcp``, its ``--help``, errors and fast path."""
+"""`mcp_notebook.magics.grammar`: the argparse table of ``%mcp``, its ``--help``, errors and fast path."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from IPython.core.error import UsageError
 
-from mcp_notebook.magic_grammar import SUMMARY, Help, Parser, build_parsers, fresh_namespace
+from mcp_notebook.magics.grammar import SUMMARY, Help, Parser, build_parsers, fresh_namespace
 
 SUBCOMMANDS = {
     "connect", "servers", "log", "disconnect", "tools", "prompts", "resources", "call", "prompt", "read",
@@ -189,8 +189,8 @@ def test_fresh_namespace() -> None:
 
 def test_help_names_every_setting(capsys: pytest.CaptureFixture[str]) -> None:
     """`%mcp --help` lists every %config MCPMagics setting (connect_timeout was missing)."""
-    from mcp_notebook.magics import MCPMagics
-    from mcp_notebook.session import SessionSettings
+    from mcp_notebook.magics.magics import MCPMagics
+    from mcp_notebook.session.session import SessionSettings
 
     from .conftest import get_shell
 

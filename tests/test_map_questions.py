@@ -104,7 +104,7 @@ def region_fields(kernel: Kernel) -> list[str]:
 
 def test_without_a_person_the_rows_fail_unanswered_and_the_table_says_how_to_answer(kernel: Kernel) -> None:
     cell = kernel.execute(
-        "try:\n    await mcp_notebook.map_async('demo.provision_db', [{'name': 'x'}])\nexcept mcp_notebook.mapping.MapError as e:\n    print(e.failures[0][2].kind, e.failures[0][2].missing_field)\n    print(e)",
+        "try:\n    await mcp_notebook.map_async('demo.provision_db', [{'name': 'x'}])\nexcept mcp_notebook.mapping.map.MapError as e:\n    print(e.failures[0][2].kind, e.failures[0][2].missing_field)\n    print(e)",
         allow_stdin=False,
     )
     text = kernel.text_of_cell(cell)

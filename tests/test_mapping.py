@@ -17,7 +17,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_notebook import mapping
 from mcp_notebook.errors import FlowError
 from mcp_notebook.core.redact import MASK
-from mcp_notebook.session import Session
+from mcp_notebook.session.session import Session
 
 from .conftest import REPO_ROOT, StartHttpServer, get_shell
 from .kernel_harness import running_kernel
@@ -188,7 +188,7 @@ def test_bad_input_is_refused_before_any_call(session: Session) -> None:
 
 def test_map_magic_reads_the_notebook_variable(session: Session) -> None:
     from mcp_notebook.demo import make_demo
-    from mcp_notebook.form_model import Answers
+    from mcp_notebook.forms.model import Answers
 
     session.connect("demo", make_demo())
     namespace = {"names": pd.DataFrame({"name": ["a", "b"], "x": [1, 2]})}
@@ -354,7 +354,7 @@ def test_a_row_cancelled_while_waiting_its_turn_leaves_the_shown_form_alone(sess
     import time
 
     from mcp_notebook.demo import make_demo
-    from mcp_notebook.map_questions import MapQuestions
+    from mcp_notebook.mapping.questions import MapQuestions
 
     conn = session.connect("demo", make_demo())
     questions = MapQuestions(session.tool_schema_sync(conn, "provision_db"), "demo.provision_db", stop=lambda: None)  # no kernel loop: drawn at once

@@ -26,9 +26,9 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 import httpx2
 import pytest
 
-from mcp_notebook.auth import TokenVault
+from mcp_notebook.auth.oauth import TokenVault
 from mcp_notebook.errors import FlowError
-from mcp_notebook.session import Session
+from mcp_notebook.session.session import Session
 
 from .conftest import REPO_ROOT, free_port
 from .kernel_harness import Kernel
@@ -302,8 +302,8 @@ def test_kernel_headless_refuses_interactive_panel_and_paste_back(server: OAuthS
 
 def test_saved_flow_resumes_in_a_new_kernel_with_the_stored_token(vault: TokenVault) -> None:
     """The record says only that the server needs sign-in; a new session reuses the kept token (no new sign-in)."""
-    from mcp_notebook.form_model import Answers
-    from mcp_notebook.session import CallOptions
+    from mcp_notebook.forms.model import Answers
+    from mcp_notebook.session.session import CallOptions
 
     with running_oauth_server(consent="auto") as srv:
         first = new_session(vault, browser())

@@ -29,9 +29,9 @@ from typing import Any
 import pytest
 
 import mcp_notebook
-from mcp_notebook.api import default_session
-from mcp_notebook.form_model import Answers
-from mcp_notebook.session import Session
+from mcp_notebook.session.api import default_session
+from mcp_notebook.forms.model import Answers
+from mcp_notebook.session.session import Session
 
 from .model_server import ModelServer
 from .peers import servers
@@ -288,7 +288,7 @@ def test_fastmcp4_elicit_on_legacy_answered_by_presets(fastmcp4_legacy: str) -> 
 def test_fastmcp4_elicit_on_2026_says_to_connect_legacy(fastmcp4: str) -> None:
     """Issue 11 item 4: FastMCP 4 refuses ctx.elicit on 2026-07-28 with a tool error; the flow says what to do."""
     from mcp_notebook.errors import FlowError
-    from mcp_notebook.magic_hints import for_magics
+    from mcp_notebook.magics.hints import for_magics
 
     flow = mcp_notebook.call(f"{fastmcp4}.book_table", {"restaurant": "Chez Panisse"}, answers={"guests": 4, "name": "Ada"})
     with pytest.raises(FlowError) as info:

@@ -16,9 +16,9 @@ import pytest
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from mcp_notebook.display import OPEN_DEPTH, FlowReport, shown_state
-from mcp_notebook.form_model import Answers
-from mcp_notebook.session import Session
+from mcp_notebook.notebook.display import OPEN_DEPTH, FlowReport, shown_state
+from mcp_notebook.forms.model import Answers
+from mcp_notebook.session.session import Session
 
 from .security.test_render import Tags, assert_inert
 

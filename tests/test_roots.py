@@ -29,7 +29,7 @@ from mcp.types import (
     Tool,
 )
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
-from mcp_notebook.roots import Roots
+from mcp_notebook.wire.roots import Roots
 
 from .conftest import REPO_ROOT
 

@@ -32,11 +32,11 @@ from mcp.types import (
     ToolResultContent,
     ToolUseContent,
 )
-from mcp_notebook.display import FlowReport
+from mcp_notebook.notebook.display import FlowReport
 from mcp_notebook.errors import FlowError
-from mcp_notebook.providers import SamplingContext, SamplingError, anthropic_payload, create_message, openai_payload
-from mcp_notebook.sampling import ModelConfig, ModelRouter, Reviewed
-from mcp_notebook.ui import HeadlessUI
+from mcp_notebook.sampling.providers import SamplingContext, SamplingError, anthropic_payload, create_message, openai_payload
+from mcp_notebook.sampling.router import ModelConfig, ModelRouter, Reviewed
+from mcp_notebook.flows.ui import HeadlessUI
 
 from .model_server import ModelServer, Reply
 
@@ -559,7 +559,7 @@ def _start(conn: str, ui: Any, text: str = "the cat") -> Any:
 
 @pytest.mark.parametrize("generation", GENERATIONS)
 def test_review_edits_reach_the_model_and_the_server(fake: ModelServer, ip: Any, generation: str) -> None:
-    from mcp_notebook.review import edit_reply, edit_request
+    from mcp_notebook.notebook.review import edit_reply, edit_request
 
     add_fake(ip, fake, "gpt", "openai")
     mcp(ip, "model use gpt")
@@ -678,8 +678,8 @@ def test_review_panels_edit_request_and_reply_without_a_kernel() -> None:
     """The widgets' own logic, with ipywidgets' dummy comms (the kernel tests below click them for real)."""
     from mcp.types import CreateMessageResultWithTools
 
-    from mcp_notebook.review import ReplyReview, RequestReview
-    from mcp_notebook.sampling import Choice
+    from mcp_notebook.notebook.review import ReplyReview, RequestReview
+    from mcp_notebook.sampling.router import Choice
 
     got: list[Any] = []
     p = params(system_prompt="sys", max_tokens=30)

@@ -29,9 +29,9 @@ from urllib.parse import quote, quote_plus
 import httpx2
 import pytest
 
-from mcp_notebook.frontend import Frontend, _answers_where_sent, checked_page_url
-from mcp_notebook.server_extension import CallbackResults
-from mcp_notebook.store import Store
+from mcp_notebook.notebook.frontend import Frontend, _answers_where_sent, checked_page_url
+from mcp_notebook.auth.server_extension import CallbackResults
+from mcp_notebook.flows.store import Store
 
 from .browser import APPS, Front, chromium_page, notebook, running_lab, wait_for
 from .conftest import REPO_ROOT, free_port

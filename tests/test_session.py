@@ -16,9 +16,9 @@ import pytest
 from IPython.core.error import UsageError
 
 from mcp_notebook.errors import FlowError, Note, SessionError
-from mcp_notebook.form_model import Answers
-from mcp_notebook.magic_hints import for_magics, with_hint
-from mcp_notebook.session import CallOptions, Session
+from mcp_notebook.forms.model import Answers
+from mcp_notebook.magics.hints import for_magics, with_hint
+from mcp_notebook.session.session import CallOptions, Session
 
 DEMO = "mcp_notebook.demo:demo"
 

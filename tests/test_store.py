@@ -9,8 +9,8 @@ from typing import Any
 import nbformat
 import pytest
 
-from mcp_notebook.frontend import NOT_SAVED_NOTICE, Frontend
-from mcp_notebook.store import Store, age, check_record, parse_block, questions, read_notebook
+from mcp_notebook.notebook.frontend import NOT_SAVED_NOTICE, Frontend
+from mcp_notebook.flows.store import Store, age, check_record, parse_block, questions, read_notebook
 
 
 def record(flow_id: str = "f1", **changes: Any) -> dict[str, Any]:
@@ -152,7 +152,7 @@ def test_reconnect_restore_puts_back_what_the_kernel_knows() -> None:
 
 def test_reports_are_kept_until_a_page_shows_them_and_sent_again_on_restore() -> None:
     """A settled report goes to the page; until some page answers ``shown``, every restore sends it again (at most 20 kept)."""
-    from mcp_notebook.frontend import REPORTS_KEPT
+    from mcp_notebook.notebook.frontend import REPORTS_KEPT
 
     fe, comm = frontend()
     output = {"output_type": "display_data", "data": {"text/plain": "done"}, "metadata": {"mcp_notebook": {"display_id": "d0", "final": True}}}
@@ -220,8 +220,8 @@ def test_session_file_is_read_once(tmp_path: Path) -> None:
 
 
 def test_saved_flow_round_trips_the_dict_form_and_its_signature() -> None:
-    from mcp_notebook.store import SavedFlow, check_record
-    from mcp_notebook.trust import RecordSigner
+    from mcp_notebook.flows.store import SavedFlow, check_record
+    from mcp_notebook.flows.trust import RecordSigner
 
     signer = RecordSigner(b"k")
     full = signer.sign({

@@ -21,14 +21,14 @@ from typing import Any
 import httpx2
 import pytest
 
-from mcp_notebook.display import FlowReport, shown_state
+from mcp_notebook.notebook.display import FlowReport, shown_state
 from mcp_notebook.errors import FlowError
-from mcp_notebook.flows import FlowState
-from mcp_notebook.form_model import Answers
-from mcp_notebook.magic_hints import for_magics
-from mcp_notebook.session import CallOptions, Session
-from mcp_notebook.task_board import _state
-from mcp_notebook.tasks import TaskHandles, TaskOptions
+from mcp_notebook.flows.flow import FlowState
+from mcp_notebook.forms.model import Answers
+from mcp_notebook.magics.hints import for_magics
+from mcp_notebook.session.session import CallOptions, Session
+from mcp_notebook.notebook.task_board import _state
+from mcp_notebook.wire.tasks import TaskHandles, TaskOptions
 from tests import task_servers as ts
 
 pytestmark = pytest.mark.timeout(180)

@@ -27,13 +27,13 @@ from typing import Any
 
 import pytest
 
-from mcp_notebook.connections import Connection
+from mcp_notebook.wire.connection import Connection
 from mcp_notebook.errors import FlowError
-from mcp_notebook.flows import Flow, FlowState
-from mcp_notebook.form_model import Answers
-from mcp_notebook.session import Session
-from mcp_notebook.tasks import TaskHandles, TaskOptions, fingerprint
-from mcp_notebook.ui import HeadlessUI
+from mcp_notebook.flows.flow import Flow, FlowState
+from mcp_notebook.forms.model import Answers
+from mcp_notebook.session.session import Session
+from mcp_notebook.wire.tasks import TaskHandles, TaskOptions, fingerprint
+from mcp_notebook.flows.ui import HeadlessUI
 
 from .peers import servers
 

@@ -112,7 +112,7 @@ old_loud = Undeclared(
 )
 
 %load_ext mcp_notebook
-from mcp_notebook.watching import Watches
+from mcp_notebook.notebook.watching import Watches
 w = Watches(get_ipython().magics_manager.registry["MCPMagics"].session)
 """
 

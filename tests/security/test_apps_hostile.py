@@ -16,10 +16,10 @@ from mcp.server.apps import Apps
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.resources import TextResource
 
-from mcp_notebook.apps import MAX_HTML_CHARS, OUTPUT_MIME
-from mcp_notebook.display import FlowReport
-from mcp_notebook.session import CallOptions, Session
-from mcp_notebook.trust import RecordSigner
+from mcp_notebook.notebook.apps import MAX_HTML_CHARS, OUTPUT_MIME
+from mcp_notebook.notebook.display import FlowReport
+from mcp_notebook.session.session import CallOptions, Session
+from mcp_notebook.flows.trust import RecordSigner
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -168,8 +168,8 @@ def test_the_users_own_app_output_activates_with_its_saved_data(session: Session
 
 def test_a_tools_visibility_is_read_as_known_words_and_shown_as_text(session: Session) -> None:
     """``_meta.ui.visibility`` is server text: only "model" and "app" are read, from a bounded prefix of a list."""
-    from mcp_notebook.apps import visibility_of
-    from mcp_notebook.display import Table
+    from mcp_notebook.notebook.apps import visibility_of
+    from mcp_notebook.notebook.display import Table
 
     started = time.monotonic()
     rows = {row[1]: row for row in session.listing("tools", "evil")}

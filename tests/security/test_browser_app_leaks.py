@@ -195,8 +195,8 @@ def test_an_app_without_domains_sends_nothing_out(front: Front, listener: Listen
 
 def planted_output(app: str, signed_by: bytes | None) -> dict[str, Any]:
     """A saved counter App output carrying forged data (``signed_by``: the key that signed it, if any)."""
-    from mcp_notebook.apps import OUTPUT_MIME
-    from mcp_notebook.trust import RecordSigner
+    from mcp_notebook.notebook.apps import OUTPUT_MIME
+    from mcp_notebook.flows.trust import RecordSigner
 
     body = {
         "v": 1, "app": app, "server": "apps", "tool": "counter", "uri": "ui://counter/app.html",

@@ -21,8 +21,8 @@ from IPython.core.completer import provisionalcompleter
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
-from mcp_notebook.completion import MAX_ITEMS, MAX_TEXT, McpCompleter, shown_items
-from mcp_notebook.session import Session
+from mcp_notebook.magics.completion import MAX_ITEMS, MAX_TEXT, McpCompleter, shown_items
+from mcp_notebook.session.session import Session
 
 from .hostile import BRACES, make_server
 
@@ -193,8 +193,8 @@ def test_a_received_flow_id_from_tab_and_the_commands_its_errors_print(ip: Any, 
 
 def _hints() -> list[tuple[str, dict[str, Any], list[str]]]:
     """(kind, fields, the commands its hint must print), with the payload in every field a server or record gave."""
-    from mcp_notebook.auth import OAuthOptions
-    from mcp_notebook.connections import Connection, Target
+    from mcp_notebook.auth.oauth import OAuthOptions
+    from mcp_notebook.wire.connection import Connection, Target
 
     flow, name, field, url = "flow" + BRACES, "srv" + BRACES, "field" + BRACES, "http://127.0.0.1:9/" + BRACES
     d = DOUBLED
@@ -224,9 +224,9 @@ def _hints() -> list[tuple[str, dict[str, Any], list[str]]]:
 @pytest.mark.parametrize("case", range(13))
 def test_printed_commands_carry_server_and_record_text_encoded(ip: Any, marker: Path, case: int) -> None:
     """Each hint prints its command with the payload encoded; copied into a cell, the line reads back the raw text."""
-    from mcp_notebook.line_expand import expand_braces, strip_comment
-    from mcp_notebook.magic_hints import hint
-    from mcp_notebook.magics import MCPMagics
+    from mcp_notebook.magics.line_expand import expand_braces, strip_comment
+    from mcp_notebook.magics.hints import hint
+    from mcp_notebook.magics.magics import MCPMagics
 
     kind, fields, commands = _hints()[case]
     text = hint(kind, fields)
@@ -243,7 +243,7 @@ def test_a_hint_run_as_printed_sends_the_literal_id(ip: Any, marker: Path) -> No
     """``%mcp forget ID`` as the hint prints it, run: the error names the raw id (the line's words arrived literally)."""
     from IPython.core.error import UsageError
 
-    from mcp_notebook.magic_hints import hint
+    from mcp_notebook.magics.hints import hint
 
     text = hint("task_handle_missing", {"flow_id": "flow" + BRACES}) or ""
     line = text[text.index("%mcp forget") :].removesuffix(".")

@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
-from mcp_notebook.config_trust import ProjectApprovals, file_problem, search_folders
-from mcp_notebook.configs import COLUMNS, connect_from_config, find_configs
-from mcp_notebook.session import CallOptions, Session
+from mcp_notebook.wire.config_trust import ProjectApprovals, file_problem, search_folders
+from mcp_notebook.wire.configs import COLUMNS, connect_from_config, find_configs
+from mcp_notebook.session.session import CallOptions, Session
 
 TOKEN = "ghp-user-secret-token-1"
 

@@ -434,8 +434,8 @@ class Interactive:
 
 def run_interactive(conn_name: str, tool: str, arguments: dict[str, Any] | None = None) -> Interactive:
     """Call ``tool`` with the real live view (as ``%mcp call`` in JupyterLab builds it), agreeing to everything."""
-    from mcp_notebook.form_model import Answers
-    from mcp_notebook.live_view import LiveView
+    from mcp_notebook.forms.model import Answers
+    from mcp_notebook.notebook.live_view import LiveView
 
     from IPython import get_ipython
 
@@ -530,8 +530,8 @@ def test_javascript_url_is_never_a_link(shell: Any, connected: Connected) -> Non
 def _hostile_question(schema: dict[str, Any], message: str, key: str) -> Any:
     from mcp.types import ElicitRequestFormParams
 
-    from mcp_notebook.answering import Question
-    from mcp_notebook.form_model import FormModel
+    from mcp_notebook.flows.answering import Question
+    from mcp_notebook.forms.model import FormModel
 
     return Question(key, ElicitRequestFormParams(message=message, requested_schema=schema), FormModel.from_schema(schema, message))
 
@@ -554,8 +554,8 @@ HOSTILE_SCHEMA_UNSUPPORTED: dict[str, Any] = {
 
 @pytest.mark.parametrize("schema", ["names", "unsupported", "several"])
 def test_panel_from_hostile_schema(schema: str) -> None:
-    from mcp_notebook.form_model import Answers
-    from mcp_notebook.forms import ElicitationPanel
+    from mcp_notebook.forms.model import Answers
+    from mcp_notebook.forms.widgets import ElicitationPanel
 
     if schema == "names":
         questions = [_hostile_question(HOSTILE_SCHEMA_NAMES, h("raw-message"), h("raw-key"))]
@@ -594,8 +594,8 @@ def _walk_buttons(root: w.Widget) -> Iterator[w.Button]:
 def test_summary_and_refusal_html() -> None:
     from mcp.types import ElicitResult
 
-    from mcp_notebook.forms import summary_html
-    from mcp_notebook.live_view import refused_html
+    from mcp_notebook.forms.widgets import summary_html
+    from mcp_notebook.notebook.live_view import refused_html
 
     questions = [_hostile_question(HOSTILE_SCHEMA_NAMES, h("summary-message"), h("summary-key"))]
     summary = summary_html(h("summary-server"), {h("summary-key"): ElicitResult(action="accept", content={HOSTILE_VALUE: "x"})}, questions)
@@ -610,7 +610,7 @@ def test_summary_and_refusal_html() -> None:
 
 def test_resume_offer_from_hostile_record() -> None:
     """A saved record's strings came from a server (and a notebook): the offer shows them as text."""
-    from mcp_notebook.live_view import ResumeOffer
+    from mcp_notebook.notebook.live_view import ResumeOffer
 
     record = {
         "id": h("record-id"),
@@ -633,7 +633,7 @@ def test_resume_offer_from_hostile_record() -> None:
 
 def test_record_review_and_confirm_panel_from_hostile_record() -> None:
     """A received notebook's record is shown whole before it may run: every string of it as text."""
-    from mcp_notebook.consent import ConfirmResume, RecordReview
+    from mcp_notebook.notebook.consent import ConfirmResume, RecordReview
 
     record = {
         "id": h("planted-id"),
@@ -688,8 +688,8 @@ def _sampling_result() -> Any:
 
 
 def test_sampling_review_panels_and_bundles() -> None:
-    from mcp_notebook.review import HumanReply, ReplyReview, RequestReview, reply_html, request_html, sampling_bundle
-    from mcp_notebook.sampling import Choice, ModelConfig
+    from mcp_notebook.notebook.review import HumanReply, ReplyReview, RequestReview, reply_html, request_html, sampling_bundle
+    from mcp_notebook.sampling.router import Choice, ModelConfig
 
     params, result = _sampling_params(), _sampling_result()
     choice = Choice(ModelConfig("echo", "echo"), h("review-why"))

@@ -30,14 +30,14 @@ from mcp.types import (
 )
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from mcp_notebook.answering import Answerer, Question
-from mcp_notebook.session import Session, SessionSettings
-from mcp_notebook.display import FlowReport, TraceView
+from mcp_notebook.flows.answering import Answerer, Question
+from mcp_notebook.session.session import Session, SessionSettings
+from mcp_notebook.notebook.display import FlowReport, TraceView
 from mcp_notebook.errors import FlowError
-from mcp_notebook.form_model import Answers, FormModel
-from mcp_notebook.forms import ElicitationPanel
+from mcp_notebook.forms.model import Answers, FormModel
+from mcp_notebook.forms.widgets import ElicitationPanel
 from mcp_notebook.core.limits import Limits
-from mcp_notebook.ui import HeadlessUI
+from mcp_notebook.flows.ui import HeadlessUI
 
 MB = 1_000_000
 
@@ -321,7 +321,7 @@ def test_config_settings_reach_new_flows() -> None:
         assert "nested more than 8 levels deep" in str(info.value)
         flow = ip.run_line_magic("mcp", "call limits_big.ask fields=6 --answer f0=a")
         assert json.loads(flow.result().content[0].text) == {"action": "accept", "content": {"f0": "a"}}
-        from mcp_notebook.magics import MCPMagics
+        from mcp_notebook.magics.magics import MCPMagics
 
         assert "RecursionError" in MCPMagics.class_traits()["max_schema_depth"].help
         assert "100 MB" in MCPMagics.class_traits()["max_result_chars"].help

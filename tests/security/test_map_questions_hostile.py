@@ -17,8 +17,8 @@ import ipywidgets as w
 import pytest
 
 from mcp_notebook import mapping
-from mcp_notebook.map_questions import MapQuestions
-from mcp_notebook.session import Session
+from mcp_notebook.mapping.questions import MapQuestions
+from mcp_notebook.session.session import Session
 
 from .hostile import HOSTILE, make_server
 from .test_hostile import widget_leaks, widget_text

@@ -32,9 +32,9 @@ from mcp.types import (
     Tool,
 )
 
-from mcp_notebook.session import Session
-from mcp_notebook.display import FlowReport, ResultView, Table, TraceView, badge, render_content
-from mcp_notebook.form_model import Answers
+from mcp_notebook.session.session import Session
+from mcp_notebook.notebook.display import FlowReport, ResultView, Table, TraceView, badge, render_content
+from mcp_notebook.forms.model import Answers
 
 PAYLOAD = 'AAAA" onerror="window.__pwned=1" x="A'  # the finding's image data, verbatim but for the script
 SCRIPT = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=1">'

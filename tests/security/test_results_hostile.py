@@ -18,11 +18,11 @@ import pytest
 from mcp.server import Server
 from mcp.types import CallToolResult, ListToolsResult, ReadResourceResult, TextContent, TextResourceContents, Tool
 
-from mcp_notebook.display import CELL_CHARS, MAX_DEPTH, TABLE_COLUMNS, TABLE_ROWS, FlowReport, ResultView, StructuredView
-from mcp_notebook.form_model import Answers
+from mcp_notebook.notebook.display import CELL_CHARS, MAX_DEPTH, TABLE_COLUMNS, TABLE_ROWS, FlowReport, ResultView, StructuredView
+from mcp_notebook.forms.model import Answers
 from mcp_notebook.core.limits import Limits
-from mcp_notebook.safe_markdown import render_markdown
-from mcp_notebook.session import Session, SessionSettings
+from mcp_notebook.notebook.safe_markdown import render_markdown
+from mcp_notebook.session.session import Session, SessionSettings
 
 from .test_render import SCRIPT, Tags, assert_inert
 

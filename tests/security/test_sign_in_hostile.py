@@ -17,9 +17,9 @@ import httpx2
 import ipywidgets as w
 import pytest
 
-from mcp_notebook.auth import LoopbackCatcher, SignIn, SignInRequest, TokenVault, parse_redirect
+from mcp_notebook.auth.oauth import LoopbackCatcher, SignIn, SignInRequest, TokenVault, parse_redirect
 from mcp_notebook.errors import FlowError
-from mcp_notebook.session import Session
+from mcp_notebook.session.session import Session
 
 from ..oauth_server import running_oauth_server
 from .test_hostile import find_leaks
@@ -28,7 +28,7 @@ PAYLOAD = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</scrip
 
 
 def panel_html(request: SignInRequest) -> str:
-    from mcp_notebook.sign_in_view import SignInPanel
+    from mcp_notebook.notebook.sign_in_view import SignInPanel
 
     sign_in = SignIn(request.server, request.resource, request.redirect_uri, lambda r, d: None, 5)
     panel = SignInPanel(request, sign_in)
@@ -89,12 +89,12 @@ def test_catcher_page_and_parser_take_hostile_answers_as_text() -> None:
 
 def test_sign_in_outcome_and_auth_list_show_hostile_text_inert(tmp_path: Any) -> None:
     """The AS's error text in the settled panel, and its issuer and scope in ``%mcp auth list``, stay text."""
-    from mcp_notebook.auth import TokenVault
+    from mcp_notebook.auth.oauth import TokenVault
 
     from ..conftest import get_shell, session_of
 
     request = SignInRequest(server="srv", resource="https://mcp.example.com/mcp", url="https://auth.example.com/authorize?state=s", state="s", issuer=None, redirect_uri=None)
-    from mcp_notebook.sign_in_view import SignInPanel
+    from mcp_notebook.notebook.sign_in_view import SignInPanel
 
     panel = SignInPanel(request, SignIn("srv", request.resource, None, lambda r, d: None, 5))
     panel.settled(PAYLOAD)
@@ -119,9 +119,9 @@ def test_back_channel_refusal_quotes_the_server_bounded_and_inert() -> None:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
 
-    from mcp_notebook.display import FlowReport
+    from mcp_notebook.notebook.display import FlowReport
     from mcp_notebook.errors import FlowError
-    from mcp_notebook.session import Session
+    from mcp_notebook.session.session import Session
 
     server = MCPServer("refuser")
 

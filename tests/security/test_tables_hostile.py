@@ -13,9 +13,9 @@ import pytest
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from mcp_notebook.mapping import map as map_rows
-from mcp_notebook.session import Session
-from mcp_notebook.task_board import MESSAGE_CHARS, TaskBoard
+from mcp_notebook.mapping.map import map as map_rows
+from mcp_notebook.session.session import Session
+from mcp_notebook.notebook.task_board import MESSAGE_CHARS, TaskBoard
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -39,7 +39,7 @@ def session() -> Iterator[Session]:
 def test_the_map_failure_table_escapes_and_cuts_the_servers_errors(session: Session) -> None:
     results = map_rows("evil.shout", [{"n": i} for i in range(3)], on_error="keep", session=session)
     assert len(results) == 3 and all(MARKUP in str(r) for r in results)  # the whole error stays on the result
-    from mcp_notebook.mapping import failure_table
+    from mcp_notebook.mapping.map import failure_table
 
     table = failure_table([(i, {"n": i}, r) for i, r in enumerate(results)], {}, 3, "evil.shout")
     page = table._repr_mimebundle_()["text/html"]
@@ -50,8 +50,8 @@ def test_the_map_failure_table_escapes_and_cuts_the_servers_errors(session: Sess
 def test_the_task_board_escapes_and_cuts_status_messages() -> None:
     from types import SimpleNamespace
 
-    from mcp_notebook.flows import FlowState
-    from mcp_notebook.tasks import TaskStatus
+    from mcp_notebook.flows.flow import FlowState
+    from mcp_notebook.wire.tasks import TaskStatus
 
     board = TaskBoard.__new__(TaskBoard)  # the table alone: no cell to display in
     board.title, board.flows = "calls started in this cell", []

@@ -22,11 +22,11 @@ from mcp.server.extension import Extension, MethodBinding
 from mcp.server.mcpserver import MCPServer
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from mcp_notebook.display import FlowReport, task_line
+from mcp_notebook.notebook.display import FlowReport, task_line
 from mcp_notebook.errors import FlowError, SessionError
-from mcp_notebook.session import CallOptions, Session
-from mcp_notebook.store import check_record
-from mcp_notebook.tasks import MAX_MESSAGE, MAX_POLL, MIN_POLL, TASKS_EXTENSION, TaskHandles, TaskOptions, TaskStatus
+from mcp_notebook.session.session import CallOptions, Session
+from mcp_notebook.flows.store import check_record
+from mcp_notebook.wire.tasks import MAX_MESSAGE, MAX_POLL, MIN_POLL, TASKS_EXTENSION, TaskHandles, TaskOptions, TaskStatus
 
 pytestmark = pytest.mark.timeout(120)
 

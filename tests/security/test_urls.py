@@ -14,8 +14,8 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from mcp_notebook.forms import _LINK_STYLE as LINK_STYLE
-from mcp_notebook.forms import url_html
+from mcp_notebook.forms.widgets import _LINK_STYLE as LINK_STYLE
+from mcp_notebook.forms.widgets import url_html
 from mcp_notebook.core.urls import read_url, visible
 
 from ..browser import CHROMIUM_FLAGS, ensure_chromium

@@ -1,0 +1,1007 @@
+"""``Flow``: one tools/call, prompts/get or resources/read exchange, driven round by round.
+
+The flow uses the SDK's manual path (``allow_input_required=True``) so every round is visible:
+it records the questions and the opaque ``request_state``, saves a record while it waits, answers
+every input request of the round together, and retries with ``input_responses`` under the same
+keys and the state byte for byte. Servers of the 2025 generation ask over the back-channel
+instead; their requests arrive through the connection's callbacks into the same ``answer_*``
+methods, so both generations meet one form, one model router and one roots list.
+
+No widgets here: a flow reports to its view (``view``, a ``ui.FlowUI``) and asks through an
+``Answerer`` (whose ``ui`` is the same kind of object; headless, both are ``ui.HeadlessUI``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import re
+import secrets
+import threading
+import time
+from functools import partial
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import Enum
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..errors import FlowError, describe_exception
+from ..core.limits import Limits
+from ..core.redact import masked, secret_arguments
+from ..wire.routing import TAG_KEY
+from .ui import FlowUI, HeadlessUI
+
+if TYPE_CHECKING:
+    from .answering import Answerer
+    from ..notebook.apps import AppHost, LiveApp
+    from ..wire.connection import Connection
+    from .store import SavedFlow, Store, TaskRef
+    from ..wire.tasks import TaskClient, TaskHandles, TaskOptions, TaskStatus
+
+__all__ = ["Flow", "FlowState", "Method", "Round"]
+
+Method = Literal["tools/call", "prompts/get", "resources/read"]
+STATE_ONLY_BACKOFF = (0.05, 0.25)  # first and largest pause for rounds that only carry state
+
+
+class FlowState(str, Enum):  # noqa: UP042 - a StrEnum would change str()/format() of a state (public on Flow) from 'FlowState.DONE' to 'done'
+    RUNNING = "running"
+    WAITING = "waiting"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+@dataclass
+class Round:
+    """One request/response exchange of a flow, for the trace and the saved record."""
+
+    number: int
+    direction: Literal["client->server", "server->client"] = "client->server"
+    sent: Any = field(default_factory=dict)  # a dict, or a thunk building it
+    received: Any = field(default_factory=dict)
+    started: float = field(default_factory=time.perf_counter)
+    ended: float | None = None
+
+
+@dataclass
+class Progress:
+    progress: float = 0
+    total: float | None = None
+    message: str | None = None
+
+
+class Flow:
+    """A running (or finished) MCP request; ``await flow`` or ``flow.result()`` gives the SDK result."""
+
+    def __init__(
+        self,
+        conn: Connection,
+        method: Method,
+        name: str,
+        arguments: dict[str, Any] | None,
+        *,
+        answerer: Answerer,
+        view: FlowUI | None = None,
+        max_rounds: int = 10,
+        timeout: float | None = None,
+        store: Store | None = None,
+        save: bool = True,
+        cell_id: str | None = None,
+        limits: Limits | None = None,
+        prepare: Callable[[], Awaitable[dict[str, Any]]] | None = None,
+        task: TaskOptions | None = None,
+        task_handles: TaskHandles | None = None,
+    ) -> None:
+        self.id = secrets.token_hex(4)  # 8 hex digits, as the notebook's saved flows have always been named
+        self.conn = conn
+        self.method: Method = method
+        self.name = name
+        self.arguments = dict(arguments or {})
+        self.answerer = answerer
+        self.view: FlowUI = view or HeadlessUI()
+        self.max_rounds = max_rounds
+        self.timeout = timeout
+        self.store = store
+        self.save = save
+        self.cell_id = cell_id
+        self._prepare = prepare  # makes the arguments on the loop, first thing (see Session.start)
+        self._wake = threading.Event()  # set when the outcome is known or the flow starts waiting (result())
+        self.state = FlowState.RUNNING
+        self.round = 0
+        self.rounds: list[Round] = []
+        self.pending: dict[str, Any] = {}  # questions of the waiting round (SDK requests or dicts)
+        self.answer_summary: list[str] = []  # what was answered, without values
+        self.notes: list[str] = []
+        self.logs: list[dict[str, Any]] = []
+        self.progress_info: Progress | None = None
+        self.wants_progress = True  # asks the server for progress (a map's rows do not: one bar counts rows)
+        self.value: Any = None
+        self.error: FlowError | None = None
+        self.started = time.perf_counter()
+        self.ended: float | None = None
+        self._resume: tuple[str | None, dict[str, Any]] | None = None  # saved state and questions to go on from
+        self.limits = limits or Limits()  # how much of its results and questions is rendered
+        self._withheld: frozenset[str] = frozenset()  # secret arguments a saved record left out
+        self._secrets: frozenset[str] | None = None
+        self._saved = False  # a record of this flow is in the store
+        self._unanswered = False  # a headless run had no preset answer for a question
+        self._backchannel_error: FlowError | None = None  # a 2025 back-channel question this client could not answer
+        self._maybe_backchannel_error: FlowError | None = None  # the same, for a question that may have been this call's
+        self._route_tag: str | None = None
+        self._unreachable = False  # the server could not be reached
+        self._forget = True  # remove the record when the flow is cancelled
+        self._task: asyncio.Task[Any] | None = None
+        self._here = self._ran_here = False  # running (ran) in its caller's task (run_here), not a task of its own
+        self._here_cancels = 0  # cancellations cancel() made in that caller's task
+        self._stderr_mark = 0
+        self._future: concurrent.futures.Future[Any] | None = None
+        # tasks (tasks.py): what the call asked for, the task as last seen, its saved reference
+        self.task_options = task
+        self.task_handles = task_handles
+        self.task: TaskStatus | None = None
+        self.task_ref: TaskRef | None = None
+        self.task_started: float | None = None  # when this kernel began following the task (perf_counter)
+        self.notebook: str | None = None  # the notebook's path, kept beside a task's handle
+        self._task_notice: TaskStatus | None = None  # a status notification not yet taken by the poll loop
+        self._task_event: asyncio.Event | None = None
+        self._user_cancelled = False  # cancel() by the user: a task is cancelled on the server too
+        # MCP Apps (apps.py): the session's host and the cell a finished call's App shows in; ``app`` once registered
+        self.app_host: AppHost | None = None
+        self.app_main: Any = None
+        self.app: LiveApp | None = None
+
+    @classmethod
+    def from_saved(cls, conn: Connection, saved: SavedFlow, **options: Any) -> Flow:
+        """A flow that goes on from a saved record: its id, round, state and questions (not started).
+
+        ``options`` are the constructor's keywords (answerer, view, store, cell_id, ...); the
+        arguments are the saved ones, and the withheld secret ones are asked again first.
+        """
+        flow = cls(conn, saved.method, saved.name, dict(saved.arguments or {}), **options)  # type: ignore[arg-type]
+        flow.id, flow.round = saved.id, saved.round
+        flow._resume = (saved.request_state, dict(saved.pending))
+        flow._withheld = frozenset(saved.withheld or ())
+        flow._saved = True
+        if saved.task is not None:
+            from .store import TaskRef
+
+            flow.task_ref = TaskRef.from_dict(saved.task)
+        return flow
+
+    # ------------------------------------------------------------------ public API (any thread)
+    def start(self) -> Flow:
+        """Schedule the flow on the runtime loop; returns at once.
+
+        Started from the loop's own thread (``map``'s rows), the task is made at once: no wake-up
+        of the loop through its self-pipe, which is a good part of a short call's cost.
+        """
+        self._future = concurrent.futures.Future()
+        self._future.add_done_callback(_waker(self._wake))
+        runtime = self.conn.runtime
+        if runtime.in_loop_thread():
+            self._spawn()
+        else:
+            runtime.call_soon(self._spawn)
+        return self
+
+    def _spawn(self) -> None:
+        self._task = asyncio.ensure_future(self._settle())
+
+    async def _settle(self) -> None:
+        """Run the flow and settle the caller's future the moment the outcome is known.
+
+        Settling from inside the task, rather than through the task's done-callback chain, wakes
+        a waiting ``result()`` one loop iteration earlier: that hop is most of a short call's cost.
+        """
+        future = self._future
+        assert future is not None
+        try:
+            value = await self._main()
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
+            future.set_exception(exc)
+        else:
+            future.set_result(value)
+
+    @property
+    def state(self) -> FlowState:
+        return self._state
+
+    @state.setter
+    def state(self, state: FlowState) -> None:
+        self._state = state
+        if state is FlowState.WAITING:
+            self._wake.set()  # a kernel thread in result() must stop blocking the form
+
+    @property
+    def route_tag(self) -> str:
+        """Sent in ``_meta`` on 2025 HTTP calls: routes their questions here (routing.py); made on first use."""
+        if self._route_tag is None:
+            self._route_tag = secrets.token_hex(8)
+        return self._route_tag
+
+    @property
+    def finished(self) -> bool:
+        return self.state in (FlowState.DONE, FlowState.FAILED, FlowState.CANCELLED)
+
+    @property
+    def label(self) -> str:
+        """``server.tool`` (or prompt / URI) as the user typed it."""
+        return f"{self.conn.name}.{self.name}" if self.method != "resources/read" else f"{self.conn.name} {self.name}"
+
+    def result(self, timeout: float | None = None) -> Any:
+        """Block until the flow ends and return the SDK result (only sensible headless).
+
+        Raises ``FlowError`` when the flow failed or was cancelled.
+        """
+        assert self._future is not None, "flow not started"
+        try:
+            if self.answerer.ui.needs_main_thread and threading.current_thread() is threading.main_thread():
+                return self._result_watching_form(timeout)
+            return self._future.result(timeout)
+        except concurrent.futures.TimeoutError:
+            raise TimeoutError(f"flow {self.id} still {self.state.value} after {timeout} s") from None
+        except concurrent.futures.CancelledError:
+            raise FlowError(f"flow {self.id} was cancelled") from None
+
+    def _result_watching_form(self, timeout: float | None) -> Any:
+        """Block, but not into a deadlock: a blocked kernel thread cannot receive the form's clicks."""
+        future = self._future
+        assert future is not None
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            self._wake.clear()  # cleared before looking, so a change after the look still wakes the wait
+            if future.done():
+                return future.result()
+            if self.state is FlowState.WAITING:
+                raise FlowError(
+                    f"{self.label} is waiting for your answer in its form; blocking this cell with "
+                    ".result() would freeze that form. Use `await flow` instead (or answer first)."
+                ) from None
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise concurrent.futures.TimeoutError
+            self._wake.wait(left)  # the outcome, or the flow starting to wait for its form
+
+    def __await__(self) -> Any:
+        assert self._future is not None, "flow not started"
+        return asyncio.wrap_future(self._future).__await__()
+
+    async def run_here(self) -> Any:
+        """Run the (not started) flow in the calling task, on the runtime loop; returns its result.
+
+        For a caller that runs many short flows one after another from its own task (``map``'s
+        workers): no task per flow and no hop back, which is a third of a short call's cost.
+        Raises as ``await flow`` does, except that a flow cancelled by ``cancel()`` raises a
+        ``FlowError`` of kind ``cancelled``: the cancellation it made in the calling task is taken
+        back (``Task.uncancel``), so the caller goes on. A cancellation of the caller's own task
+        still raises ``CancelledError``.
+        """
+        task = asyncio.current_task()
+        assert task is not None and self._future is None, "run_here: a flow not started, from a task on the runtime loop"
+        self._future = concurrent.futures.Future()
+        self._future.add_done_callback(_waker(self._wake))
+        self._here = self._ran_here = True
+        try:
+            await self._settle()
+        except asyncio.CancelledError:
+            taken_back = self._here_cancels
+            for _ in range(taken_back):
+                task.uncancel()
+            if taken_back and task.cancelling() == 0:
+                raise FlowError(f"{self.label} was cancelled", kind="cancelled", server=self.conn.name) from None
+            raise
+        finally:
+            self._here = False  # a cancel() from now on must not reach the calling task's next work
+        return self._future.result()
+
+    def done(self) -> bool:
+        return self._future is not None and self._future.done()
+
+    def cancel(self, forget: bool = True) -> None:
+        """Cancel the flow; the SDK cancels the request on the server.
+
+        ``forget=False`` keeps its saved record (the flow continues elsewhere: ``%mcp resume``).
+        A call running as a task is cancelled on the server too, unless ``forget=False``.
+        """
+        self._forget = self._forget and forget
+        self._user_cancelled = self._user_cancelled or forget
+        task = self._task
+        if task is not None and not task.done():
+            self.conn.runtime.call_soon(self._cancel_asyncio_task, task)
+
+    def _cancel_asyncio_task(self, task: asyncio.Task[Any]) -> None:
+        """On the loop: cancel the flow's task, or, for a flow run in its caller's task, that task while it still runs this flow."""
+        if task.done():
+            return
+        if self._ran_here:
+            if not self._here:
+                return  # finished meanwhile: a late cancel must not hit whatever the caller's task does next
+            self._here_cancels += 1
+        task.cancel()
+
+    def __repr__(self) -> str:
+        return f"<Flow {self.id} {self.label} {self.state.value} round {self.round}>"
+
+    def _ipython_display_(self) -> None:
+        from ..notebook.display import display_flow
+
+        display_flow(self)
+
+    def _no_backchannel(self, text: str) -> FlowError | None:
+        """The error for a server that could not ask its question because this connection has no back-channel.
+
+        FastMCP 4 and the SDK's servers ask only over the 2025 back-channel (``ctx.elicit``,
+        sampling, roots); on a 2026-07-28 connection they fail the call with a tool error
+        instead. A 2025 connection over stateless HTTP has no back-channel either.
+        """
+        if not _NO_BACKCHANNEL.search(text):
+            return None
+        said = f"{self.label} failed: the server wanted to ask a question over the 2025 back-channel, which this connection does not have (it said: {text.strip()[:300]!r})."
+        if self.conn.is_legacy:
+            why = " The server runs without HTTP sessions (stateless), so on 2025-11-25 it cannot ask at all; ask its author for the 2026-07-28 way (questions returned in the result)."
+            return FlowError(said + why, kind="no_backchannel", server=self.conn.name)
+        how = " Connect again with protocol 'legacy' (2025-11-25) and call again: then it asks, and the form or presets answer."
+        return FlowError(said + how, kind="needs_legacy", server=self.conn.name, details={"connection": self.conn})
+
+    # ------------------------------------------------------------------ driving (loop thread)
+    async def _main(self) -> Any:
+        self._task = asyncio.current_task()
+        self.conn.flows.append(self)
+        self._stderr_mark = self.conn._call_mark = self.conn.stderr_mark()  # an error shows only stderr written from here on
+        failure_before = self.conn.auth_failure  # a sign-in that fails during this flow explains its error
+        self.view.changed(self)
+        try:
+            async with asyncio.timeout(self.timeout):
+                sign_in = self.conn.sign_in
+                if sign_in is not None and sign_in.pending is not None and hasattr(self.view, "show_sign_in"):
+                    self.view.show_sign_in(sign_in.pending, sign_in)  # the sign-in this call waits for, here too
+                await self.conn.wait_open(None)  # a connection still signing in: its sign-in has its own timeout
+                if self._prepare is not None:
+                    prepare, self._prepare = self._prepare, None
+                    self.arguments = await prepare()
+                self.value = await self._drive()
+                if self._backchannel_error is not None:  # the server's reply to an unanswered question is moot
+                    raise self._backchannel_error
+                if self._maybe_backchannel_error is not None and getattr(self.value, "is_error", False):
+                    raise self._maybe_backchannel_error  # this call failed after a question nobody could tell was its own
+                if getattr(self.value, "is_error", False):
+                    refused = self._no_backchannel(_result_text(self.value))
+                    if refused is not None:
+                        raise refused
+        except asyncio.CancelledError:
+            self._finish(FlowState.CANCELLED, FlowError(f"{self.label} was cancelled"))
+            raise
+        except TimeoutError:
+            error = FlowError(f"{self.label} took longer than {self.timeout} s and was stopped", code=-32001)
+        except BaseException as exc:  # noqa: BLE001 - explained, then re-raised as FlowError
+            exc = self._backchannel_error or self._maybe_backchannel_error or exc  # 2025: fail as a 2026-07-28 round would, not with the server's echo
+            self._unreachable = _unreachable(exc) or not self.conn.is_open
+            refused = None if isinstance(exc, FlowError) else self._no_backchannel(str(exc))
+            if isinstance(exc, FlowError):
+                error = exc
+            elif refused is not None:
+                error = refused
+            elif self.conn.auth_failure is not None and self.conn.auth_failure is not failure_before:
+                error = self.conn.sign_in_error(f"{self.label} failed", FlowError)
+                if error.kind != "auth_required":
+                    error.args = (f"{self.label} failed. {error}",)
+            else:
+                text, code, data = describe_exception(exc)
+                refused = self.conn.auth_error(f"{self.label} failed", FlowError) if code == -32603 else None  # an HTTP 401/403
+                error = refused or FlowError(self.conn._with_stderr(f"{self.label} failed: {text}", self._stderr_mark), code=code, data=data)
+        else:
+            if self.app_host is not None:
+                self.app = await self.app_host.register(self, self.app_main)  # its report shows the App
+            self._finish(FlowState.DONE, None)
+            return self.value
+        finally:
+            if self in self.conn.flows:
+                self.conn.flows.remove(self)
+        if error.kind == "task_handle_missing":
+            pass  # kept as it was, for whoever holds the handle; the error says why it cannot go on here
+        elif self._keep_record(error) and self.task_ref is not None:
+            error = FlowError(
+                f"{error}\nThe task goes on on the server; flow {self.id} is still saved (the task's handle on this machine only) "
+                "and can be resumed to follow it again.", code=error.code, data=error.data,
+                kind="still_saved", flow_id=self.id, server=self.conn.name, reason="task", details={"error": error},
+            )  # fmt: skip
+        elif self._keep_record(error):
+            reason = "unanswered" if self._unanswered else "unreachable"
+            how = "given the missing answers" if self._unanswered else "once the server answers again"
+            error = FlowError(
+                f"{error}\nThe flow is still saved as {self.id}; it can be resumed {how}.", code=error.code, data=error.data,
+                kind="still_saved", flow_id=self.id, server=self.conn.name, reason=reason, details={"error": error},
+                missing_field=error.missing_field,
+            )  # fmt: skip
+        self._finish(FlowState.FAILED, error)
+        raise error
+
+    def _finish(self, state: FlowState, error: FlowError | None) -> None:
+        self.state, self.error, self.ended = state, error, time.perf_counter()
+        self.pending = {}
+        if self.store is not None:
+            if state is FlowState.CANCELLED and not self._forget:
+                pass  # taken over by a resume elsewhere: the record stays
+            elif state is FlowState.CANCELLED and self.task_ref is not None and not self._user_cancelled:
+                pass  # the kernel or its loop stopped, not the user: the task runs on and can be followed again
+            elif state is FlowState.DONE or not self._keep_record(error):
+                self.store.delete(self.id)
+                self._drop_task_handle()
+        self.view.changed(self)
+
+    _TASK_ENDED = frozenset({"task_gone", "task_failed", "task_cancelled", "task_invalid"})
+
+    def _keep_record(self, error: FlowError | None) -> bool:
+        """A saved flow stays resumable when its server was unreachable or a headless run lacked an answer.
+
+        A task stays resumable until it ended (or is gone): whatever stopped this kernel following it.
+        """
+        if error is None or not self._saved:
+            return False
+        if self.task_ref is not None:
+            if self._user_cancelled:
+                return False
+            ended = self.task is not None and self.task.terminal and not self._unreachable
+            return not ended and error.kind not in self._TASK_ENDED
+        if self.round < 1:
+            return False
+        return self._unanswered or self._unreachable or error.code in (-32000, -32001)
+
+    async def _drive(self) -> Any:
+        from mcp.types import InputRequiredResult
+
+        responses: dict[str, Any] | None = None
+        state: str | None = None
+        pause = STATE_ONLY_BACKOFF[0]
+        if self._resume is not None and self.task_ref is not None:
+            return await self._follow_task(None)
+        if self._resume is not None:
+            state, requests = self._resume
+            missing = sorted(n for n in self._withheld if n not in self.arguments)
+            if missing:
+                await self._ask_withheld(missing)
+            if requests:
+                self.pending = dict(requests)
+                responses = await self._answer_round(_parse_requests(requests))
+        from ..wire.tasks import TaskStatus
+
+        while True:
+            result = await self._send(responses, state)
+            if isinstance(result, TaskStatus):
+                return await self._follow_task(result)
+            if not isinstance(result, InputRequiredResult):
+                return result
+            self.round += 1
+            if self.round > self.max_rounds:
+                raise FlowError(
+                    f"{self.label}: the server still asked for input after {self.max_rounds} rounds (the max_rounds setting); stopped.",
+                    kind="rounds_exceeded", flow_id=self.id, server=self.conn.name, details={"max_rounds": self.max_rounds},
+                )  # fmt: skip
+            state = result.request_state
+            requests = result.input_requests or {}
+            self.pending = dict(requests)  # dumped only when a record is written
+            if self.store is not None and self.save and requests:
+                record = self.record(state)
+                # the first record of a kernel reads Jupyter's notary secret (an nbformat import): off the loop
+                oversize = self.store.save(record) if self.store.signer.ready else await asyncio.to_thread(self.store.save, record)
+                self._saved = oversize is None
+                if oversize is not None and not any(n.startswith("not saved in the notebook") for n in self.notes):
+                    self.notes.append(
+                        f"not saved in the notebook: the server's state makes the record {oversize:,} bytes, over the "
+                        f"limit of {self.store.max_record_bytes:,}; this flow cannot be resumed in another kernel"
+                    )
+            if not requests:  # "not yet": retry after a short back-off, like the SDK does
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, STATE_ONLY_BACKOFF[1])
+                responses = None
+                continue
+            pause = STATE_ONLY_BACKOFF[0]
+            responses = await self._answer_round(requests)
+
+    async def _send(self, responses: dict[str, Any] | None, state: str | None) -> Any:
+        from mcp.types import CallToolResult, InputRequiredResult
+
+        from ..wire.tasks import TaskStatus
+
+        session = self.conn.session
+        # trace entries are built lazily: dumping every round's messages up front creates garbage
+        # that, with many concurrent flows, costs more in collections than the call itself
+        entry = Round(number=self.round + 1, sent=SentLater(responses, state))
+        self.rounds.append(entry)
+        self.state = FlowState.RUNNING
+        self.view.changed(self)
+        common: dict[str, Any] = {"allow_input_required": True, "input_responses": responses, "request_state": state}
+        if self.conn.tags_calls:
+            common["meta"] = {TAG_KEY: self.route_tag}
+        if self.method == "tools/call":
+            tasks = self.conn.task_client
+            if tasks is not None and tasks.generation == "2025" and await self._wants_task():
+                status = await tasks.create(self.name, self.arguments, self.task_options.ttl_ms if self.task_options else None, common.get("meta"))
+                entry.ended, entry.received = time.perf_counter(), _task_received(status)
+                return status
+            progress = self._on_progress if self.wants_progress else None
+            result = await session.call_tool(self.name, self.arguments, progress_callback=progress, allow_claimed=True, **common)
+            if tasks is not None and not isinstance(result, (CallToolResult, InputRequiredResult)):
+                status = TaskStatus.from_wire(result.model_dump(by_alias=True, mode="json", exclude_none=True))
+                entry.ended, entry.received = time.perf_counter(), _task_received(status)
+                return status
+            if self.task_options is not None and self.task_options.requested and not self.notes_about_task:
+                self.notes.append(self._ran_inline(tasks))
+        elif self.method == "prompts/get":
+            result = await session.get_prompt(self.name, {k: _as_text(v) for k, v in self.arguments.items()}, **common)
+        else:
+            result = await session.read_resource(self.name, **common)
+        entry.ended = time.perf_counter()
+        entry.received = partial(_trace_received, result)
+        return result
+
+    async def _answer_round(self, requests: dict[str, Any]) -> dict[str, Any]:
+        """Answer every input request of one round together (one form for all elicitations)."""
+        from mcp.types import CreateMessageRequest, ElicitRequest, ErrorData, ListRootsRequest
+
+        elicitations = {k: r.params for k, r in requests.items() if isinstance(r, ElicitRequest)}
+        jobs: dict[str, Any] = {}
+        if elicitations:
+            jobs["__forms__"] = self.answer_elicitations(elicitations)
+        for key, request in requests.items():
+            if isinstance(request, CreateMessageRequest):
+                jobs[key] = self.answer_sampling(key, request.params)
+            elif isinstance(request, ListRootsRequest):
+                jobs[key] = self.answer_roots()
+            elif not isinstance(request, ElicitRequest):
+                raise FlowError(f"{self.label}: the server sent an input request this client does not know: {key}")
+        results = dict(zip(jobs, await asyncio.gather(*jobs.values()), strict=True))
+        responses: dict[str, Any] = results.pop("__forms__", {}) | results
+        for key, answer in responses.items():
+            if isinstance(answer, ErrorData):
+                raise FlowError(f"{self.label}: could not answer {key!r}: {answer.message}", code=answer.code)
+        self.pending = {}
+        return responses
+
+    # ------------------------------------------------------------------ tasks (tasks.py does the protocol)
+    @property
+    def notes_about_task(self) -> bool:
+        return any(n.startswith("ran as a plain call") for n in self.notes)
+
+    async def _wants_task(self) -> bool:
+        """2025: whether to ask for a task: the tool requires one, or ``--task`` and the tool allows one."""
+        tools = self.conn.cached_tools
+        if tools is None or self.name not in tools:
+            tools = await self.conn.tools()
+        tool = tools.get(self.name)
+        support = getattr(getattr(tool, "execution", None), "task_support", None)
+        requested = self.task_options is not None and self.task_options.requested
+        return support == "required" or (requested and support == "optional")
+
+    def _ran_inline(self, tasks: TaskClient | None) -> str:
+        if tasks is None:
+            return f"ran as a plain call: {self.conn.name} does not offer tasks"
+        if tasks.generation == "2026":
+            return "ran as a plain call: on 2026-07-28 the server decides which calls become tasks, and it answered at once"
+        return f"ran as a plain call: the tool {self.name!r} does not support running as a task"
+
+    async def _follow_task(self, status: TaskStatus | None) -> Any:
+        """Follow the task this call became (``status``), or the saved one (``None``): poll, answer, fetch the result."""
+        from mcp import MCPError
+
+        from ..wire.tasks import fingerprint, follow, gone
+
+        client = self.conn.task_client
+        ref = self.task_ref
+        if client is None:
+            raise FlowError(f"{self.label}: {self.conn.name} no longer offers tasks, so the task cannot be followed", kind="task_gone", server=self.conn.name)
+        if status is None:  # resumed: the handle lives in this user's task handles, never in the notebook
+            assert ref is not None
+            if ref.generation != client.generation:
+                raise FlowError(f"{self.label}: the task was started on a {ref.generation} connection and {self.conn.name} now speaks {client.generation}", kind="task_gone")
+            entry = self._handles().get(ref.ref)
+            task_id = entry.get("task_id") if isinstance(entry.get("task_id"), str) else None
+            from ..wire.task_handles import TaskHandles, describe_identity
+
+            identity = self.conn.target.identity()
+            if task_id is not None and not TaskHandles.belongs_to(entry, identity):  # the whole target: command, arguments, folder, env names
+                raise FlowError(
+                    f"{self.label}: the saved task was started on {describe_identity(entry.get('identity', entry.get('target')))}, "
+                    f"not on {describe_identity(identity)}; its handle is not sent to another server",
+                    kind="task_handle_missing", flow_id=self.id, server=self.conn.name,
+                )  # fmt: skip
+            if task_id is None:
+                raise FlowError(
+                    f"{self.label}: the task's handle is not on this machine. Task handles are kept only in the Jupyter data folder "
+                    "of the user who started the task, never in the notebook; open the notebook there to follow it, or call the tool again.",
+                    kind="task_handle_missing", flow_id=self.id, server=self.conn.name,
+                )  # fmt: skip
+            from ..wire.tasks import TaskStatus as _Status
+
+            status = _Status(task_id=task_id, status=ref.status, created_at=ref.created, ttl_ms=ref.ttl_ms, poll_ms=ref.poll_ms)
+            self.task = status
+            self.task_started = time.perf_counter()
+            try:
+                status = await client.get(task_id)
+            except MCPError as exc:
+                raise (gone(exc, self.task, self.label) or exc) from None
+        else:
+            self.task, self.task_started = status, time.perf_counter()
+            if self.store is not None and self.save:
+                where = {"server": self.conn.name, "target": self.conn.target.describe(), "identity": self.conn.target.identity(), "tool": self.name, "flow_id": self.id,
+                         "cell_id": self.cell_id, "notebook": self.notebook, "created": status.created_at, "generation": client.generation}  # fmt: skip
+                from .store import TaskRef
+
+                self.task_ref = TaskRef(self._handles().keep(status.task_id, **where), client.generation, created=status.created_at).seen(status)
+                if self.store.signer.ready:
+                    self._save_task_record()
+                else:  # the first record of this kernel reads Jupyter's notary secret (imports nbformat): off the loop
+                    await asyncio.to_thread(self._save_task_record)
+            if self.conn.target.kind != "http":
+                self.notes.append(
+                    f"{self.conn.name} runs inside this kernel's process tree ({self.conn.target.kind}): its tasks end with the kernel, "
+                    "so this one cannot be followed from a new kernel; serve it over HTTP for that"
+                )  # fmt: skip
+        polling = Round(number=self.round + 1, sent={"method": "tasks/get", "params": {"taskId": fingerprint(status.task_id)}})
+        self.rounds.append(polling)
+        try:
+            return await follow(client, status, self, set(ref.answered) if ref is not None else None)
+        except asyncio.CancelledError:
+            if self._user_cancelled and self.task is not None and not self.task.terminal and client.can_cancel:
+                await self._cancel_task(client, self.task.task_id)
+            raise
+        except MCPError as exc:
+            raise (gone(exc, self.task, self.label) or exc) from None
+        finally:
+            polling.ended = time.perf_counter()
+            polling.received = {"status": self.task.status if self.task is not None else None}
+
+    async def _cancel_task(self, client: TaskClient, task_id: str) -> None:
+        """The user cancelled: tell the server (bounded; a server that cannot be told keeps the task)."""
+        try:
+            await asyncio.shield(asyncio.wait_for(client.cancel(task_id), 10))
+        except Exception:  # noqa: BLE001 - the cancellation stands here either way
+            self.notes.append("the server could not be told to cancel the task; it may run on until its time to live ends")
+
+    def _handles(self) -> TaskHandles:
+        if self.task_handles is None:
+            from ..wire.task_handles import TaskHandles
+
+            self.task_handles = TaskHandles()
+        return self.task_handles
+
+    def _drop_task_handle(self) -> None:
+        if self.task_ref is not None:
+            self._handles().remove(self.task_ref.ref)
+
+    def _save_task_record(self) -> None:
+        if self.store is not None and self.save and self.task_ref is not None:
+            oversize = self.store.save(self.record(None))
+            self._saved = oversize is None
+
+    # the tasks.TaskHost of follow()
+    def task_changed(self, status: TaskStatus) -> None:
+        """A poll or notification: the view shows it; the record follows a change of status (loop thread)."""
+        previous, self.task = self.task, status
+        ref = self.task_ref
+        if ref is not None and (previous is None or previous.status != status.status or ref.status != status.status):
+            self.task_ref = ref.seen(status)
+            if not status.terminal:
+                self._save_task_record()
+        self.state = FlowState.RUNNING
+        self.view.changed(self)
+
+    async def answer_task(self, requests: dict[str, Any]) -> dict[str, Any]:
+        """2026: the input requests of an ``input_required`` task, answered like a round's."""
+        self.round += 1
+        try:
+            parsed = _parse_requests(requests)
+        except Exception:  # noqa: BLE001 - a request this client cannot read
+            raise FlowError(f"{self.label}: the task asks for input this client does not understand ({', '.join(list(requests)[:5])})", kind="task_invalid") from None
+        self.pending = dict(parsed)
+        responses = await self._answer_round(parsed)
+        if self.task_ref is not None:
+            from dataclasses import replace
+
+            self.task_ref = replace(self.task_ref, answered=[*self.task_ref.answered, *responses])
+            self._save_task_record()
+        return responses
+
+    async def next_change(self, timeout: float) -> TaskStatus | None:
+        """Wait ``timeout`` seconds, or less when a status notification arrives (returned)."""
+        if self._task_event is None:
+            self._task_event = asyncio.Event()
+        event = self._task_event
+        if self._task_notice is None:
+            try:
+                await asyncio.wait_for(event.wait(), timeout)
+            except TimeoutError:
+                pass
+        event.clear()
+        notice, self._task_notice = self._task_notice, None
+        return notice
+
+    def task_notified(self, status: TaskStatus) -> None:
+        """A 2025 ``notifications/tasks/status`` for this flow's task (loop thread)."""
+        self._task_notice = status
+        if self._task_event is not None:
+            self._task_event.set()
+
+    # ------------------------------------------------------------------ answering (both generations)
+    async def answer_elicitations(self, requests: dict[str, Any], single: bool = False, candidates: list[Flow] | None = None) -> Any:
+        """Elicitation requests of one round -> ``ElicitResult`` per key (one form for all).
+
+        ``candidates``: a 2025 back-channel question that could come from any of these running
+        calls (the transport does not say which): it is asked without any call's presets, and
+        the form names the calls.
+        """
+        if single:  # back-channel request of a 2025 server: show it, record it in the trace
+            self.pending = {key: {"method": "elicitation/create", "params": _without_task_id(_dump(p))} for key, p in requests.items()}
+            # the 2025 back-channel request arrives while request ``round + 1`` is in flight
+            self.rounds.append(Round(number=self.round + 1, direction="server->client", received=dict(self.pending)))
+        self.state = FlowState.WAITING
+        self.view.changed(self)
+        try:
+            context = _several_calls(candidates) if candidates else ""
+            answers = await self.answerer.elicit(self, requests, context=context)
+        except FlowError as exc:
+            unanswered = not self.answerer.ui.interactive  # headless: no preset answer fitted
+            if single and candidates:  # whichever call asked fails with it when the server's reply comes
+                for flow in candidates:
+                    flow._maybe_backchannel_error = flow._maybe_backchannel_error or exc
+                    flow._unanswered = flow._unanswered or unanswered
+                    # its reply may be a plain result built on the cancel it was told (Connection._on_elicit)
+                    flow.notes.append(f"a question that may have been this call's went unanswered and the server was told 'cancel': {exc}")
+            else:
+                self._unanswered = unanswered
+                if single:  # the flow fails with the first one once the server's call returns (told 'cancel', it may ask more)
+                    self._backchannel_error = self._backchannel_error or exc
+            raise
+        finally:
+            self.state = FlowState.RUNNING
+            self.pending = {}
+            self.view.changed(self)
+        for key, answer in answers.items():
+            fields = sorted((answer.content or {}).keys()) if getattr(answer, "content", None) else []
+            detail = f" ({', '.join(fields)})" if fields else ""
+            self.answer_summary.append(f"{_question(key, requests.get(key))}: {answer.action}{detail}")
+        if single:
+            self.rounds[-1].sent = {key: _response_summary(a) for key, a in answers.items()}
+            self.rounds[-1].ended = time.perf_counter()
+            return next(iter(answers.values()))
+        return answers
+
+    async def answer_sampling(self, key: str, params: Any) -> Any:
+        result = await self.answerer.sample(self, key, params)
+        failed = getattr(result, "code", None) is not None and not hasattr(result, "role")
+        self.answer_summary.append(f"{key}: {'sampling failed' if failed else 'sampled'}")
+        return result
+
+    async def answer_roots(self) -> Any:
+        return await self.answerer.roots(self)
+
+    # ------------------------------------------------------------------ notifications
+    async def _on_progress(self, progress: float, total: float | None, message: str | None) -> None:
+        self.progress_info = Progress(progress, total, message)
+        self.view.progress(self)
+
+    def on_log(self, entry: dict[str, Any]) -> None:
+        self.logs.append(entry)
+        self.view.log(self, entry)
+
+    async def _ask_withheld(self, names: list[str]) -> None:
+        """A resumed flow's secret arguments were never saved: ask for them again, like a question."""
+        from mcp.types import ElicitRequestFormParams
+
+        schema = self._tool_schema() or {}
+        found = schema.get("properties")
+        properties: dict[str, Any] = found if isinstance(found, dict) else {}
+        fields: dict[str, Any] = {}
+        for name in names:
+            found = properties.get(name)
+            prop: dict[str, Any] = found if isinstance(found, dict) else {}
+            kind = prop.get("type") if prop.get("type") in ("string", "number", "integer", "boolean") else "string"
+            fields[name] = {"type": kind, "title": str(prop.get("title") or name), "description": "never saved in the notebook; needed again to continue"}
+        params = ElicitRequestFormParams(
+            message=f"To continue {self.label}, give again the arguments that were not saved: {', '.join(names)}",
+            requested_schema={"type": "object", "properties": fields, "required": names},
+        )
+        answer = (await self.answer_elicitations({"arguments": params}))["arguments"]
+        if answer.action != "accept" or not answer.content:
+            raise FlowError(f"{self.label}: the arguments {', '.join(names)} were not given again; the saved flow was not continued", code=-32000)
+        self.arguments.update({k: v for k, v in answer.content.items() if k in names})
+
+    def _tool_schema(self) -> dict[str, Any] | None:
+        if self.method != "tools/call":
+            return None
+        tool = (self.conn.cached_tools or {}).get(self.name)
+        return (tool.input_schema or {}) if tool is not None else None
+
+    @property
+    def secret_arguments(self) -> frozenset[str]:
+        """Arguments never saved or traced: secret by the tool's schema or by their name."""
+        if self._secrets is None:
+            self._secrets = secret_arguments(self.arguments, self._tool_schema()) | self._withheld
+        return self._secrets
+
+    # ------------------------------------------------------------------ records and trace
+    def saved(self, request_state: str | None) -> SavedFlow:
+        """The saved record (DESIGN.md "Saved flows"): questions and state, never answers or secret arguments."""
+        from .store import SavedFlow
+
+        secrets = self.secret_arguments
+        withheld = sorted(secrets & (self.arguments.keys() | self._withheld))
+        return SavedFlow(
+            id=self.id,
+            cell_id=self.cell_id,
+            server={"name": self.conn.name, **self.conn.target.saved()},
+            method=self.method,
+            name=self.name,
+            arguments={k: v for k, v in self.arguments.items() if k not in secrets},
+            round=self.round,
+            request_state=request_state,
+            pending={key: _dump(req) for key, req in self.pending.items()},
+            updated=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            withheld=withheld or None,
+            task=self.task_ref.to_dict() if self.task_ref is not None else None,
+        )
+
+    def record(self, request_state: str | None) -> dict[str, Any]:
+        """``saved(request_state)`` in the dict form the notebook keeps."""
+        return self.saved(request_state).to_dict()
+
+    def _trace_sent(self, responses: dict[str, Any] | None, state: str | None) -> dict[str, Any]:
+        params: dict[str, Any] = {"name" if self.method != "resources/read" else "uri": self.name}
+        if self.method != "resources/read":
+            params["arguments"] = masked(self.arguments, self.secret_arguments)
+        if responses:
+            params["inputResponses"] = {k: _response_summary(v) for k, v in responses.items()}
+        if state is not None:
+            params["requestState"] = shorten_token(state)
+        return {"method": self.method, "params": params}
+
+    def trace(self) -> list[dict[str, Any]]:
+        """Every message of the flow in the order it crossed the wire, as ``{round, from, to, kind, message}``.
+
+        A 2025 back-channel exchange happens *inside* a request, so events are ordered by time:
+        the request, the server's question, the client's answer, then the request's result.
+        """
+        timed: list[tuple[float, int, dict[str, Any]]] = []
+        for r in self.rounds:
+            done = r.ended if r.ended is not None else r.started
+            if r.direction == "client->server":
+                timed.append((r.started, len(timed), {"round": r.number, "from": "client", "to": "server", "kind": "request", "message": _resolve(r.sent, self)}))
+                if r.received:
+                    timed.append((done, len(timed), {"round": r.number, "from": "server", "to": "client", "kind": "result", "message": _resolve(r.received)}))
+            else:
+                timed.append((r.started, len(timed), {"round": r.number, "from": "server", "to": "client", "kind": "request", "message": r.received}))
+                if r.sent:
+                    timed.append((done, len(timed), {"round": r.number, "from": "client", "to": "server", "kind": "result", "message": {"result": r.sent}}))
+        return [event for _, _, event in sorted(timed, key=lambda item: (item[0], item[1]))]
+
+
+def _resolve(value: Any, flow: Flow | None = None) -> Any:
+    if isinstance(value, SentLater) and flow is not None:
+        return flow._trace_sent(value.responses, value.state)
+    return value() if callable(value) else value
+
+
+@dataclass(frozen=True)
+class SentLater:
+    """A request's trace entry, built from these only when the trace is read (``Flow._trace_sent``).
+
+    Not a bound method of the flow: that would make a reference cycle of every flow, which only
+    the garbage collector frees, and a map's thousand flows would then cost collections.
+    """
+
+    responses: dict[str, Any] | None
+    state: str | None
+
+
+def _waker(event: threading.Event) -> Callable[[Any], None]:
+    """A future's done-callback that sets ``event`` (and holds nothing else: no cycle through the flow)."""
+    return lambda _future: event.set()
+
+
+_TRANSPORT_ERRORS = {"ConnectError", "ConnectTimeout", "RemoteProtocolError", "ReadError", "WriteError", "NetworkError"}
+
+
+def _unreachable(exc: BaseException) -> bool:
+    """Whether a failure means the server could not be reached (worth resuming later)."""
+    from ..errors import leaf_exceptions
+
+    return any(type(e).__name__ in _TRANSPORT_ERRORS or isinstance(e, ConnectionError) for e in leaf_exceptions(exc))
+
+
+def shorten_token(token: str, keep: int = 12) -> str:
+    """An opaque state token, shown but not spelled out (it is long and means nothing to read)."""
+    return token if len(token) <= 2 * keep else f"{token[:keep]}…{token[-6:]} ({len(token)} chars)"
+
+
+def _dump(obj: Any) -> Any:
+    return obj.model_dump(mode="json", by_alias=True, exclude_none=True) if hasattr(obj, "model_dump") else obj
+
+
+def _question(key: str, params: Any) -> str:
+    """How an answer summary names a question: its message (shortened), else its request key."""
+    message = params.get("message") if isinstance(params, dict) else getattr(params, "message", None)
+    if not isinstance(message, str) or not message.strip():
+        return key
+    message = " ".join(message.split())
+    return f"“{message}”" if len(message) <= 60 else f"“{message[:59]}…”"
+
+
+def _response_summary(answer: Any) -> Any:
+    """What the trace shows of an answer: the action and field names, never the values."""
+    action = getattr(answer, "action", None)
+    if action is not None:
+        return {"action": action, "fields": sorted((answer.content or {}).keys())}
+    if hasattr(answer, "model"):
+        return {"model": answer.model, "stopReason": getattr(answer, "stop_reason", None)}
+    if hasattr(answer, "roots"):
+        return {"roots": [str(r.uri) for r in answer.roots]}
+    return {"type": type(answer).__name__}
+
+
+def _without_task_id(params: Any) -> Any:
+    """Request params whose related-task ``_meta`` names the task by its fingerprint, never its id (a bearer-like handle)."""
+    from ..wire.tasks import RELATED_TASK, fingerprint
+
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    related = meta.get(RELATED_TASK) if isinstance(meta, dict) else None
+    if not isinstance(related, dict) or not isinstance(related.get("taskId"), str):
+        return params
+    return {**params, "_meta": {**meta, RELATED_TASK: {**related, "taskId": fingerprint(related["taskId"])}}}  # type: ignore[dict-item]
+
+
+def _task_received(status: Any) -> dict[str, Any]:
+    """What the trace shows of a created task: its status, never its id (a bearer-like handle)."""
+    from ..wire.tasks import fingerprint
+
+    return {"resultType": "task", "task": fingerprint(status.task_id), "status": status.status}
+
+
+def _trace_received(result: Any) -> dict[str, Any]:
+    from mcp.types import InputRequiredResult
+
+    if isinstance(result, InputRequiredResult):
+        out: dict[str, Any] = {"resultType": "input_required"}
+        if result.input_requests:
+            out["inputRequests"] = {k: _dump(v) for k, v in result.input_requests.items()}
+        if result.request_state is not None:
+            out["requestState"] = shorten_token(result.request_state)
+        return out
+    return {"resultType": "complete", "result": type(result).__name__}
+
+
+def _parse_requests(requests: dict[str, Any]) -> dict[str, Any]:
+    """Saved questions (plain dicts) back into SDK request models."""
+    from pydantic import TypeAdapter
+
+    from mcp.types import InputRequest
+
+    adapter: TypeAdapter[Any] = TypeAdapter(InputRequest)
+    return {key: adapter.validate_python(value) for key, value in requests.items()}
+
+
+def _as_text(value: Any) -> str:
+    import json
+
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+_NO_BACKCHANNEL = re.compile(r"via server-initiated requests is unavailable on 2026-07-28|has no back-channel for server-initiated requests")
+
+
+def _result_text(result: Any) -> str:
+    """The text blocks of a tool result, joined (what a server says in an error result)."""
+    return "\n".join(getattr(block, "text", "") for block in getattr(result, "content", None) or [])
+
+
+def _several_calls(flows: list[Flow]) -> str:
+    """What a form says when a question could come from any of ``flows`` (the server does not say which)."""
+    calls = ", ".join(f"{f.label} ({f.id})" for f in flows)
+    return (
+        f"{len(flows)} calls are running on this server ({calls}) and it does not say which one asks; "
+        "no call's preset answers are used. Run them one after another, or connect over streamable HTTP, to keep them apart."
+    )

@@ -1,0 +1,186 @@
+"""Tool arguments from a magic line: ``key=value`` words, ``--json``, or a cell body.
+
+Values are typed against the tool's ``input_schema`` so that what the user sees is what the
+server gets: a string parameter keeps ``012`` as the string "012", integers, numbers and booleans
+parse, arrays and objects read as JSON. Anything wrong becomes a ``UsageError`` that lists the
+tool's parameters, before anything is sent.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from IPython.core.error import UsageError
+
+from ..forms.model import FALSE_WORDS, TRUE_WORDS, compiled_validator, parse_answer_value
+
+__all__ = ["build_arguments", "parse_body", "parse_json_object", "parse_pairs", "describe_parameters"]
+
+
+def parse_pairs(words: list[str]) -> dict[str, str]:
+    """``["a=1", "b=x y"]`` -> ``{"a": "1", "b": "x y"}`` (values still raw text)."""
+    pairs: dict[str, str] = {}
+    for word in words:
+        key, sep, value = word.partition("=")
+        if not sep or not key:
+            raise UsageError(f"expected key=value, got {word!r}")
+        pairs[key] = value
+    return pairs
+
+
+def parse_json_object(text: str, what: str = "--json") -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise UsageError(f"{what} is not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise UsageError(f"{what} must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def parse_body(body: str) -> dict[str, Any]:
+    """A ``%%mcp call`` cell body: a JSON object, or YAML when PyYAML is installed."""
+    if not body.strip():
+        return {}
+    try:
+        value = json.loads(body)
+    except ValueError as json_error:
+        try:
+            import yaml
+        except ImportError:
+            raise UsageError(f"the cell body is not valid JSON: {json_error}") from None
+        try:
+            value = yaml.safe_load(body)
+        except yaml.YAMLError as exc:
+            raise UsageError(f"the cell body is neither JSON nor YAML: {exc}") from None
+    if not isinstance(value, dict):
+        raise UsageError(f"the cell body must be an object of arguments, got {type(value).__name__}")
+    return value
+
+
+def _types_of(prop: dict[str, Any]) -> list[str]:
+    typ = prop.get("type")
+    if isinstance(typ, list):
+        return [t for t in typ if isinstance(t, str)]
+    if isinstance(typ, str):
+        return [typ]
+    types: list[str] = []
+    for alt in prop.get("anyOf", []) + prop.get("oneOf", []):
+        if isinstance(alt, dict):
+            types.extend(_types_of(alt))
+    return types
+
+
+def convert(name: str, raw: str, prop: dict[str, Any]) -> Any:
+    """One ``key=value`` text converted to the parameter's type."""
+    types = _types_of(prop)
+    if not types or types == ["null"]:
+        return parse_answer_value(raw)
+    if "string" in types and ("enum" in prop or len(types) == 1 or not _looks_like_json_of(raw, types)):
+        return raw
+    # The value reads as JSON of another member of the union: that member first, whatever the
+    # order the schema lists them in ("5" for string|integer is 5, "null" for string|null is None).
+    for typ in sorted(types, key=lambda t: t == "string"):
+        try:
+            return _convert_to(typ, raw)
+        except ValueError:
+            continue
+    wanted = " or ".join(types)
+    raise UsageError(f"argument {name}={raw!r}: expected {wanted}")
+
+
+def _looks_like_json_of(raw: str, types: list[str]) -> bool:
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return False
+    names = {bool: "boolean", int: "integer", float: "number", list: "array", dict: "object", type(None): "null"}
+    kind = names.get(type(value), "string")
+    return kind in types or (kind == "integer" and "number" in types)
+
+
+def _convert_to(typ: str, raw: str) -> Any:
+    text = raw.strip()
+    if typ == "string":
+        return raw
+    if typ == "integer":
+        return int(text)
+    if typ == "number":
+        number = float(text)
+        if not math.isfinite(number):  # JSON has no NaN or Infinity: the SDK would send null
+            raise ValueError(text)
+        return int(number) if number.is_integer() and "." not in text and "e" not in text.lower() else number
+    if typ == "boolean":
+        if text.lower() in TRUE_WORDS:
+            return True
+        if text.lower() in FALSE_WORDS:
+            return False
+        raise ValueError(text)
+    if typ == "null":
+        if text in ("null", "none", "None", ""):
+            return None
+        raise ValueError(text)
+    value = json.loads(text)
+    if typ == "array" and isinstance(value, list):
+        return value
+    if typ == "object" and isinstance(value, dict):
+        return value
+    raise ValueError(text)
+
+
+def describe_parameters(schema: dict[str, Any] | None) -> str:
+    """``name: string (required), count: integer`` for error messages and tables."""
+    props = (schema or {}).get("properties") or {}
+    required = set((schema or {}).get("required") or [])
+    if not props:
+        return "(no parameters)"
+    parts = []
+    for name, prop in props.items():
+        types = "|".join(_types_of(prop if isinstance(prop, dict) else {})) or "any"
+        parts.append(f"{name}: {types}{' (required)' if name in required else ''}")
+    return ", ".join(parts)
+
+
+def build_arguments(
+    tool_name: str,
+    schema: dict[str, Any] | None,
+    pairs: dict[str, str],
+    json_args: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Typed, validated arguments for a call; ``UsageError`` names the problem and the parameters."""
+    schema = schema or {"type": "object", "properties": {}}
+    props: dict[str, Any] = schema.get("properties") or {}
+    closed = schema.get("additionalProperties") is not True
+    arguments = dict(json_args or {})
+    for key, raw in pairs.items():
+        if key not in props:
+            if closed:
+                raise UsageError(f"{tool_name} has no parameter {key!r}. Parameters: {describe_parameters(schema)}")
+            arguments[key] = parse_answer_value(raw)
+            continue
+        arguments[key] = convert(key, raw, props[key] if isinstance(props[key], dict) else {})
+    unknown = [k for k in arguments if k not in props]
+    if unknown and closed and props:
+        raise UsageError(f"{tool_name} has no parameter {unknown[0]!r}. Parameters: {describe_parameters(schema)}")
+    missing = [name for name in schema.get("required") or [] if name not in arguments]
+    if missing:
+        raise UsageError(f"{tool_name} needs {', '.join(missing)}. Parameters: {describe_parameters(schema)}")
+    _validate(tool_name, schema, arguments)
+    return arguments
+
+
+def _validate(tool_name: str, schema: dict[str, Any], arguments: dict[str, Any]) -> None:
+    import jsonschema
+
+    try:
+        validator = compiled_validator(schema)
+        if validator.is_valid(arguments):
+            return
+        error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
+    except Exception:  # noqa: BLE001 - SchemaError, re.error, TypeError, unresolvable $ref, ...
+        return  # a broken schema is the server's own business; let the server judge the arguments
+    if error is not None:
+        where = ".".join(str(p) for p in error.absolute_path) or "arguments"
+        raise UsageError(f"{tool_name}: {where}: {error.message}. Parameters: {describe_parameters(schema)}")

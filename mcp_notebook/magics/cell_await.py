@@ -1,0 +1,326 @@
+"""A ``%mcp call`` ends its cell when its flow ends: the cell *awaits* the flow.
+
+Why an awaiting cell (see ``shared/reference/kernel.md`` section 3): in an interactive front end
+a call may wait for a click in its form, and
+
+* a *blocking* cell never hears that click (JupyterLab 4.6 sends widget comms over subshells and
+  ipykernel 7.4 re-routes them to the main shell, which is busy); jupyter-ui-poll is broken on
+  ipykernel 7;
+* a cell that returns at once with a running ``Flow`` lets Run All race ahead of its own calls
+  (a later cell reads a record that does not exist yet, or stops the server the call still uses);
+* an *awaiting* cell hears comm messages from ipykernel 7.4 on, and the next cell of a Run All
+  starts only after it.
+
+A line magic cannot be written after ``await``, so an IPython input transformer
+(``input_transformers_post``, which sees the cell after ``%mcp ...`` became
+``get_ipython().run_line_magic('mcp', '...')``) rewrites the statements that start a flow
+(``call``, ``prompt``, ``read``, ``resume``) into ``(await _mcp_notebook_await_.line(...))``.
+The cell then runs as an async cell. The helper runs the magic with ``MCPMagics.awaiting`` set, so
+the magic hands back an ``InCell`` (the started flow) instead of returning the ``Flow`` at once,
+and awaits it on the kernel's own loop: the form, the sampling review and the sign-in stay live,
+``x = %mcp call ...`` binds the result, Interrupt stops the flow and keeps its saved record and a failed or cancelled flow fails its cell, as a headless run does;
+so does a result the tool marked ``isError`` (``magic_hints.tool_failure``: Run All stops at a tool's error as at an exception).
+
+Only statements at the cell's top level, or inside its ``for`` / ``if`` / ``with`` / ``try``
+blocks, are rewritten: ``await`` inside a ``def`` or ``class`` body would not compile. ``%mcp call
+... --background`` keeps the old behaviour (the ``Flow`` at once). A kernel that cannot hear comms
+while a cell awaits (ipykernel < 7.4) gets no transformer and one note at ``%load_ext``.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
+    from ..flows.flow import Flow
+    from ..notebook.live_view import ChoicePanel
+    from .magics import MCPMagics
+
+__all__ = ["AWAITED", "HELPER", "CellAwait", "InCell", "kernel_hears_comms_while_awaiting", "rewrite"]
+
+HELPER = "_mcp_notebook_await_"  # the helper's name in the user's namespace
+AWAITED = frozenset({"call", "prompt", "read", "resume"})  # the subcommands that start a flow
+_BLOCKS = (ast.For, ast.AsyncFor, ast.While, ast.If, ast.With, ast.AsyncWith, ast.Try, ast.TryStar)
+
+
+@dataclass(frozen=True)
+class InCell:
+    """What the magic returns to the helper: a started flow the cell is to wait for, or a panel
+    (consent to resume, Continue / Start over) whose click starts the flow to wait for."""
+
+    flow: Flow | None
+    choice: ChoicePanel | None = None
+
+
+def kernel_hears_comms_while_awaiting() -> bool:
+    """True where an awaiting cell still receives widget clicks: ipykernel >= 7.4, or no ipykernel (no widgets)."""
+    try:
+        from importlib.metadata import version
+
+        found = version("ipykernel")
+    except Exception:  # noqa: BLE001 - not installed: terminal IPython or a script, where nothing is clicked
+        return True
+    parts = []
+    for piece in found.split(".")[:2]:
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts) >= (7, 4)
+
+
+def rewrite(lines: list[str]) -> list[str]:
+    """The cell's lines with each flow-starting ``%mcp`` statement awaited (see the module docstring)."""
+    source = "".join(lines)
+    if "_magic('mcp'" not in source:
+        return lines  # the common case: no %mcp line in this cell
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return lines  # IPython reports the error as usual
+    edits: list[tuple[int, int, int, str]] = []  # (line index, start col, end col, new text)
+    for call, bind in _flow_statements(tree.body):
+        args = [ast.get_source_segment(source, a) or "" for a in call.args]
+        method = "line" if _attr(call) == "run_line_magic" else "cell"
+        text = f"(await {HELPER}.{method}({', '.join(args)}, bind={bind}))"
+        edits.append((call.lineno - 1, call.col_offset, call.end_col_offset or call.col_offset, text))
+    if not edits:
+        return lines
+    out = source.splitlines(keepends=True)
+    for index, start, end, text in sorted(edits, reverse=True):
+        row = out[index].encode()  # ast offsets count UTF-8 bytes
+        out[index] = (row[:start] + text.encode() + row[end:]).decode()
+    return out
+
+
+def _attr(call: ast.Call) -> str:
+    return call.func.attr if isinstance(call.func, ast.Attribute) else ""
+
+
+def _flow_statements(body: list[ast.stmt]) -> list[tuple[ast.Call, bool]]:
+    """The ``%mcp`` calls that start a flow, as bare statements or assigned to one name, outside functions."""
+    found: list[tuple[ast.Call, bool]] = []
+    for stmt in body:
+        if isinstance(stmt, ast.Expr) and _is_flow_magic(stmt.value):
+            found.append((stmt.value, False))  # type: ignore[arg-type]
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and _is_flow_magic(stmt.value):
+            found.append((stmt.value, True))  # type: ignore[arg-type]
+        elif isinstance(stmt, _BLOCKS):
+            for field in ("body", "orelse", "finalbody"):
+                found += _flow_statements(getattr(stmt, field, []) or [])
+            for handler in getattr(stmt, "handlers", []) or []:
+                found += _flow_statements(handler.body)
+    return found
+
+
+def _is_flow_magic(node: ast.expr) -> bool:
+    """``get_ipython().run_line_magic('mcp', 'call ...')`` (or ``run_cell_magic``), on one line."""
+    if not isinstance(node, ast.Call) or node.keywords or _attr(node) not in ("run_line_magic", "run_cell_magic"):
+        return False
+    owner = node.func.value if isinstance(node.func, ast.Attribute) else None
+    if not (isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "get_ipython" and not owner.args):
+        return False
+    want = 2 if _attr(node) == "run_line_magic" else 3
+    if len(node.args) != want or not all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args):
+        return False
+    magic, line = node.args[0].value, node.args[1].value  # type: ignore[attr-defined]
+    words = line.split(None, 1)
+    return magic == "mcp" and bool(words) and words[0] in AWAITED and node.lineno == node.end_lineno
+
+
+class CellAwait:
+    """The helper a rewritten cell awaits, and the transformer's registration, for one ``MCPMagics``."""
+
+    def __init__(self, magics: MCPMagics) -> None:
+        self.magics = magics
+        self.shell: Any = magics.shell  # an InteractiveShell: a magic is registered in one
+
+    def register(self) -> None:
+        """Put the helper in the user's namespace and the transformer on the shell (again: replaces the old one)."""
+        self.unregister(self.shell)
+        self.shell.user_ns[HELPER] = self
+        self.shell.user_ns_hidden[HELPER] = self  # kept out of %who and the variable inspector
+        self.shell.input_transformers_post.append(self.transform)
+
+    @staticmethod
+    def unregister(shell: Any) -> None:
+        """Take the transformer off ``shell`` (``%unload_ext``); cells run as plain cells again."""
+        kept = [t for t in shell.input_transformers_post if not isinstance(getattr(t, "__self__", None), CellAwait)]
+        shell.input_transformers_post[:] = kept
+        shell.user_ns.pop(HELPER, None)
+        shell.user_ns_hidden.pop(HELPER, None)
+
+    def transform(self, lines: list[str]) -> list[str]:
+        """The input transformer: ``rewrite``, unless the user turned IPython's ``%autoawait`` off."""
+        return rewrite(lines) if getattr(self.shell, "autoawait", True) else lines
+
+    async def line(self, magic: str, line: str, *, bind: bool) -> Any:
+        """``%mcp LINE`` in an awaiting cell: the value the line would give, once its flow has ended."""
+        return await self._finish(self._run(lambda: self.shell.run_line_magic(magic, line)), bind)
+
+    async def cell(self, magic: str, line: str, body: str, *, bind: bool) -> Any:
+        """``%%mcp LINE`` + body in an awaiting cell."""
+        return await self._finish(self._run(lambda: self.shell.run_cell_magic(magic, line, body)), bind)
+
+    def _run(self, start: Any) -> Any:
+        self.magics.awaiting = True
+        try:
+            return start()
+        finally:
+            self.magics.awaiting = False
+
+    async def _finish(self, value: Any, bind: bool) -> Any:
+        if not isinstance(value, InCell):
+            return value  # a background Flow, a listing, a usage message: as the plain line gives it
+        from ..errors import FlowError
+        from .hints import for_magics, tool_failure
+
+        flow = value.flow
+        if value.choice is not None:  # a panel first: the click starts the flow this cell then waits for
+            try:
+                with _comm_status_replies(self.shell):
+                    started: Any = value.choice
+                    while hasattr(started, "outcome"):  # Continue may need consent first: a panel after a panel
+                        started = await _until_done_or_interrupted(started.outcome())
+            except KeyboardInterrupt:
+                print("Interrupted: nothing was resumed; the panel above still takes your click.")
+                raise
+            except Exception:  # noqa: BLE001 - the panel shows what went wrong; the cell fails without a second copy
+                raise FlowError("the chosen action failed (the panel above says why).", kind="resume_failed") from None
+            if not hasattr(started, "view"):
+                return None  # the user said no: nothing started
+            flow = started
+            if hasattr(flow.view, "error_follows"):
+                flow.view.error_follows = True  # its error fails this cell (shown once)
+        if flow is None:
+            return None
+        try:
+            with _comm_status_replies(self.shell):
+                await _until_done_or_interrupted(flow)
+        except KeyboardInterrupt:
+            _interrupted(flow)
+            raise
+        except asyncio.CancelledError:  # the flow's own Cancel button (an Interrupt arrives as KeyboardInterrupt)
+            error: Exception = FlowError(f"{flow.label} was cancelled.", kind="cancelled", server=flow.conn.name)
+        except Exception as exc:  # noqa: BLE001 - the flow's own error fails the cell, as a headless run does
+            error = for_magics(exc) if isinstance(exc, FlowError) else exc
+        else:
+            failed = tool_failure(flow)  # the tool's own isError: the cell fails, as a headless run's does
+            if failed is None:
+                return flow.value if bind else None
+            error = failed
+        error.__context__ = None
+        raise error
+
+
+def _interrupted(flow: Flow) -> None:
+    """Interrupt stops the flow here and keeps what is saved of it.
+
+    Jupyter interrupts a kernel before every shutdown or restart (``jupyter_client`` does, so a
+    notebook closed while its form waits is interrupted first): forgetting the flow here would
+    lose the very record that lets a reopened notebook continue it, and cancel a task that is
+    meant to outlive the kernel. So the flow stops waiting in this kernel, its saved record and
+    its task stay, and the cell says how to continue or drop it.
+    """
+    from .line_expand import line_word
+
+    saved = flow.store is not None and flow.store.get(flow.id) is not None
+    flow.cancel(forget=False)
+    if saved:
+        fid = line_word(flow.id)
+        print(f"Interrupted: {flow.label} stopped waiting here; it stays saved as flow {flow.id} (%mcp resume {fid} continues it, %mcp forget {fid} drops it).")
+    else:
+        print(f"Interrupted: {flow.label} was cancelled.")
+
+
+_COMM_TYPES = ("comm_open", "comm_msg", "comm_close")
+
+
+@contextlib.contextmanager
+def _comm_status_replies(shell: Any) -> Iterator[None]:
+    """While the cell awaits, each comm message the kernel handles beside it gets its busy/idle status.
+
+    ipykernel 7.4 handles a comm message that arrives during an awaiting cell at once, beside the
+    cell (``dispatch_shell(..., concurrent=True)``), but publishes no busy/idle status for it. The
+    ipywidgets front end counts a model's messages in flight and sends the next change only after
+    the idle status of the last one: without it the first keystroke of a field reaches the kernel
+    and every later one waits in the page until the cell ends (seen in JupyterLab 4.6 + Chromium:
+    a form's fields kept their first character). So, for as long as this cell awaits, the kernel's
+    comm handlers are wrapped to publish that status, only for messages handled beside the cell
+    (on the main thread while its lock is held; a subshell's own messages have theirs already).
+    """
+    kernel = getattr(shell, "kernel", None)
+    handlers = getattr(kernel, "shell_handlers", None)
+    lock = getattr(kernel, "_main_asyncio_lock", None)
+    publish = getattr(kernel, "_publish_status", None)
+    if not isinstance(handlers, dict) or lock is None or publish is None:
+        yield  # not ipykernel (terminal IPython, a script): no page waits for a status
+        return
+    originals = {kind: handlers[kind] for kind in _COMM_TYPES if kind in handlers}
+
+    def replying(handler: Any) -> Any:
+        def handle(stream: Any, idents: Any, msg: Any) -> Any:
+            beside = threading.current_thread() is threading.main_thread() and lock.locked()
+            if beside:
+                publish("busy", "shell", parent=msg)
+            try:
+                return handler(stream, idents, msg)  # ipykernel's comm handlers are synchronous
+            finally:
+                if beside:
+                    publish("idle", "shell", parent=msg)
+
+        return handle
+
+    for kind, handler in originals.items():
+        handlers[kind] = replying(handler)
+    try:
+        yield
+    finally:
+        for kind, handler in originals.items():
+            handlers[kind] = handler
+
+
+async def _until_done_or_interrupted(flow: Awaitable[Any]) -> Any:
+    """``await flow``, or ``KeyboardInterrupt`` when the kernel is interrupted first.
+
+    ipykernel 7.4 turns SIGINT during an awaiting cell into a callback on a loop that no longer
+    runs there, so Interrupt would leave the cell waiting for ever (tried: ``await asyncio.sleep``
+    in a cell is not interrupted either). While a flow is awaited on the main thread, this takes
+    SIGINT itself, wakes the kernel's loop and ends the wait; the previous handler comes back after.
+    """
+    loop = asyncio.get_running_loop()
+    interrupted: asyncio.Future[bool] = loop.create_future()
+
+    def mark() -> None:
+        if not interrupted.done():
+            interrupted.set_result(True)
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        loop.call_soon_threadsafe(mark)
+
+    async def wait() -> Any:
+        return await flow
+
+    previous = signal.signal(signal.SIGINT, on_sigint) if threading.current_thread() is threading.main_thread() else None
+    waiting = asyncio.ensure_future(wait())
+    try:
+        try:
+            await asyncio.wait({waiting, interrupted}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:  # the cell's task cancelled (a kernel whose own Interrupt works)
+            raise KeyboardInterrupt from None
+        if not waiting.done():
+            raise KeyboardInterrupt
+        return waiting.result()
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+        interrupted.cancel()
+        if not waiting.done():
+            waiting.cancel()

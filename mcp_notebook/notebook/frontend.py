@@ -1,0 +1,498 @@
+"""The kernel side of the notebook's memory: the ``mcp_notebook`` comm and the ``.ipynb`` fallback.
+
+The JupyterLab extension (``labextension/``) owns the notebook model. When the extension
+loads, the kernel opens a comm to target ``mcp_notebook`` saying ``hello``; the extension
+answers ``restore`` with the records saved in the notebook, and afterwards ``ack`` for every
+``save`` and ``delete`` (protocol in ``labextension/README.md``). Facts this module is built on
+(checked with JupyterLab 4.6 and ipykernel 7.4):
+
+* Replies reach the kernel's main thread only after the running cell ends, so saves and
+  deletes never wait for one (fire and forget), and the records of the restore are there for
+  the *next* cell. Only a sign-in waits, briefly, for the page's first answer (below).
+* Without the extension JupyterLab answers the comm_open with a comm_close; with no front
+  end at all (nbclient, nbval, papermill) nothing ever comes back; outside a kernel the comm
+  is a ``DummyComm`` that does nothing.
+* Every connected front end answers, and a page reloaded while the kernel runs sends an
+  unsolicited ``restore`` with ``"reason": "reconnect"`` holding what that page has.
+
+OAuth sign-in uses the same comm: every ``restore`` carries ``page_url``, the Jupyter server's
+base URL as the browser sees it (the redirect URI is ``page_url + "mcp-notebook/oauth/callback"``).
+``await_oauth(state, deliver)`` sends ``oauth_wait``; the extension relays what the callback
+page got for that state as ``{"op": "oauth", ...}`` and ``deliver`` gets it, once. These
+messages go out at once from any thread (a cell may be blocked waiting for the sign-in), and the
+answer arrives on whatever thread the kernel handles the comm on.
+
+The page's first ``restore`` is asked for before a sign-in picks its redirect URI
+(``wait_for_page``): in the cell that runs ``%load_ext`` that reply would reach the kernel only
+after the cell (ipykernel 7.4 routes it to the main shell, busy with the cell), so a
+``%mcp connect`` in the same cell would fall back to the kernel's loopback address, which a
+remote kernel or JupyterHub user's browser cannot reach. ipykernel's shell-channel thread reads
+every comm message's data to route it (``BaseComm._reply_subshell_for``); the hook installed here
+notes there, on that thread and at once, that the page answered and its ``page_url``. The full
+restore is still handled on the main shell after the cell, as before.
+
+A flow's settled report reaches the page twice: as the ``update_display_data`` of its live area,
+which only the page that ran the cell can place (a display id is not saved, so a reloaded or
+second page drops it), and as ``{"op": "report", "cell_id", "display_id", "output"}`` on this comm,
+which the extension writes over the output carrying that display id in its metadata (nothing when
+it is already the report). The kernel keeps each report until a page answers ``shown``, and sends
+it again with every ``restore``, so a page that reloads just as the flow ends still gets it. The
+live area goes the same way when it is made (``{"op": "display", ...}``) and is kept until its
+report replaces it: a page that has no output with that display id adds it to the cell.
+
+A reloaded page finds the kernel's comm with ``comm_info_request``, which ipykernel 7.4 answers
+only after the running cell, and a call's cell runs until its flow ends: the page would get the
+comm (and so the live area) only after the form it needs was answered. A ``comm_open`` is handled
+while a cell awaits, so the kernel also takes comms the page opens to target ``mcp_notebook``: to
+``{"op": "where"}`` it answers ``{"op": "here", "comm_id": ...}`` (this comm) and closes that one;
+the page then adopts this comm as after a ``comm_info_request``.
+
+Without the extension the records of the saved ``.ipynb`` are read from disk with
+``nbformat`` (``__session__`` when the kernel knows it, or ``%mcp flows --from PATH``), new
+records stay in this kernel, and the user is told so once, plainly.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from ..core.threads import KernelLoop
+from ..flows.store import Store, parse_flows, read_notebook
+
+__all__ = ["COMM_TARGET", "Frontend"]
+
+COMM_TARGET = "mcp_notebook"
+PROTOCOL_VERSION = 1
+
+Status = Literal["pending", "connected", "absent", "none"]
+"""``pending``: hello sent, no answer yet; ``connected``: the extension answered;
+``absent``: the front end closed the comm (no extension); ``none``: no kernel, nothing to ask."""
+
+OAUTH_STATE = re.compile(r"^[A-Za-z0-9_-]{8,256}$")
+"""What the extension and the server extension accept as an OAuth ``state``."""
+OAUTH_FIELDS = ("code", "iss", "error", "error_description")
+REPORTS_KEPT = 20
+"""Settled reports kept until a page says it shows them (the oldest go first)."""
+PAGE_WAIT = 2.5
+"""Seconds a sign-in waits, at most once per kernel, for a page that has not answered the hello yet."""
+
+NOT_SAVED_NOTICE = (
+    "Note: flows waiting for input are kept in this kernel only and will not be saved in the "
+    "notebook, because the mcp-notebook JupyterLab extension is not active here. "
+    "They last until the kernel stops."
+)
+
+
+class Frontend:
+    """Client of the extension's comm; the ``Store``'s backend."""
+
+    def __init__(self, store: Store, shell: Any = None) -> None:
+        self.store = store
+        self.shell = shell
+        self.status: Status = "none"
+        self.path: str | None = None  # the notebook's path as the front end reports it
+        self.warnings: list[str] = []  # not yet shown to the user
+        self.replies = 0  # restore/ack/error messages received (tests, bench)
+        self.files_read: list[str] = []
+        self.page_url: str | None = None  # the Jupyter server's base URL in the browser (latest restore), for OAuth redirects
+        self._comm: Any = None
+        self._kernel: KernelLoop | None = None  # the kernel's loop, where the comm's messages go out
+        self._session_read = False
+        self._noticed = False
+        self._oauth: dict[str, Callable[[dict[str, Any]], None]] = {}  # state -> deliver, until the answer comes
+        self._oauth_lock = threading.Lock()
+        self.on_app: Callable[[dict[str, Any]], None] | None = None  # the page's ``app_*`` messages (apps.AppHost.handle)
+        self._reports: OrderedDict[str, dict[str, Any]] = OrderedDict()  # display id -> report message, until a page shows it
+        self._reports_lock = threading.Lock()
+        self._probes: Any = None  # the comm manager our ``where`` target is registered with
+        self._answered = threading.Event()  # the page said something on the comm (seen as ipykernel routes it)
+        self._restored_early = False  # its restore was seen there: the relay is up before the main shell handles it
+        self._page_silent = False  # a wait for the page ran out: later sign-ins do not wait again
+        self._hooked = False  # the routing hook is in place (ipykernel 7.4): only then can a busy cell hear the page
+
+    # ------------------------------------------------------------------ lifecycle
+    def open(self) -> None:
+        """Say hello to the front end (at ``%load_ext``); the answer arrives after this cell."""
+        kernel = getattr(self.shell, "kernel", None)
+        if kernel is None:
+            self.status = "none"
+            return
+        try:
+            from comm import create_comm
+
+            comm = create_comm(target_name=COMM_TARGET, primary=False)  # opened below, once its hooks are in place
+        except Exception:  # noqa: BLE001 - a kernel without comms: behave as without a front end
+            self.status = "none"
+            return
+        if type(comm).__name__ == "DummyComm":
+            self.status = "none"
+            return
+        self._kernel = KernelLoop(cell_context=False)
+        comm.on_msg(self._on_msg)
+        comm.on_close(self._on_close)
+        self._hooked = _answers_where_sent(comm, heard=self._heard)
+        self._comm = comm
+        self._answer_probes()
+        self.status = "pending"
+        try:
+            comm.open(data={"op": "hello", "v": PROTOCOL_VERSION})
+        except Exception:  # noqa: BLE001 - a kernel without comms: behave as without a front end
+            self._comm = None
+            self.status = "none"
+
+    def _answer_probes(self) -> None:
+        """Take the comms a page opens to ask where ours is (a reloaded page, while a cell runs)."""
+        try:
+            from comm import get_comm_manager
+
+            manager = get_comm_manager()
+            manager.register_target(COMM_TARGET, self._on_probe)
+        except Exception:  # noqa: BLE001 - without it a reloaded page finds the comm once the cell ends
+            return
+        self._probes = manager
+
+    def _on_probe(self, comm: Any, open_msg: dict[str, Any]) -> None:
+        """A page asks ``where``: tell it this comm's id and close the asking comm (any thread)."""
+        data = open_msg.get("content", {}).get("data")
+        primary = self._comm
+        try:
+            if isinstance(data, dict) and data.get("op") == "where" and primary is not None:
+                comm.send({"op": "here", "v": PROTOCOL_VERSION, "comm_id": primary.comm_id})
+            comm.close()
+        except Exception as exc:  # noqa: BLE001 - the comm handler must survive
+            print(f"mcp-notebook: could not answer a page: {type(exc).__name__}", file=sys.__stderr__)
+
+    def close(self) -> None:
+        """Close the comm (``%unload_ext``); the notebook keeps what it has."""
+        probes, self._probes = self._probes, None
+        if probes is not None:
+            try:
+                if probes.targets.get(COMM_TARGET) == self._on_probe:
+                    probes.unregister_target(COMM_TARGET, self._on_probe)
+            except Exception:  # noqa: BLE001 - closing must not fail
+                pass
+        comm, self._comm = self._comm, None
+        with self._oauth_lock:
+            self._oauth.clear()
+        if comm is not None:
+            comm.on_msg(None)
+            comm.on_close(None)
+            try:
+                comm.close()
+            except Exception:  # noqa: BLE001 - closing must not fail
+                pass
+        self.status = "none"
+
+    # ------------------------------------------------------------------ StoreBackend (any thread)
+    def save(self, record: dict[str, Any]) -> None:
+        self._send({"op": "save", "record": record})
+
+    def delete(self, flow_id: str) -> None:
+        self._send({"op": "delete", "id": flow_id})
+
+    def delete_all(self) -> None:
+        self._send({"op": "delete", "all": True})
+
+    def _send(self, data: dict[str, Any]) -> None:
+        """Send on the kernel's own loop (a comm belongs to the main thread); never wait."""
+        comm = self._comm
+        if comm is None or self.status in ("absent", "none"):
+            return
+        kernel = self._kernel
+        if kernel is None:
+            self._publish(comm, data)
+        else:
+            kernel.now_or_soon(self._publish, comm, data)  # store saves come from the runtime loop
+
+    def send_report(self, cell_id: str | None, display_id: str, output: dict[str, Any]) -> None:
+        """A flow's settled report (an nbformat ``display_data``), for pages that do not know its display id.
+
+        Kept until a page answers ``shown`` (at most ``REPORTS_KEPT``) and sent again with every
+        ``restore``: a page that reloads as the flow ends, or joins after, still writes it.
+        """
+        message = {"op": "report", "cell_id": cell_id, "display_id": display_id, "output": output}
+        with self._reports_lock:
+            self._reports[display_id] = message
+            self._trim_reports()
+        self._send(message)
+
+    def send_live(self, cell_id: str | None, display_id: str, output: dict[str, Any]) -> None:
+        """A flow's live area as it is made (its widget view), for pages that did not see it displayed.
+
+        Kept, and sent again with every ``restore``, until its report replaces it; never over a
+        report already known for that display (a flow that settled at once).
+        """
+        message = {"op": "display", "cell_id": cell_id, "display_id": display_id, "output": output}
+        with self._reports_lock:
+            if display_id in self._reports:
+                return
+            self._reports[display_id] = message
+            self._trim_reports()
+        self._send(message)
+
+    def _trim_reports(self) -> None:
+        while len(self._reports) > REPORTS_KEPT:
+            self._reports.popitem(last=False)
+
+    def pending_reports(self) -> list[str]:
+        """Display ids of live areas not settled yet and of reports no page has said it shows (tests, ``restore``)."""
+        with self._reports_lock:
+            return list(self._reports)
+
+    def send_app(self, data: dict[str, Any]) -> None:
+        """An ``app_*`` message to the page, sent at once from this thread (App replies come from the loop)."""
+        self._send_now(data)
+
+    def _send_now(self, data: dict[str, Any]) -> None:
+        """Send from this thread (ipykernel's iopub socket takes messages from any thread), not later on the kernel's loop."""
+        comm = self._comm
+        if comm is not None and self.status not in ("absent", "none"):
+            self._publish(comm, data)
+
+    @staticmethod
+    def _publish(comm: Any, data: dict[str, Any]) -> None:
+        try:
+            if not getattr(comm, "_closed", False):
+                comm.send(data)
+        except Exception as exc:  # noqa: BLE001 - a lost save must not break the flow
+            print(f"mcp-notebook: could not send a saved flow to the notebook: {exc}", file=sys.__stderr__)
+
+    # ------------------------------------------------------------------ replies (main or subshell thread)
+    def _on_msg(self, msg: dict[str, Any]) -> None:
+        data = msg.get("content", {}).get("data") or {}
+        self.handle(data)
+
+    def handle(self, data: dict[str, Any]) -> None:
+        """One message from the front end (public so the benchmark can feed restores)."""
+        if not isinstance(data, dict):
+            return
+        self.replies += 1
+        op = data.get("op")
+        if data.get("warnings"):
+            self.warnings.extend(f"notebook: {w}" for w in data["warnings"] if isinstance(w, str))
+        if op == "restore":
+            self._on_restore(data)
+        elif op == "path":
+            self.path = data.get("path") if isinstance(data.get("path"), str) else self.path
+        elif op == "oauth":
+            self._on_oauth(data)
+        elif op == "shown" and isinstance(data.get("display_id"), str):
+            with self._reports_lock:
+                kept = self._reports.get(data["display_id"])
+                if kept is not None and kept["op"] == "report":  # a page has it: no page needs it again
+                    del self._reports[data["display_id"]]
+        elif isinstance(op, str) and op.startswith("app_") and self.on_app is not None:
+            try:
+                self.on_app(data)
+            except Exception as exc:  # noqa: BLE001 - the comm handler must survive
+                print(f"mcp-notebook: an App message failed: {type(exc).__name__}: {exc}", file=sys.__stderr__)
+        elif op == "error":
+            self.warnings.append(f"the notebook refused a {data.get('for') or 'message'}: {data.get('message')}")
+
+    def _on_restore(self, data: dict[str, Any]) -> None:
+        self.status = "connected"
+        if isinstance(data.get("path"), str):
+            self.path = data["path"]
+        self.page_url = checked_page_url(data.get("page_url"))
+        records, warnings = parse_flows(data.get("flows"), max_bytes=self.store.max_record_bytes)
+        self.warnings.extend(warnings)
+        _added, stale = self.store.merge(records, "notebook")
+        if data.get("reason") == "reconnect":
+            # A reloaded page has what was last saved to disk: put back what this kernel
+            # knows better (flows waiting here, flows that finished here).
+            for flow_id in stale:
+                self._send({"op": "delete", "id": flow_id})
+            for record in self.store.kernel_records(exclude=records):
+                self._send({"op": "save", "record": record})
+            with self._oauth_lock:
+                waiting = list(self._oauth)
+            for state in waiting:  # the reloaded page does not know them yet
+                self._send_now({"op": "oauth_wait", "state": state})
+        with self._reports_lock:
+            reports = list(self._reports.values())
+        for message in reports:  # a page that reloaded or joined as a flow ended: it writes what no page has shown
+            self._send(message)
+
+    def _on_close(self, msg: dict[str, Any]) -> None:
+        self._comm = None
+        self.status = "absent"
+
+    # ------------------------------------------------------------------ the page's first answer (shell-channel thread)
+    def _heard(self, data: Any) -> None:
+        """The page sent ``data`` on this comm (a message or its close): noted as ipykernel routes it.
+
+        Runs on ipykernel's shell-channel thread, which routes every comm message even while a cell
+        blocks the main shell; only flags and ``page_url`` are touched here. A ``restore`` brings the
+        page's base URL (the sign-in's redirect URI) and means the OAuth relay is listening.
+        """
+        if isinstance(data, dict) and data.get("op") == "restore":
+            url = checked_page_url(data.get("page_url"))
+            if url is not None:
+                self.page_url = url
+            self._restored_early = True
+        self._answered.set()
+
+    def wait_for_page(self, timeout: float = PAGE_WAIT) -> bool:
+        """Wait (at most ``timeout`` s, once per kernel) for the page to answer the hello; whether it has (any thread).
+
+        Only a hello still unanswered waits (``pending``); a page that stays silent past the bound
+        (a front end without the extension that does not close the comm either) is not waited for again.
+        """
+        if self.status != "pending" or self._comm is None or not self._hooked:
+            return self.status == "connected"  # without the hook the answer comes after the cell: waiting cannot help
+        if self._page_silent:
+            return self._answered.is_set()
+        answered = self._answered.wait(timeout)
+        self._page_silent = not answered
+        return answered
+
+    # ------------------------------------------------------------------ OAuth sign-in (any thread)
+    def await_oauth(self, state: str, deliver: Callable[[dict[str, Any]], None]) -> bool:
+        """Ask the extension to relay what the OAuth callback gets for ``state``; ``False`` without one.
+
+        ``deliver`` is called once, on the thread the comm message arrives on, with
+        ``{"state", "code", "iss", "error", "error_description"}`` (strings or ``None``). Without a
+        connected extension nothing can relay the callback: the caller needs another way.
+        """
+        if not isinstance(state, str) or not OAUTH_STATE.match(state):
+            raise ValueError("an OAuth state is 8 to 256 letters, digits, '-' or '_'")
+        if self._comm is None or not (self.status == "connected" or (self.status == "pending" and self._restored_early)):
+            return False
+        with self._oauth_lock:
+            self._oauth[state] = deliver
+        self._send_now({"op": "oauth_wait", "state": state})
+        return True
+
+    def cancel_oauth(self, state: str) -> None:
+        """Stop waiting for ``state`` (timed out, cancelled): ``deliver`` will not be called."""
+        with self._oauth_lock:
+            known = self._oauth.pop(state, None) is not None
+        if known:
+            self._send_now({"op": "oauth_cancel", "state": state})
+
+    def _on_oauth(self, data: dict[str, Any]) -> None:
+        state = data.get("state")
+        if not isinstance(state, str):
+            return
+        with self._oauth_lock:
+            deliver = self._oauth.pop(state, None)  # once: every connected page may relay it
+        if deliver is None:
+            return
+        answer = {"state": state, **{name: data[name] if isinstance(data.get(name), str) else None for name in OAUTH_FIELDS}}
+        try:
+            deliver(answer)
+        except Exception as exc:  # noqa: BLE001 - the comm handler must survive the caller's bug
+            print(f"mcp-notebook: the OAuth callback could not be handed over: {type(exc).__name__}", file=sys.__stderr__)
+
+    # ------------------------------------------------------------------ the .ipynb fallback
+    def session_path(self) -> str | None:
+        """The saved notebook of this kernel, when the kernel knows it (``__session__``)."""
+        ns = getattr(self.shell, "user_ns", None) or {}
+        value = ns.get("__session__")
+        if not isinstance(value, str) or not value:
+            return None
+        if os.path.exists(value):
+            return value
+        base = os.path.basename(value)  # a path relative to the server root; the kernel runs beside it
+        return base if base and os.path.exists(base) else None
+
+    def ensure_loaded(self) -> None:
+        """Before listing or resuming: without the extension's restore, read ``__session__`` once."""
+        if self.status == "connected" or self._session_read:
+            return
+        self._session_read = True
+        path = self.session_path()
+        if path is not None:
+            try:
+                self.read_file(path)
+            except OSError as exc:
+                self.warnings.append(f"could not read the saved notebook {path}: {exc.strerror or exc}")
+
+    def read_file(self, path: str) -> list[str]:
+        """Take the records saved in the notebook at ``path``; returns the ids added."""
+        records, warnings = read_notebook(path, max_bytes=self.store.max_record_bytes)
+        self.warnings.extend(f"{os.path.basename(path)}: {w}" for w in warnings)
+        added, _stale = self.store.merge(records, "file")
+        self.files_read.append(path)
+        return added
+
+    # ------------------------------------------------------------------ telling the user
+    def saves(self, interactive: bool) -> bool:
+        """Whether records written now reach the notebook (pending counts only in a live front end)."""
+        return self.status == "connected" or (self.status == "pending" and interactive)
+
+    def notice(self, interactive: bool) -> str | None:
+        """The one plain notice that records will not be saved: returned once, then ``None``."""
+        if self._noticed or self.saves(interactive):
+            return None
+        self._noticed = True
+        return NOT_SAVED_NOTICE
+
+    def take_warnings(self) -> list[str]:
+        """Warnings not shown yet (corrupt metadata, refused messages); each is shown once."""
+        out, self.warnings = self.warnings, []
+        return list(dict.fromkeys(out))
+
+    def describe(self) -> str:
+        """Where the saved flows live, for ``%mcp flows``."""
+        if self.status == "connected":
+            return f"saved in {self.path}" if self.path else "saved in the notebook"
+        if self.files_read:
+            names = ", ".join(dict.fromkeys(os.path.basename(p) for p in self.files_read))
+            return f"read from {names}; changes stay in this kernel"
+        return "kept in this kernel"
+
+
+def _answers_where_sent(comm: Any, heard: Callable[[Any], None] | None = None) -> bool:
+    """Have ipykernel 7 handle ``oauth`` messages on the subshell the front end sent them on.
+
+    ipykernel 7 routes a front end's comm message to the subshell this comm last sent from
+    (``BaseComm._reply_subshell_for``): after a ``hello`` or a save sent from a cell, that is the
+    main shell, where nothing is handled while a cell blocks (a ``%mcp`` line waiting for the
+    sign-in). JupyterLab and Notebook 7 send comm messages on a subshell of their own, so an
+    OAuth answer routed there is handled on that subshell's thread at once. Other messages keep
+    ipykernel's routing; a comm without the hook (another kernel library) is left as it is.
+
+    ``heard(data)`` is told of every message (and close) as it is routed, on the shell-channel
+    thread: the only place a kernel whose main shell is busy with a cell sees the page's answer.
+    Returns whether the hook is in place.
+    """
+    route = getattr(comm, "_reply_subshell_for", None)
+    if not callable(route):
+        return False
+
+    def reply_subshell(data: Any, default: Any) -> Any:
+        if heard is not None:
+            try:
+                heard(data)
+            except Exception:  # noqa: BLE001 - routing must go on whatever the note did
+                pass
+        if isinstance(data, dict) and data.get("op") == "oauth":
+            return default  # the subshell named in the message's own header
+        return route(data, default)
+
+    comm._reply_subshell_for = reply_subshell
+    return True
+
+
+def checked_page_url(value: Any) -> str | None:
+    """The base URL the front end reported, if it is a plain http(s) URL ending in ``/``; else ``None``."""
+    if not isinstance(value, str) or not value.endswith("/") or len(value) > 2048:
+        return None
+    if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        return None
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises on a bad port
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.username is not None or parts.query or parts.fragment or "?" in value or "#" in value:
+        return None
+    return value

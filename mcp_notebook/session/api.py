@@ -1,0 +1,168 @@
+"""The Python API behind the magics: connect, call, prompt, read (usable from scripts too).
+
+The functions here run on ``default_session()`` (the magics' ``Session`` inside IPython with the
+extension loaded, else one of their own); scripts and users who prefer code call
+``mcp_notebook.connect(...)`` / ``mcp_notebook.call(...)`` directly. ``parse_target`` reads what a
+user wrote as a connection target.
+"""
+
+from __future__ import annotations
+
+import importlib
+import shlex
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..wire.connection import Connection, Target
+from ..errors import FlowError
+from ..flows.flow import Flow
+from ..forms.model import Answers
+from ..prototype import ServedServer
+
+if TYPE_CHECKING:
+    from .session import Session
+
+__all__ = ["call", "connect", "default_session", "parse_target", "prompt", "read"]
+
+
+def parse_target(target: Any, namespace: Mapping[str, Any] | None = None) -> Target:
+    """A connection target from what the user wrote (or passed from Python)."""
+    if isinstance(target, (list, tuple)):
+        return _stdio(list(target))
+    if isinstance(target, ServedServer):  # what %mcp serve returns: its URL
+        return Target(kind="http", url=target.url)
+    if not isinstance(target, str):
+        return _inproc(target, label=f"<in-process {type(target).__name__}>")
+    text = target.strip()
+    if text.startswith(("http://", "https://")):
+        return Target(kind="http", url=text)
+    if text.startswith("--"):
+        return _stdio(shlex.split(text[2:]))
+    if namespace is not None and text in namespace:
+        return _inproc(namespace[text], label=text)
+    module, colon, attr = text.partition(":")
+    if colon and module and attr:
+        try:
+            obj: Any = importlib.import_module(module)
+        except ImportError as exc:
+            raise FlowError(f"cannot import {module!r} for target {text!r}: {exc}") from None
+        for part in attr.split("."):
+            try:
+                obj = getattr(obj, part)
+            except AttributeError:
+                raise FlowError(f"{module} has no attribute {attr!r}") from None
+        return _inproc(obj, label=text)
+    raise FlowError(
+        f"don't know how to connect to {text!r}: give an http(s) URL, a server object in the notebook, "
+        "module:attr, or -- COMMAND ARGS for a stdio server"
+    )
+
+
+def _stdio(command: list[str]) -> Target:
+    if not command:
+        raise FlowError("no command after --: write %mcp connect NAME -- COMMAND ARGS")
+    import shutil
+
+    if shutil.which(command[0]) is None:
+        raise FlowError(f"command not found: {command[0]!r}. Check the spelling, or give the full path.")
+    return Target(kind="stdio", command=command)
+
+
+def _inproc(obj: Any, label: str) -> Target:
+    from mcp.server import Server
+    from mcp.server.mcpserver import MCPServer
+
+    if not isinstance(obj, (MCPServer, Server)):
+        raise FlowError(f"{label} is a {type(obj).__name__}, not an MCPServer or low-level Server")
+    return Target(kind="inproc", obj=obj, label=label)
+
+
+_default: Session | None = None
+
+
+def default_session() -> Session:
+    """The session the plain Python API uses.
+
+    Inside IPython with the extension loaded it is the ``%mcp`` magics' session, so
+    ``mcp_notebook.connect(...)`` and ``%mcp call`` share connections. Elsewhere (scripts, or
+    before ``%load_ext``) it is one session made on first use and kept in ``_default``: the
+    module-level functions below take no session argument, so they need one place to find it,
+    and that one slot is the only mutable state of the module. Code that wants isolation makes
+    its own ``Session()`` and calls its methods.
+    """
+    global _default
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+    except ImportError:  # pragma: no cover - IPython is a dependency
+        shell = None
+    magics = shell.magics_manager.registry.get("MCPMagics") if shell is not None else None
+    if magics is not None:
+        return magics.session
+    if _default is None:
+        from .session import Session
+
+        _default = Session()
+    return _default
+
+
+# ---------------------------------------------------------------------- module-level API
+def connect(name: str, target: Any, **options: Any) -> Connection:
+    """Open a named connection (see ``Session.connect``)."""
+    return default_session().connect(name, target, **options)
+
+
+def _answers(answers: Mapping[str, Any] | None, accept_defaults: bool) -> Answers:
+    return Answers(fields=dict(answers or {}), accept_defaults=accept_defaults)
+
+
+def call(
+    tool: str,
+    arguments: Mapping[str, Any] | None = None,
+    *,
+    answers: Mapping[str, Any] | None = None,
+    accept_defaults: bool = False,
+    timeout: float | None = None,
+    save: bool = False,
+    task: bool = False,
+    ttl: float | None = None,
+) -> Flow:
+    """Call ``[server.]tool`` headless with preset answers; returns the started ``Flow``.
+
+    ``flow.result()`` blocks for the ``CallToolResult``; ``await flow`` waits without blocking.
+    ``task=True`` runs it as a task where the server offers tasks (``ttl``: seconds a 2025 server
+    should keep it); in a notebook cell, every task the cell starts shows in one live table, so a
+    loop that starts a hundred shows one table, not a hundred widgets. ``save=True`` keeps a task
+    in the notebook to be followed from a new kernel (``%mcp resume ID``).
+    """
+    from ..wire.task_handles import TaskOptions
+
+    session = default_session()
+    conn, name = session.resolve(tool)
+    options = TaskOptions(requested=True, ttl_ms=round(ttl * 1000) if ttl is not None else None) if task or ttl is not None else None
+    board = session.task_board() if options is not None else None
+    flow = session.start(
+        "tools/call", conn, name, dict(arguments or {}), answers=_answers(answers, accept_defaults), timeout=timeout, save=save, task=options, ui=board, view=board
+    )  # fmt: skip
+    if board is not None:
+        board.add(flow)
+    return flow
+
+
+def prompt(
+    name: str, arguments: Mapping[str, Any] | None = None, *, answers: Mapping[str, Any] | None = None, accept_defaults: bool = False
+) -> Flow:
+    """Get ``[server.]prompt`` (a ``GetPromptResult`` flow)."""
+    session = default_session()
+    conn, short = session.resolve(name)
+    return session.start("prompts/get", conn, short, dict(arguments or {}), answers=_answers(answers, accept_defaults), save=False)
+
+
+def read(
+    uri: str, server: str | None = None, *, answers: Mapping[str, Any] | None = None, accept_defaults: bool = False
+) -> Flow:
+    """Read a resource (a ``ReadResourceResult`` flow)."""
+    session = default_session()
+    conn = session.registry.get(server)
+    return session.start("resources/read", conn, uri, None, answers=_answers(answers, accept_defaults), save=False)

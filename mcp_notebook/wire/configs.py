@@ -1,0 +1,964 @@
+"""Connect from the MCP server configs users already have (Claude Code, VS Code, Claude Desktop, jupyter-mcp-manager).
+
+A user who set servers up for another client should not have to retype them: ``find_configs``
+reads the user-level files (Claude Desktop, VS Code's user ``mcp.json``, jupyter-mcp-manager's
+config files and JupyterLab settings), then the project files (``.mcp.json``, ``.vscode/mcp.json``)
+of the notebook's folder and its parents up to the project root. Each server becomes a
+``ServerEntry`` that knows what ``Session.connect`` needs.
+
+Trust: a project file came with its folder (a clone, an archive), so its entries are untrusted
+input, used only once the user approved them as shown, for the file's bytes as they are; the
+user's own entries keep their names against a project's; the search never climbs above the
+project root or home, and files others can write are ignored (``config_trust``).
+
+Secrets: configs name variables (``${env:TOKEN}``, ``${TOKEN}``, ``$TOKEN``) so that the files
+hold no values. Those references are resolved only at connect time, and header and environment
+values go to ``Session.connect(headers=..., env=...)``, which keeps them in memory (a saved
+record names them, never their values). ``Authorization: Bearer ${VAR}`` becomes ``bearer_env``,
+so a resume can read the token again without asking. The command line and the URL *are* saved
+with flows and shown by ``%mcp servers``, so a reference there is resolved only when its name
+does not look like a secret; otherwise the entry says why it cannot connect. Listings show
+variable names and mask literal values.
+
+Problems are kept per file and per entry: bad JSON makes its file unusable, a bad entry only
+itself, and every message names the file and the entry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shlex
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from ..errors import SessionError
+from ..magics.line_expand import line_word
+from ..core.redact import MASK, is_secret_name
+
+if TYPE_CHECKING:
+    from .config_trust import ProjectApprovals
+    from .connection import Connection
+    from ..session.session import Session
+
+__all__ = [
+    "COLUMNS",
+    "ConfigError",
+    "ConfigFile",
+    "ServerEntry",
+    "config_rows",
+    "connect_from_config",
+    "find_configs",
+    "read_config",
+]
+
+Kind = Literal["claude-code", "vscode", "claude-desktop", "jupyter-mcp-manager", "mcpServers"]
+Scope = Literal["user", "project"]  # a user-level file (user_config_paths) is the user's own; any other file came with a folder
+Transport = Literal["stdio", "http", "sse"]
+
+COLUMNS = ["name", "kind", "from file", "transport", "target", "status"]
+"""The columns of ``config_rows`` (and of the table ``connect_from_config`` returns rows for)."""
+
+# Environment variables whose values are places, not secrets: they may be part of a command line or URL
+_PLACE_VARIABLES = frozenset(
+    {"HOME", "USERPROFILE", "USER", "USERNAME", "LOGNAME", "PWD", "TMPDIR", "TEMP", "TMP", "APPDATA", "LOCALAPPDATA",
+     "PROGRAMDATA", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR"}
+)  # fmt: skip
+# besides redact.is_secret_name: words that mark a variable as a secret when it would land in a saved command line or URL
+_SECRET_HINTS = frozenset({"key", "pat", "pass", "jwt", "sas", "cert", "sig", "signature", "hmac", "salt", "dsn"})
+_WORDS = re.compile(r"[A-Za-z][a-z]*|[0-9]+")
+_VSCODE_BUILTINS = frozenset({"workspaceFolder", "workspaceFolderBasename", "userHome", "pathSeparator", "/", "cwd"})
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_REFERENCE = re.compile(r"\$\{([^}]*)\}")
+_REFERENCE_OR_BARE = re.compile(r"\$\$|\$\{([^}]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+_CONNECTION_NAME = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+class ConfigError(SessionError):
+    """A config that cannot be used as written: bad JSON, a bad entry, a variable that is not set.
+
+    Its message names the file and the entry (never a value); ``details`` has ``file`` (and
+    ``variable`` when one is missing). ``kind`` is ``"bad_config"``.
+    """
+
+    def __init__(self, message: str, *, file: Path | None = None, server: str | None = None, variable: str | None = None) -> None:
+        details: dict[str, Any] = {"file": str(file) if file is not None else None}
+        if variable is not None:
+            details["variable"] = variable
+        super().__init__(message, kind="bad_config", server=server, reason="missing_variable" if variable else None, details=details)
+
+
+# ---------------------------------------------------------------------------------------------- references
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One ``${...}`` / ``$NAME`` in a config value: what it names, never what it stands for."""
+
+    text: str  # as written, e.g. "${env:TOKEN}"
+    kind: Literal["env", "input", "builtin", "unsupported"]
+    name: str
+    default: str | None = None  # ${VAR:-default}
+
+
+def _reference(inner: str | None, bare: str | None, text: str) -> Reference:
+    if bare is not None:
+        return Reference(text, "env", bare)
+    body = inner or ""
+    if body.startswith("env:"):
+        return Reference(text, "env", body[4:])
+    if body.startswith("input:"):
+        return Reference(text, "input", body[6:])
+    if body in _VSCODE_BUILTINS:
+        return Reference(text, "builtin", body)
+    name, sep, default = body.partition(":-")
+    if _IDENTIFIER.fullmatch(name):
+        return Reference(text, "env", name, default if sep else None)
+    return Reference(text, "unsupported", body)
+
+
+def references(value: str, bare: bool) -> list[Reference]:
+    """The references in ``value``. ``bare``: ``$NAME`` counts too (``$$`` is a literal ``$``).
+
+    Bare ``$NAME`` is read only in environment and header values: in a command line a ``$`` is
+    usually meant for the shell the command starts, as Claude Code and VS Code leave it.
+    """
+    found = []
+    for m in (_REFERENCE_OR_BARE if bare else _REFERENCE).finditer(value):
+        if m.group(0) == "$$":
+            continue
+        found.append(_reference(m.group(1), m.group(2) if bare else None, m.group(0)))
+    return found
+
+
+def expand(value: str, bare: bool, lookup: Callable[[Reference], str]) -> str:
+    """``value`` with each reference replaced by ``lookup(reference)``."""
+
+    def one(m: re.Match[str]) -> str:
+        if m.group(0) == "$$":
+            return "$"
+        return lookup(_reference(m.group(1), m.group(2) if bare else None, m.group(0)))
+
+    return (_REFERENCE_OR_BARE if bare else _REFERENCE).sub(one, value)
+
+
+def _looks_secret(variable: str) -> bool:
+    """Whether a variable's value must stay out of a saved command line or URL."""
+    if variable in _PLACE_VARIABLES:
+        return False
+    return is_secret_name(variable) or any(w.lower() in _SECRET_HINTS for w in _WORDS.findall(variable))
+
+
+# ---------------------------------------------------------------------------------------------- entries
+
+
+@dataclass
+class ServerEntry:
+    """One server of one config file, as written there (references unresolved).
+
+    ``env`` and ``headers`` hold the file's raw values (references or literals); they are never
+    shown or saved. ``problem`` says why it cannot connect (a ``${input:...}``, the old SSE
+    transport, a secret in its command line); ``disabled`` that the file turned it off.
+    """
+
+    name: str
+    transport: Transport
+    file: Path
+    kind: Kind
+    command: list[str] = field(default_factory=list)
+    cwd: str | None = None
+    env: dict[str, str] = field(default_factory=dict, repr=False)
+    env_file: str | None = None
+    url: str = ""
+    headers: dict[str, str] = field(default_factory=dict, repr=False)
+    base: Path | None = None  # the project folder: relative paths and ${workspaceFolder} (None: user-level file)
+    disabled: bool = False
+    problem: str | None = None
+    scope: Scope = "project"  # "project": used only once approved (config_trust.ProjectApprovals)
+    digest: str = ""  # SHA-256 of its file's bytes, as read: what an approval holds for
+
+    @property
+    def connection_name(self) -> str:
+        """The name it connects as: the config's name, with what ``SERVER.TOOL`` cannot hold replaced by ``_``."""
+        return _CONNECTION_NAME.sub("_", self.name).strip("_") or "server"
+
+    @property
+    def where(self) -> str:
+        """``FILE, server NAME``: what every message about this entry starts with."""
+        return f"{self.file}, server {self.name!r}"
+
+    def _fields(self) -> Iterable[tuple[str, str, bool]]:
+        """(field, value, saved): every value that may hold references; saved ones end up in records."""
+        for i, word in enumerate(self.command):
+            yield ("command" if i == 0 else "args"), word, True
+        if self.cwd:
+            yield "cwd", self.cwd, True
+        if self.url:
+            yield "url", self.url, True
+        if self.env_file:
+            yield "envFile", self.env_file, True
+        for key, value in self.env.items():
+            yield f"env {key}", value, False
+        for key, value in self.headers.items():
+            yield f"header {key}", value, False
+
+    def variables(self) -> list[Reference]:
+        """The environment variables it needs at connect time (those without a default)."""
+        out: dict[str, Reference] = {}
+        for _, value, saved in self._fields():
+            for ref in references(value, bare=not saved):
+                if ref.kind == "env" and ref.default is None:
+                    out.setdefault(ref.name, ref)
+        return list(out.values())
+
+    def missing(self, environ: Mapping[str, str] | None = None) -> list[str]:
+        """The variables it needs that are not set now."""
+        environ = os.environ if environ is None else environ
+        return [ref.name for ref in self.variables() if ref.name not in environ]
+
+    def check(self) -> str | None:
+        """Why this entry can never connect as written (found from names alone, no values read)."""
+        for where, value, saved in self._fields():
+            for ref in references(value, bare=not saved):
+                if ref.kind == "input":
+                    return (
+                        f"uses {ref.text} in {where}: VS Code asks for inputs when it starts a server, which cannot happen here; "
+                        f"put the value in an environment variable and write ${{env:NAME}} instead"
+                    )
+                if ref.kind == "unsupported":
+                    return f"uses {ref.text} in {where}: only ${{env:NAME}}, ${{NAME}}, ${{NAME:-default}}, ${{workspaceFolder}} and ${{userHome}} are understood here"
+                if saved and ref.kind == "env" and _looks_secret(ref.name):
+                    return (
+                        f"uses {ref.text} in {where}: its value would become part of the {'URL' if where == 'url' else 'command line'}, "
+                        f"which is shown and saved with flows; pass it in {'headers' if self.transport != 'stdio' else 'env'} instead"
+                    )
+        if self.transport == "sse":
+            return "uses the old HTTP+SSE transport, which mcp_notebook does not speak (streamable HTTP only)"
+        return None
+
+    # ------------------------------------------------------------------ resolving (connect time)
+    def _lookup(self, where: str, environ: Mapping[str, str]) -> Callable[[Reference], str]:
+        def lookup(ref: Reference) -> str:
+            if ref.kind == "builtin":
+                workspace = self.base if self.base is not None else Path.cwd()
+                return {
+                    "workspaceFolder": str(workspace), "cwd": str(workspace), "workspaceFolderBasename": workspace.name,
+                    "userHome": str(Path.home()), "pathSeparator": os.sep, "/": os.sep,
+                }[ref.name]  # fmt: skip
+            if ref.kind == "env":
+                if ref.name in environ and (ref.default is None or environ[ref.name] != ""):
+                    return environ[ref.name]
+                if ref.default is not None:
+                    return ref.default
+                raise ConfigError(f"{self.where}: environment variable {ref.name} is not set (used in {where})", file=self.file, server=self.name, variable=ref.name)
+            problem = self.check() or f"cannot resolve {ref.text}"
+            raise ConfigError(f"{self.where}: {problem}", file=self.file, server=self.name)
+
+        return lookup
+
+    def resolved(self, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """The keyword arguments of ``Session.connect`` (``target`` included), references resolved now.
+
+        Raises:
+            ConfigError: the entry cannot connect (``problem``, ``disabled``) or a variable is not set.
+        """
+        environ = os.environ if environ is None else environ
+        problem = self.problem or self.check()
+        if problem:
+            raise ConfigError(f"{self.where}: {problem}", file=self.file, server=self.name)
+        if self.disabled:
+            raise ConfigError(f"{self.where}: the file marks it disabled", file=self.file, server=self.name)
+
+        def memory(where: str, value: str) -> str:
+            return expand(value, True, self._lookup(where, environ))
+
+        target, cwd = self.target(environ)
+        if isinstance(target, list):
+            env: dict[str, str] = {}
+            if self.env_file:
+                env.update(self._read_env_file(expand(self.env_file, False, self._lookup("envFile", environ))))
+            env.update({key: memory(f"env {key}", value) for key, value in self.env.items()})
+            return {"target": target, "cwd": cwd, "env": env}
+        headers: dict[str, str] = {}
+        bearer_env: str | None = None
+        for key, value in self.headers.items():
+            variable = _bearer_variable(value) if key.lower() == "authorization" else None
+            if variable is not None:
+                memory(f"header {key}", value)  # says which variable is missing, if it is
+                bearer_env = variable  # the target keeps the name and reads the token at each open
+            else:
+                headers[key] = memory(f"header {key}", value)
+        return {"target": target, "headers": headers, "bearer_env": bearer_env}
+
+    def target(self, environ: Mapping[str, str] | None = None) -> tuple[list[str] | str, str | None]:
+        """The command line (or URL) and working folder: the parts that are shown and saved, resolved now.
+
+        Only references whose names do not look secret reach here (``check``), so these may be shown.
+
+        Raises:
+            ConfigError: a variable it names is not set.
+        """
+        environ = os.environ if environ is None else environ
+
+        def saved(where: str, value: str) -> str:
+            return expand(value, False, self._lookup(where, environ))
+
+        if self.transport != "stdio":
+            return saved("url", self.url), None
+        command = [saved("command" if i == 0 else "args", w) for i, w in enumerate(self.command)]
+        cwd = saved("cwd", self.cwd) if self.cwd else None
+        if self.base is not None:
+            cwd = str((self.base / cwd) if cwd else self.base)  # project servers start in the project, as in Claude Code and VS Code
+        if ("/" in command[0] or os.sep in command[0]) and not Path(command[0]).is_absolute():
+            command[0] = str(Path(cwd or Path.cwd()) / command[0])
+        return command, cwd
+
+    def _read_env_file(self, path_text: str) -> dict[str, str]:
+        """VS Code's ``envFile``: ``KEY=VALUE`` lines (``export``, quotes and ``#`` comments allowed)."""
+        path = Path(path_text).expanduser()
+        if not path.is_absolute():
+            path = (self.base if self.base is not None else self.file.parent) / path
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"{self.where}: cannot read its envFile {path}: {exc.strerror or exc}", file=self.file, server=self.name) from None
+        out: dict[str, str] = {}
+        for line in text.splitlines():
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            key, eq, value = line.removeprefix("export ").partition("=")
+            if not eq:
+                continue
+            value = value.strip()
+            if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+                value = value[1:-1]
+            out[key.strip()] = value
+        return out
+
+    def connect(self, session: Session, name: str | None = None, *, protocol: str = "auto", read_timeout: float | None = None, interactive: bool = False) -> Connection:
+        """Open this server as connection ``name`` (default: ``connection_name``) in ``session``.
+
+        Raises:
+            ConfigError: the entry cannot connect as written, or a variable it needs is not set.
+        """
+        options = self.resolved()
+        target = options.pop("target")
+        return session.connect(name or self.connection_name, target, protocol=protocol, read_timeout=read_timeout, interactive=interactive, **options)
+
+    # ------------------------------------------------------------------ showing
+    def shown_target(self) -> str:
+        """The target as written, with literal secrets masked: variables by name, values never."""
+        if self.transport == "stdio":
+            words = _masked_args(self.command)
+            text = "-- " + " ".join(w if w == MASK or w.endswith("=" + MASK) else shlex.quote(w) for w in words)  # the mask unquoted
+            extras = [f"cwd {self.cwd}"] if self.cwd else []
+            if self.env_file:
+                extras.append(f"envFile {self.env_file}")
+            if self.env:
+                extras.append("env " + ", ".join(f"{k}={_shown_value(v)}" for k, v in self.env.items()))
+            return text + (f"  [{'; '.join(extras)}]" if extras else "")
+        text = _masked_url(self.url)
+        if self.headers:
+            text += "  [headers " + ", ".join(f"{k}: {_shown_value(v)}" for k, v in self.headers.items()) + "]"
+        return text
+
+
+def _bearer_variable(value: str) -> str | None:
+    """``VAR`` when a header value is exactly ``Bearer ${VAR}`` / ``Bearer ${env:VAR}`` / ``Bearer $VAR``."""
+    scheme, _, rest = value.strip().partition(" ")
+    if scheme.lower() != "bearer":
+        return None
+    refs = references(rest.strip(), bare=True)
+    if len(refs) == 1 and refs[0].text == rest.strip() and refs[0].kind == "env" and refs[0].default is None:
+        return refs[0].name
+    return None
+
+
+def _shown_value(value: str) -> str:
+    """A header or env value for a listing: the variables it names, or the mask for a literal."""
+    refs = [r.text for r in references(value, bare=True) if r.kind != "builtin"]
+    return " ".join(refs) if refs else MASK
+
+
+def _masked_args(words: list[str]) -> list[str]:
+    """Command words with the values of secret-named flags (``--token X``, ``--api-key=X``) masked, references kept."""
+    out: list[str] = []
+    for i, word in enumerate(words):
+        flag, eq, value = word.partition("=")
+        if eq and flag.startswith("-") and is_secret_name(flag.lstrip("-")) and not _only_references(value):
+            out.append(f"{flag}={MASK}")
+        elif i > 0 and words[i - 1].startswith("-") and "=" not in words[i - 1] and is_secret_name(words[i - 1].lstrip("-")) and not _only_references(word):
+            out.append(MASK)
+        else:
+            out.append(word)
+    return out
+
+
+def _only_references(value: str) -> bool:
+    return bool(value) and _REFERENCE.sub("", value) == ""
+
+
+def _masked_url(url: str) -> str:
+    """A URL with its password and secret-named query values masked (references kept: they are names)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    netloc = parts.netloc
+    if "@" in netloc:
+        user, _, host = netloc.rpartition("@")
+        name, colon, _password = user.partition(":")
+        netloc = f"{name}{':' + MASK if colon else ''}@{host}"
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        if any(is_secret_name(k) for k, _ in pairs):
+            query = urlencode([(k, MASK if is_secret_name(k) and not _only_references(v) else v) for k, v in pairs], safe="${}:")
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+# ---------------------------------------------------------------------------------------------- files
+
+
+@dataclass
+class ConfigFile:
+    """One config file: its servers, and what was wrong with it (bad JSON, bad entries).
+
+    ``broken`` maps the name of each entry that could not be read to why, so asking for it by
+    name says what is wrong rather than "not found".
+    """
+
+    path: Path
+    kind: Kind
+    servers: list[ServerEntry] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    broken: dict[str, str] = field(default_factory=dict)
+    scope: Scope = "project"
+    digest: str = ""  # SHA-256 of the bytes read
+    ignored: str | None = None  # why it was not read at all (another user's, or writable by others)
+
+
+def _parse_jsonc(text: str) -> Any:
+    """JSON with comments and trailing commas (VS Code's mcp.json, JupyterLab settings), read with ``json5``.
+
+    JSON5 is a superset of that dialect (it also takes single quotes and bare keys, which no
+    client writes and which cost nothing to accept).
+    """
+    import json5
+
+    return json5.loads(text)
+
+
+def _json_error(exc: ValueError) -> str:
+    """A ``json5`` error as "line L, column C: what" (its own text reads ``<string>:L what at column C``)."""
+    import re
+
+    found = re.search(r":(\d+) (.*?) at column (\d+)", str(exc))
+    return f"line {found[1]}, column {found[3]}: {found[2]}" if found else str(exc)
+
+
+def _kind_of(path: Path, data: Any) -> Kind:
+    """Which client's format a file is in, from its name and then its shape."""
+    name = path.name
+    if name == ".mcp.json":
+        return "claude-code"
+    if name == "claude_desktop_config.json":
+        return "claude-desktop"
+    if name in ("mcp_servers.json", "mcp_settings.json") or name.endswith(".jupyterlab-settings"):
+        return "jupyter-mcp-manager"
+    if isinstance(data, dict):
+        if isinstance(data.get("servers"), dict):
+            return "vscode"
+        if isinstance(data.get("mcp_servers"), list) or isinstance(data.get("mcpSettings"), dict):
+            return "jupyter-mcp-manager"
+    if name == "mcp.json" and path.parent.name == ".vscode":
+        return "vscode"
+    return "mcpServers"
+
+
+def read_config(path: Path, kind: Kind | None = None, base: Path | None = None, scope: Scope = "project") -> ConfigFile:
+    """Read one config file. Never raises for its content: what is wrong goes to ``problems``.
+
+    ``base`` is the project folder it belongs to (``None``: a user-level file); ``kind`` is
+    guessed from the name and shape when not given; ``scope`` says whether it is one of the user's
+    own files. The owner and mode are checked on the open file (``config_trust.file_problem``) and
+    the digest is of the very bytes parsed, so what is approved is what was read.
+    """
+    from .config_trust import file_problem
+
+    try:
+        with path.open("rb") as handle:
+            unsafe = file_problem(os.fstat(handle.fileno()))
+            raw = b"" if unsafe else handle.read()
+    except OSError as exc:
+        return ConfigFile(path, kind or "mcpServers", problems=[f"{path}: cannot read it: {exc.strerror or exc}"], scope=scope)
+    if unsafe:
+        return ConfigFile(path, kind or _kind_of(path, None), scope=scope, ignored=unsafe)
+    digest = hashlib.sha256(raw).hexdigest()
+    try:
+        text = raw.decode("utf-8-sig")
+        data = _parse_jsonc(text) if text.strip() else {}
+    except ValueError as exc:  # UnicodeDecodeError is one
+        return ConfigFile(path, kind or _kind_of(path, None), problems=[f"{path}: not valid JSON ({_json_error(exc)})"], scope=scope, digest=digest)
+    kind = kind or _kind_of(path, data)
+    config = ConfigFile(path, kind, scope=scope, digest=digest)
+    if not isinstance(data, dict):
+        config.problems.append(f"{path}: expected a JSON object at the top, found {_type_name(data)}")
+        return config
+    if kind == "jupyter-mcp-manager":
+        _read_manager(config, data, base)
+    elif kind == "vscode":
+        _read_named(config, data, "servers", base)
+    else:
+        _read_named(config, data, "mcpServers", base)
+    return config
+
+
+def _type_name(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "true/false", type(None): "null"}.get(type(value), "a number")
+
+
+class _BadEntry(Exception):
+    """Why one entry cannot be read (becomes a problem of its file)."""
+
+
+def _strings(value: Any, what: str) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _BadEntry(f"{what} must be a list of strings")
+    return list(value)
+
+
+def _string_map(value: Any, what: str, allow_null: bool = False) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _BadEntry(f"{what} must be an object of strings, not {_type_name(value)}")
+    out: dict[str, str] = {}
+    for key, item in value.items():
+        if item is None and allow_null:
+            continue
+        if not isinstance(item, str):
+            raise _BadEntry(f"{what} {key!r} must be a string, not {_type_name(item)}")
+        out[key] = item
+    return out
+
+
+def _named_list(value: Any, what: str) -> dict[str, str]:
+    """jupyter-mcp-manager's ``[{"name": ..., "value": ...}]`` lists."""
+    if value is None:
+        return {}
+    if not isinstance(value, list):
+        raise _BadEntry(f"{what} must be a list of {{name, value}} objects")
+    out: dict[str, str] = {}
+    for item in value:
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not isinstance(item.get("value"), str):
+            raise _BadEntry(f"{what} must be a list of {{name, value}} objects with string values")
+        out[item["name"]] = item["value"]
+    return out
+
+
+def _optional_string(raw: dict[str, Any], key: str) -> str | None:
+    value = raw.get(key)
+    if value is not None and not isinstance(value, str):
+        raise _BadEntry(f"{key} must be a string, not {_type_name(value)}")
+    return value
+
+
+_TYPES: dict[str, Transport] = {"stdio": "stdio", "http": "http", "streamable-http": "http", "streamableHttp": "http", "sse": "sse"}
+
+
+def _entry(config: ConfigFile, name: str, raw: Any, base: Path | None, manager: bool = False) -> ServerEntry:
+    """One server entry of any format (``manager``: jupyter-mcp-manager's lists of name/value pairs)."""
+    if not isinstance(raw, dict):
+        raise _BadEntry(f"expected an object, found {_type_name(raw)}")
+    kind_text = raw.get("type")
+    if kind_text is not None and kind_text not in _TYPES:
+        raise _BadEntry(f"unknown type {kind_text!r} (stdio, http, streamable-http or sse)")
+    command, url = _optional_string(raw, "command"), _optional_string(raw, "url")
+    if kind_text is None and not command and not url:
+        raise _BadEntry("needs a command (stdio) or a url (HTTP)")
+    transport: Transport = _TYPES[kind_text] if kind_text is not None else ("stdio" if command else "http")
+    disabled = raw.get("disabled") is True
+    entry = ServerEntry(name, transport, config.path, config.kind, base=base, disabled=disabled, scope=config.scope, digest=config.digest)
+    if transport == "stdio":
+        if not command:
+            raise _BadEntry("a stdio server needs a command")
+        entry.command = [command, *_strings(raw.get("args"), "args")]
+        entry.cwd = _optional_string(raw, "cwd")
+        entry.env = _named_list(raw.get("env"), "env") if manager else _string_map(raw.get("env"), "env", allow_null=config.kind == "vscode")
+        entry.env_file = _optional_string(raw, "envFile") if config.kind == "vscode" else None
+    else:
+        if not url:
+            raise _BadEntry(f"an {'SSE' if transport == 'sse' else 'HTTP'} server needs a url")
+        entry.url = url
+        entry.headers = _named_list(raw.get("headers"), "headers") if manager else _string_map(raw.get("headers"), "headers")
+        if not url.startswith(("http://", "https://")) and not url.startswith("${"):
+            raise _BadEntry(f"url must be an http(s) URL, not {_masked_url(url)!r}")
+    entry.problem = entry.check()
+    return entry
+
+
+def _read_named(config: ConfigFile, data: dict[str, Any], key: str, base: Path | None) -> None:
+    """``{"mcpServers": {NAME: {...}}}`` (Claude Code, Claude Desktop) or ``{"servers": {...}}`` (VS Code)."""
+    servers = data.get(key)
+    if servers is None:
+        other = "servers" if key == "mcpServers" else "mcpServers"
+        if isinstance(data.get(other), dict):
+            servers, key = data[other], other  # the other client's key in a file named like this one: still read it
+        else:
+            config.problems.append(f"{config.path}: no {key!r} object, so no servers")
+            return
+    if not isinstance(servers, dict):
+        config.problems.append(f"{config.path}: {key!r} must be an object of servers by name, not {_type_name(servers)}")
+        return
+    for name, raw in servers.items():
+        try:
+            config.servers.append(_entry(config, name, raw, base))
+        except _BadEntry as exc:
+            config.problems.append(f"{config.path}, server {name!r}: {exc}")
+            config.broken[name] = str(exc)
+
+
+def _read_manager(config: ConfigFile, data: dict[str, Any], base: Path | None) -> None:
+    """jupyter-mcp-manager: ``{"mcp_servers": [...]}`` (config files) or ``{"mcpSettings": {"mcp_servers": [...]}}`` (JupyterLab settings).
+
+    An item with only ``name`` and ``disabled`` is the manager's overlay that turns off a server
+    of another file; ``find_configs`` applies it.
+    """
+    holder = data.get("mcpSettings", data)
+    servers = holder.get("mcp_servers") if isinstance(holder, dict) else None
+    if servers is None:
+        return  # JupyterLab writes settings files with nothing set: no servers, nothing wrong
+    if not isinstance(servers, list):
+        config.problems.append(f"{config.path}: 'mcp_servers' must be a list, not {_type_name(servers)}")
+        return
+    for i, raw in enumerate(servers):
+        name = raw.get("name") if isinstance(raw, dict) else None
+        label = repr(name) if isinstance(name, str) else f"#{i + 1}"
+        try:
+            if not isinstance(name, str) or not name:
+                raise _BadEntry("needs a name")
+            if set(raw) <= {"name", "disabled"}:
+                continue  # an overlay, not a server
+            config.servers.append(_entry(config, name, raw, base, manager=True))
+        except _BadEntry as exc:
+            config.problems.append(f"{config.path}, server {label}: {exc}")
+            config.broken[name if isinstance(name, str) else label] = str(exc)
+
+
+def _manager_overlays(path: Path) -> set[str]:
+    """Names a JupyterLab settings file of jupyter-mcp-manager turns off (``{"name", "disabled": true}``)."""
+    try:
+        data = _parse_jsonc(path.read_text(encoding="utf-8-sig"))
+        items = data.get("mcpSettings", {}).get("mcp_servers", [])
+        return {i["name"] for i in items if isinstance(i, dict) and i.get("disabled") is True and isinstance(i.get("name"), str)}
+    except (OSError, ValueError, AttributeError):
+        return set()
+
+
+# ---------------------------------------------------------------------------------------------- finding
+
+
+def _project_files(folder: Path) -> list[tuple[Path, Kind]]:
+    return [(folder / ".mcp.json", "claude-code"), (folder / ".vscode" / "mcp.json", "vscode")]
+
+
+def _app_config_dir() -> Path:
+    """The per-user application settings folder (Linux ``~/.config``, macOS ``~/Library/Application Support``, Windows ``%APPDATA%``)."""
+    if sys.platform == "win32":
+        return Path(os.environ.get("APPDATA") or Path.home() / "AppData" / "Roaming")
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support"
+    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+
+
+def user_config_paths() -> list[tuple[Path, Kind]]:
+    """The user-level files, in the order their servers win a name: Claude Desktop, VS Code, jupyter-mcp-manager."""
+    app = _app_config_dir()
+    found: list[tuple[Path, Kind]] = [(app / "Claude" / "claude_desktop_config.json", "claude-desktop"), (app / "Code" / "User" / "mcp.json", "vscode")]
+    try:
+        from jupyter_core.paths import jupyter_config_dir, jupyter_config_path
+    except ImportError:  # nbformat brings jupyter_core; without it, jupyter-mcp-manager cannot be installed either
+        return found
+    lab = Path(os.environ.get("JUPYTERLAB_SETTINGS_DIR") or Path(jupyter_config_dir()) / "lab" / "user-settings") / "jupyter-mcp-manager"
+    # JupyterLab's file for the plugin jupyter-mcp-manager:manager, then the one the manager's own fallback reads
+    found += [(lab / "manager.jupyterlab-settings", "jupyter-mcp-manager"), (lab / "plugin.jupyterlab-settings", "jupyter-mcp-manager")]
+    for folder in jupyter_config_path():
+        found += [(Path(folder) / "mcp_settings.json", "jupyter-mcp-manager"), (Path(folder) / "mcp_servers.json", "jupyter-mcp-manager")]
+    return found
+
+
+def find_configs(start: Path | None = None, paths: list[Path] | None = None) -> list[ConfigFile]:
+    """The config files found, the user's own first (a server name found twice: the first one wins).
+
+    Without ``paths``: the user-level files (``user_config_paths``), then the project files of
+    ``start`` (default: the working directory, which is the notebook's folder in a kernel) and its
+    parents up to the project root (``config_trust.search_folders``: the nearest ``.git``, never
+    above home), nearest first. A user-level server so keeps its name against a project's. With
+    ``paths``: only those (a file in any of the formats, or a folder's ``.mcp.json`` and
+    ``.vscode/mcp.json``); a given file is the user's own only when it is one of the user-level
+    files. Every file not the user's is a project file: its entries wait for approval.
+
+    Raises:
+        ConfigError: a given path does not exist.
+    """
+    from .config_trust import search_folders
+
+    user_level = {_key(p) for p, _ in user_config_paths()}
+    candidates: list[tuple[Path, Kind | None, Path | None]] = []
+    if paths:
+        for given in paths:
+            path = Path(given).expanduser().resolve()
+            if path.is_dir():
+                candidates += [(p, k, path) for p, k in _project_files(path)]
+                candidates += [(path / n, "jupyter-mcp-manager", path) for n in ("mcp_servers.json", "mcp_settings.json")]
+                candidates.append((path / "claude_desktop_config.json", "claude-desktop", None))
+            elif path.is_file():
+                project = path.parent.parent if path.parent.name == ".vscode" else path.parent
+                candidates.append((path, None, project if path.name in (".mcp.json", "mcp.json") else None))
+            else:
+                raise ConfigError(f"no such file or folder: {given}", file=path)
+    else:
+        candidates += [(p, k, None) for p, k in user_config_paths()]
+        here = (start or Path.cwd()).expanduser().resolve()
+        for folder in search_folders(here):
+            candidates += [(p, k, folder) for p, k in _project_files(folder)]
+    seen: set[Path] = set()
+    files: list[ConfigFile] = []
+    for file, kind, base in candidates:
+        key = _key(file)
+        if key in seen or not file.is_file():
+            continue
+        seen.add(key)
+        files.append(read_config(file, kind, base, scope="user" if key in user_level else "project"))
+    off = set().union(*(_manager_overlays(f.path) for f in files if f.path.name.endswith(".jupyterlab-settings") and f.ignored is None))
+    for f in files:
+        for entry in f.servers:
+            if f.kind == "jupyter-mcp-manager" and entry.name in off:
+                entry.disabled = True  # the manager's settings overlay turns it off
+    return files
+
+
+def _key(path: Path) -> Path:
+    """A file's identity: its resolved path (symlinks followed) when it exists."""
+    return path.resolve() if path.exists() else path
+
+
+# ---------------------------------------------------------------------------------------------- rows and connecting
+
+
+def _status(entry: ServerEntry, session: Session | None, shadowed_by: ServerEntry | None, approved: bool) -> str:
+    """connected / not connected / why it cannot connect / whether it waits for approval, as of now."""
+    if session is not None and entry.connection_name in session.registry and shadowed_by is None:
+        conn = session.registry.get(entry.connection_name)
+        if _same_target(entry, conn):
+            return "connected" if conn.is_open else f"{conn.state}{': ' + conn.dead if conn.dead else ''}"
+        return f"not connected: the name {entry.connection_name!r} is taken by another server"
+    if entry.problem:
+        return f"cannot connect: {entry.problem}"
+    if entry.disabled:
+        return "disabled in its file"
+    if shadowed_by is not None:
+        if shadowed_by.scope == "user" and entry.scope == "project":
+            return f"shadowed by user entry: {shadowed_by.name!r} of {_shown_path(shadowed_by.file)} keeps the name"
+        return f"not used: {entry.name!r} from {shadowed_by.file} comes first"
+    missing = entry.missing()
+    needs = " (needs " + ", ".join(missing) + ", not set)" if missing else ""
+    if entry.scope == "project" and not approved:
+        return "needs approval (project file)" + needs
+    if entry.scope == "project":
+        return "approved; not connected" + needs
+    return "not connected: needs " + ", ".join(missing) + " (not set)" if missing else "not connected"
+
+
+def _same_target(entry: ServerEntry, conn: Connection) -> bool:
+    """Whether an open connection is this entry's server (command line or URL; no secret is compared)."""
+    if entry.problem or entry.check():
+        return False
+    try:
+        target, _ = entry.target()
+    except ConfigError:
+        return False
+    if entry.transport == "stdio":
+        return conn.target.kind == "stdio" and list(conn.target.command) == target
+    return conn.target.kind == "http" and conn.target.url == target
+
+
+def _pick(files: list[ConfigFile]) -> tuple[dict[str, ServerEntry], dict[int, ServerEntry]]:
+    """The entry used for each connection name (the first found), and for each other one the entry that shadows it."""
+    first: dict[str, ServerEntry] = {}
+    shadowed: dict[int, ServerEntry] = {}
+    for f in files:
+        for entry in f.servers:
+            winner = first.setdefault(entry.connection_name, entry)
+            if winner is not entry:
+                shadowed[id(entry)] = winner
+    return first, shadowed
+
+
+def _shown_path(path: Path) -> str:
+    try:
+        return "~/" + str(path.relative_to(Path.home()))
+    except ValueError:
+        return str(path)
+
+
+def config_rows(files: list[ConfigFile], session: Session | None = None, approvals: ProjectApprovals | None = None) -> list[list[Any]]:
+    """The table rows (``COLUMNS``): one per server, and one per problem of a file or entry.
+
+    Targets show variable names and masked literals, never a resolved or literal secret. A project
+    entry's status says whether it is approved (``approvals``; none given: none is).
+    """
+    _, shadowed = _pick(files)
+    rows: list[list[Any]] = []
+    for f in files:
+        shown = _shown_path(f.path)
+        if f.ignored:
+            rows.append(["", f.kind, shown, "", "", f"ignored: unsafe file ({f.ignored})"])
+        for entry in f.servers:
+            name = entry.name if entry.connection_name == entry.name else f"{entry.name} (as {entry.connection_name})"
+            approved = approvals is not None and approvals.approved(entry.file, entry.digest, entry.name)
+            rows.append([name, f.kind, shown, entry.transport, entry.shown_target(), _status(entry, session, shadowed.get(id(entry)), approved)])
+        for broken, why in f.broken.items():
+            rows.append([broken, f.kind, shown, "", "", f"bad entry: {why}"])
+        if not f.servers and not f.broken:
+            for problem in f.problems:
+                rows.append(["", f.kind, shown, "", "", "unreadable: " + problem.removeprefix(f"{f.path}: ")])
+    return rows
+
+
+def _connect_one(session: Session, entry: ServerEntry, interactive: bool) -> str:
+    """Connect one entry unless it already is; the note that says how it went (a failure never raises)."""
+    name = entry.connection_name
+    if name in session.registry and session.registry.get(name).is_open and _same_target(entry, session.registry.get(name)):
+        return f"{name} is already connected to that server."
+    try:
+        conn = entry.connect(session, interactive=interactive)
+    except Exception as exc:  # noqa: BLE001 - each server's failure is reported, the others still connect
+        return f"{name} failed: {exc}"
+    state = "connected" if conn.is_open else f"waiting ({conn.state})"
+    return f"{name}: {state} from {_shown_path(entry.file)} ({entry.transport})."
+
+
+def _user_entries() -> dict[str, ServerEntry]:
+    """The user-level entries by connection name (the first wins), for naming clashes when a PATH was given."""
+    files = [read_config(p, k, None, "user") for p, k in user_config_paths() if p.is_file()]
+    return _pick(files)[0]
+
+
+def connect_from_config(
+    session: Session, path: str | None, names: list[str], all_: bool, *,
+    interactive: bool = False, trust_project: bool = False, panels: list[Any] | None = None,
+) -> tuple[list[list[Any]], list[str]]:  # fmt: skip
+    """What ``%mcp connect --from-config [PATH] [NAME ...] [--all] [--trust-project]`` shows: table rows and notes.
+
+    Without names and without ``all_`` it only lists. ``path`` (a file or a folder) limits the
+    search to it; without one the user-level files are read, then the notebook's folder and its
+    parents up to the project root (``find_configs``). Servers already connected to the same
+    target are left as they are. One server failing does not stop the others: each outcome is a note.
+
+    A project entry (any file that is not one of the user's own) connects only once approved for
+    its file's current bytes (``config_trust.ProjectApprovals``): ``trust_project`` approves the
+    entries asked for as they are now; otherwise, ``interactive``, a panel shows the entry whole
+    and asks (``panels`` receives each panel shown), and headless it is refused with a one-line
+    note naming the flag. ``all_`` connects the approved entries and lists the others.
+
+    Raises:
+        ConfigError: ``path`` does not exist.
+    """
+    from .config_trust import APPROVE_FLAG, ProjectApprovals, noted_once
+
+    start = session.roots.notebook_folder().path
+    files = find_configs(start, [Path(path)] if path else None)
+    approvals = ProjectApprovals()
+    notes: list[str] = [
+        f"Ignored {_shown_path(f.path)}: {f.ignored}, so anyone could have written it; if it is yours, make it yours alone (chown, chmod go-w)."
+        for f in files if f.ignored and noted_once(f.path, f.ignored)
+    ]  # fmt: skip
+    if not files:
+        where = path or f"the user-level config files, or {_shown_path(start)} and its parents up to the project root"
+        return [], [f"No MCP config files found in {where}."]
+    first, shadowed = _pick(files)
+    users = _user_entries() if path else {n: e for n, e in first.items() if e.scope == "user"}
+    broken = {name: (f, why) for f in files for name, why in f.broken.items()}
+    wanted: list[ServerEntry | str] = []  # in the order asked: an entry to connect, or a note on a name that has none
+    if all_:
+        for e in first.values():
+            wanted.append(f"Skipped {e.name}: {e.problem or 'disabled in its file'} ({_shown_path(e.file)})." if e.problem or e.disabled else e)
+    for name in names:
+        entry = first.get(name) or first.get(_CONNECTION_NAME.sub("_", name).strip("_")) or next((e for f in files for e in f.servers if e.name == name), None)
+        if entry is not None:
+            if entry not in wanted:
+                wanted.append(entry)
+        elif name in broken:
+            f, why = broken[name]
+            wanted.append(f"{name} failed: its entry in {_shown_path(f.path)} is bad: {why}.")
+        else:
+            known = ", ".join(sorted(e.name for e in first.values())) or "none"
+            wanted.append(f"{name} failed: no server of that name in the configs found (found: {known}).")
+    again = "%mcp connect --from-config " + (line_word(path) + " " if path else "")
+    for item in wanted:
+        if isinstance(item, str):
+            notes.append(item)
+            continue
+        entry = item
+        name = entry.connection_name
+        clash = users.get(name) if entry.scope == "project" else None
+        if entry.scope == "project" and not approvals.approved(entry.file, entry.digest, entry.name):
+            if trust_project and (names or all_):
+                approvals.approve(entry.file, entry.digest, entry.name)
+                if clash is not None:
+                    notes.append(f"{name}: the project entry of {_shown_path(entry.file)} connects as {name!r}, the name of your own server in {_shown_path(clash.file)} ({APPROVE_FLAG}).")
+            elif all_ and entry not in (first.get(n) for n in names):
+                notes.append(f"Not connected {name}: a project entry of {_shown_path(entry.file)} you have not approved; {again}{name} shows it and asks.")
+                continue
+            elif interactive:
+                _ask_approval(session, entry, clash, approvals, panels)
+                notes.append(f"{name}: waiting for your approval: the panel above shows all it would run or send.")
+                continue
+            else:
+                notes.append(f"{name} refused: {_shown_path(entry.file)} is a project file and this entry is not approved as it is now; "
+                             f"if you trust what its row shows, run {again}{name} {APPROVE_FLAG}")  # fmt: skip
+                continue
+        notes.append(_connect_one(session, entry, interactive))
+        for other in (e for e in _shadowed_by(files, shadowed, entry) if entry.scope == "user" and e.scope == "project"):
+            notes.append(f"{name}: your entry in {_shown_path(entry.file)} was used; {_shown_path(other.file)} also has a server {other.name!r}, not used "
+                         f"(a project entry never takes the name of yours; {'%mcp connect --from-config ' + line_word(str(other.file)) + ' ' + name} asks first).")  # fmt: skip
+    if not names and not all_:
+        usable = [e for e in first.values() if not e.problem and not e.disabled]
+        waiting = [e for e in usable if e.scope == "project" and not approvals.approved(e.file, e.digest, e.name)]
+        ask = f" ({len(waiting)} from project files need your approval first: naming one shows it whole and asks)" if waiting else ""
+        notes.append(f"Found {len(usable)} server(s) that can connect in {len(files)} file(s){ask}; name them, or ask for all, to connect.")
+    return config_rows(files, session, approvals), notes
+
+
+def _shadowed_by(files: list[ConfigFile], shadowed: dict[int, ServerEntry], winner: ServerEntry) -> list[ServerEntry]:
+    """The entries ``winner`` keeps the name from."""
+    return [e for f in files for e in f.servers if shadowed.get(id(e)) is winner]
+
+
+def _ask_approval(session: Session, entry: ServerEntry, clash: ServerEntry | None, approvals: ProjectApprovals, panels: list[Any] | None) -> None:
+    """Show ``entry`` whole in the cell; on Approve, record the approval for the bytes read and connect exactly that entry."""
+    from ..notebook.consent import ConfirmProjectServer
+    from .config_trust import describe_entry
+
+    concerns = [f"{_shown_path(entry.file)} came with this folder (a project file), not from your own MCP configs: anyone who wrote the folder wrote it."]
+    if clash is not None:
+        concerns.append(f"{entry.connection_name!r} is also the name of your own server in {_shown_path(clash.file)} "
+                        f"({clash.shown_target()}); approving connects this project's entry under that name instead.")  # fmt: skip
+
+    def approved() -> None:
+        approvals.approve(entry.file, entry.digest, entry.name)
+        print(_connect_one(session, entry, True))
+
+    panel = ConfirmProjectServer(entry.connection_name, describe_entry(entry), concerns, approved)
+    if panels is not None:
+        panels.append(panel)
