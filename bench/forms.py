@@ -46,7 +46,7 @@ def build_ours(schema: dict[str, Any]) -> Any:
     """What the notebook does for one request: the form model, then the panel."""
     from mcp.types import ElicitRequestFormParams
 
-    from mcp_notebook.flows.answering import Question
+    from mcp_notebook.forms.model import Question
     from mcp_notebook.forms.model import Answers, FormModel
     from mcp_notebook.forms.widgets import ElicitationPanel
 

@@ -106,7 +106,7 @@ def same_capabilities() -> dict[str, Any]:
     elicitation callback sends less, so an in-process server (whose work counts in the same
     process) does less per call. Like-for-like raw sides advertise the same.
     """
-    from mcp_notebook.notebook.apps import advertisement
+    from mcp_notebook.wire.apps_ext import advertisement
     from mcp_notebook.wire.connection import _sampling_capabilities
     from mcp_notebook.wire.tasks import TasksExtension
 

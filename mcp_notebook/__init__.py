@@ -8,6 +8,7 @@ imported when a first connection is made.
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -27,13 +28,40 @@ def load_ipython_extension(ipython: Any) -> None:
     """
     from .magics.completion import register
     from .magics.magics import MCPMagics
+    from .notebook.views import attach_page
 
     ipython.register_magics(MCPMagics)
+    _show_flows(ipython)
     magics = ipython.magics_manager.registry["MCPMagics"]
     session = magics.session
-    session.attach_frontend()
+    attach_page(session)  # the labextension's comm: the notebook keeps the saved flows
     register(ipython, session)  # Tab after %mcp: subcommands, servers, tools, arguments, values
     _await_calls_in_cells(ipython, magics)
+
+
+def _show_flows(shell: Any) -> None:
+    """A ``Flow`` as a cell's value shows its report (``notebook.display``), registered by name: nothing is imported now.
+
+    The flow itself knows nothing of the page (``flows`` sits below ``notebook``), so its display is a
+    formatter of the shell rather than a ``_ipython_display_`` method.
+    """
+    formatter = getattr(getattr(shell, "display_formatter", None), "ipython_display_formatter", None)
+    if formatter is not None:
+        formatter.for_type_by_name("mcp_notebook.flows.flow", "Flow", _display_flow)
+
+
+def _display_flow(flow: Any) -> None:
+    from .notebook.display import display_flow
+
+    display_flow(flow)
+
+
+def _in_ipython() -> None:
+    """The plain API in IPython without ``%load_ext``: flows show their reports all the same."""
+    ipython_module = sys.modules.get("IPython")
+    shell = ipython_module.get_ipython() if ipython_module is not None else None
+    if shell is not None:
+        _show_flows(shell)
 
 
 def _await_calls_in_cells(ipython: Any, magics: Any) -> None:
@@ -84,6 +112,8 @@ def __dir__() -> list[str]:
 
 
 def __getattr__(name: str) -> Any:
+    if name in __all__:
+        _in_ipython()
     if name in ("connect", "call", "prompt", "read"):
         from .session import api
 

@@ -16,7 +16,10 @@ import pytest
 from mcp.server.apps import Apps, client_supports_apps
 from mcp.server.mcpserver import Context, MCPServer
 
-from mcp_notebook.notebook.apps import OUTPUT_MIME, checked_csp
+from mcp_notebook.magics.listings import listing_rows
+from mcp_notebook.notebook.apps import OUTPUT_MIME
+from mcp_notebook.wire.apps_ext import checked_csp
+from mcp_notebook.notebook.views import NotebookViews
 from mcp_notebook.session.session import CallOptions, Session
 
 from .kernel_harness import Kernel
@@ -239,7 +242,7 @@ def test_without_a_kernel_the_result_is_plain_and_the_server_sees_the_extension(
         return "apps: yes" if client_supports_apps(ctx) else "apps: no"
 
     apps.add_html_resource("ui://clock/app.html", "<p>clock</p>")
-    session = Session()
+    session = Session(views=NotebookViews())  # the notebook side: panels, the Apps host
     try:
         conn = session.connect("clock", MCPServer("clock", extensions=[apps]))
         flow = session.call("tools/call", conn, "clock", {}, CallOptions(), interactive=False, cell_id=None)
@@ -276,11 +279,11 @@ def test_tools_for_apps_only_are_marked_in_the_listing_even_without_an_app() -> 
         return "editor"
 
     apps.add_html_resource("ui://editor/app.html", "<p>editor</p>")
-    session = Session()
+    session = Session(views=NotebookViews())  # the notebook side: panels, the Apps host
     try:
         session.connect("helpers", server)
         session.connect("editor", MCPServer("editor", extensions=[apps]))
-        described = {row[1]: row[3] for row in session.listing("tools")}
+        described = {row[1]: row[3] for row in listing_rows(session, "tools")}
         assert described == {
             "save_draft": "Save a draft (called by the editor App) [for Apps only]",
             "count": "Count words",

@@ -17,12 +17,10 @@ from typing import Any
 import pytest
 from IPython.core.error import UsageError
 
+from mcp_notebook.session.from_config import COLUMNS, config_rows, connect_from_config
 from mcp_notebook.wire.configs import (
-    COLUMNS,
     ConfigError,
     _parse_jsonc,
-    config_rows,
-    connect_from_config,
     find_configs,
     references,
     user_config_paths,

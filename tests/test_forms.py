@@ -34,7 +34,7 @@ from mcp.types import (
 )
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from mcp_notebook.flows.answering import Question
+from mcp_notebook.forms.model import Question
 from mcp_notebook.session.session import Session
 from mcp_notebook.errors import FlowError
 from mcp_notebook.forms.model import Answers, FormModel, wire_problem

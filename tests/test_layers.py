@@ -40,3 +40,48 @@ def test_core_modules_import_only_the_standard_library_and_packages() -> None:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
                 assert not any(n == "mcp_notebook" or (n.startswith("mcp_notebook.") and not n.startswith("mcp_notebook.core")) for n in names), ast.unparse(node)
+
+
+def test_every_subpackage_has_a_floor() -> None:
+    """A new subpackage must take its place in the floors contract, or nothing would check what it imports."""
+    layers = _contract("floors")["layers"]
+    assert isinstance(layers, list)
+    named = {name.strip() for layer in layers for name in layer.split("|")}
+    packages = {f"mcp_notebook.{d.name}" for d in PACKAGE.iterdir() if (d / "__init__.py").exists()}
+    assert named == packages
+
+
+def test_the_engine_imports_no_display_of_ipython() -> None:
+    """Below the notebook side nothing shows anything: no ``IPython.display`` import, function-local ones included."""
+    import ast
+
+    for part in ("core", "auth", "wire", "sampling", "flows", "session"):
+        for path in (PACKAGE / part).glob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.ImportFrom) and node.module is not None:
+                    assert not node.module.startswith("IPython.display"), f"{part}/{path.name}: {ast.unparse(node)}"
+                    assert not (node.module == "IPython" and any(a.name == "display" for a in node.names)), f"{part}/{path.name}: {ast.unparse(node)}"
+                if isinstance(node, ast.Import):
+                    assert not any(a.name.startswith(("IPython.display", "ipywidgets")) for a in node.names), f"{part}/{path.name}: {ast.unparse(node)}"
+
+
+def test_a_headless_session_calls_a_tool_without_loading_widgets_or_ipython() -> None:
+    """The Session runs in plain Python (a script, a Dask worker): a whole call, and neither ipywidgets nor IPython is imported."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from mcp_notebook.session.session import Session\n"
+        "from mcp_notebook.forms.model import Answers\n"
+        "s = Session()\n"
+        "conn = s.connect('prov', 'mcp_notebook.demo:provisioner')\n"
+        "flow = s.start('tools/call', conn, 'provision', {'name': 'orders'}, answers=Answers(fields={'region': 'eu-west-1', 'size': 'small', 'confirm': True}))\n"
+        "result = flow.result(timeout=60)\n"
+        "print(flow.state.value, result.is_error)\n"
+        "print(sorted(m for m in ('ipywidgets', 'IPython', 'IPython.display') if m in sys.modules))\n"
+        "s.close()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["done False", "[]"]

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 from mcp.types import ElicitRequestFormParams, ElicitResult, ElicitRequestURLParams
 
-from mcp_notebook.flows.answering import Answerer, Question
+from mcp_notebook.flows.answering import Answerer
+from mcp_notebook.forms.model import Question
 from mcp_notebook.core.threads import KernelLoop, Reply
 from mcp_notebook.errors import FlowError
 from mcp_notebook.flows.flow import FlowState, Progress

@@ -29,6 +29,7 @@ from typing import Any
 import pytest
 
 import mcp_notebook
+from mcp_notebook.magics.listings import listing_rows
 from mcp_notebook.session.api import default_session
 from mcp_notebook.forms.model import Answers
 from mcp_notebook.session.session import Session
@@ -398,14 +399,14 @@ def test_everything_roots_list_follows_the_session(own: Session, tmp_path: Path)
 
 def test_everything_resources_and_prompts(everything: str) -> None:
     session = default_session()
-    resources = {row[1]: row for row in session.listing("resources", everything)}
+    resources = {row[1]: row for row in listing_rows(session, "resources", everything)}
     assert resources["demo://resource/static/document/features.md"][3] == "text/markdown"
     assert resources["demo://resource/dynamic/text/{resourceId}"][4].endswith("(template)")
     features = mcp_notebook.read("demo://resource/static/document/features.md", server=everything).result(timeout=WAIT)
     assert features.contents[0].text.startswith("# Everything Server - Features")
     dynamic = mcp_notebook.read("demo://resource/dynamic/text/3", server=everything).result(timeout=WAIT)
     assert dynamic.contents[0].mime_type == "text/plain" and dynamic.contents[0].text.startswith("Resource 3: This is a plaintext resource")
-    prompts = {row[1]: row for row in session.listing("prompts", everything)}
+    prompts = {row[1]: row for row in listing_rows(session, "prompts", everything)}
     assert {"simple-prompt", "args-prompt", "completable-prompt", "resource-prompt"} <= set(prompts)
     assert prompts["args-prompt"][4] == "city (required), state"
     asked = mcp_notebook.prompt(f"{everything}.args-prompt", {"city": "Paris", "state": "TX"}).result(timeout=WAIT)

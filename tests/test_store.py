@@ -9,7 +9,8 @@ from typing import Any
 import nbformat
 import pytest
 
-from mcp_notebook.notebook.frontend import NOT_SAVED_NOTICE, Frontend
+from mcp_notebook.notebook.frontend import Frontend
+from mcp_notebook.session.page import NOT_SAVED_NOTICE
 from mcp_notebook.flows.store import Store, age, check_record, parse_block, questions, read_notebook
 
 

@@ -2,16 +2,20 @@
 
 Every server string that reaches HTML goes through ``esc``; ``one_line`` and ``clip`` bound a
 string for a line of a table or a header; ``content_text`` reads a content block (or a list of
-them) as one plain line, for a model's prompt or a caller that escapes it.
+them) as one plain line, for a model's prompt or a caller that escapes it. ``line_word`` is the
+same care for the ``%mcp`` line: server text that may become part of one is encoded for its grammar.
 """
 
 from __future__ import annotations
 
 import html
 import json
+import shlex
 from typing import Any
 
-__all__ = ["clip", "content_text", "esc", "one_line"]
+__all__ = ["clip", "content_text", "esc", "line_word", "one_line"]
+
+_QUOTE_IF = set("'\"\\#{}")  # a word with these (or a space) is quoted: the split, comment stripping or expansion would read it
 
 
 def esc(value: Any) -> str:
@@ -54,3 +58,16 @@ def _block_text(block: Any) -> str:
         return getattr(block.resource, "text", None) or f"[resource {block.resource.uri}]"
     return f"[{kind}]" if kind is not None else ""
 
+
+def line_word(text: str) -> str:
+    """``text`` as one word of a ``%mcp`` line that reads back as exactly ``text``, whatever it holds.
+
+    For any printable ``text``: ``shlex.split(expand_braces(strip_comment(line_word(text)), ns)) == [text]``.
+    ``{`` and ``}`` are doubled (literal braces, inside quotes too), then the word is shell-quoted when
+    the magic's split, comment stripping or expansion would change it; ``eu-west-1`` stays as it is.
+    Server and saved-record text goes through this, never into a line as is.
+    """
+    doubled = text.replace("{", "{{").replace("}", "}}")
+    if doubled and not any(c.isspace() or c in _QUOTE_IF for c in doubled):
+        return doubled
+    return shlex.quote(doubled)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..forms.model import Answers, FormModel
+from ..forms.model import Answers, FormModel, Question
 from ..wire.roots import Roots
 from ..sampling.router import ModelRouter
 from .ui import FlowUI, HeadlessUI
@@ -19,21 +19,7 @@ from .ui import FlowUI, HeadlessUI
 if TYPE_CHECKING:
     from .flow import Flow
 
-__all__ = ["Answerer", "FlowUI", "HeadlessUI", "Question"]
-
-
-@dataclass
-class Question:
-    """One elicitation of a round, with its form model (``None`` for URL mode)."""
-
-    key: str
-    params: Any
-    form: FormModel | None
-    context: str = ""  # ours, shown above the question: e.g. that several calls could be asking
-
-    @property
-    def is_url(self) -> bool:
-        return getattr(self.params, "mode", "form") == "url"
+__all__ = ["Answerer", "FlowUI", "HeadlessUI"]
 
 
 @dataclass

@@ -36,7 +36,8 @@ if TYPE_CHECKING:
     from .answering import Answerer
     from ..notebook.apps import AppHost, LiveApp
     from ..wire.connection import Connection
-    from .store import SavedFlow, Store, TaskRef
+    from ..wire.task_handles import TaskRef
+    from .store import SavedFlow, Store
     from ..wire.tasks import TaskClient, TaskHandles, TaskOptions, TaskStatus
 
 __all__ = ["Flow", "FlowState", "Method", "Round"]
@@ -144,6 +145,7 @@ class Flow:
         self.task_ref: TaskRef | None = None
         self.task_started: float | None = None  # when this kernel began following the task (perf_counter)
         self.notebook: str | None = None  # the notebook's path, kept beside a task's handle
+        self.shown = False  # already in its cell (live view or the magic's report): a cell's value shows nothing more
         self._task_notice: TaskStatus | None = None  # a status notification not yet taken by the poll loop
         self._task_event: asyncio.Event | None = None
         self._user_cancelled = False  # cancel() by the user: a task is cancelled on the server too
@@ -165,7 +167,7 @@ class Flow:
         flow._withheld = frozenset(saved.withheld or ())
         flow._saved = True
         if saved.task is not None:
-            from .store import TaskRef
+            from ..wire.task_handles import TaskRef
 
             flow.task_ref = TaskRef.from_dict(saved.task)
         return flow
@@ -326,11 +328,6 @@ class Flow:
 
     def __repr__(self) -> str:
         return f"<Flow {self.id} {self.label} {self.state.value} round {self.round}>"
-
-    def _ipython_display_(self) -> None:
-        from ..notebook.display import display_flow
-
-        display_flow(self)
 
     def _no_backchannel(self, text: str) -> FlowError | None:
         """The error for a server that could not ask its question because this connection has no back-channel.
@@ -630,7 +627,7 @@ class Flow:
             if self.store is not None and self.save:
                 where = {"server": self.conn.name, "target": self.conn.target.describe(), "identity": self.conn.target.identity(), "tool": self.name, "flow_id": self.id,
                          "cell_id": self.cell_id, "notebook": self.notebook, "created": status.created_at, "generation": client.generation}  # fmt: skip
-                from .store import TaskRef
+                from ..wire.task_handles import TaskRef
 
                 self.task_ref = TaskRef(self._handles().keep(status.task_id, **where), client.generation, created=status.created_at).seen(status)
                 if self.store.signer.ready:
@@ -770,6 +767,22 @@ class Flow:
             self.rounds[-1].ended = time.perf_counter()
             return next(iter(answers.values()))
         return answers
+
+    async def waiting_for(self, awaitable: Awaitable[Any]) -> Any:
+        """Show this flow as waiting while a person answers ``awaitable`` (a review panel); give up if the flow ends meanwhile.
+
+        ``sampling.reviewer.Asking``: the sampling answerer waits for a review through this, never by setting the state itself.
+        """
+        from ..sampling.providers import wait_for_user
+
+        self.state = FlowState.WAITING
+        self.view.changed(self)
+        try:
+            return await wait_for_user(self, awaitable)
+        finally:
+            if self.state is FlowState.WAITING:
+                self.state = FlowState.RUNNING
+                self.view.changed(self)
 
     async def answer_sampling(self, key: str, params: Any) -> Any:
         result = await self.answerer.sample(self, key, params)

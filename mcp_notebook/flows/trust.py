@@ -26,7 +26,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["RecordSigner", "canonical", "describe_record", "target_of"]
+__all__ = ["RecordSigner", "canonical", "describe_record", "record_label", "record_text", "target_of"]
 
 SIG_KEY = "sig"
 SIG_PREFIX = "hmac-sha256:"
@@ -150,3 +150,17 @@ def describe_record(record: Mapping[str, Any]) -> list[tuple[str, str]]:
     if record.get("withheld"):
         lines.append(("asks you again for", _names(record["withheld"])))
     return lines
+
+
+def record_label(record: Mapping[str, Any]) -> str:
+    """How a saved flow is named to the user: ``SERVER.NAME``, or ``SERVER URI`` for a resource read (built here only)."""
+    server = record["server"]["name"]
+    return f"{server}.{record['name']}" if record.get("method") != "resources/read" else f"{server} {record['name']}"
+
+
+def record_text(record: Mapping[str, Any], concerns: list[str] | None = None) -> str:
+    """A saved record whole, as plain text: what resuming it would run, reach, send and call (and why it needs consent)."""
+    head = f"flow {record['id']} ({record_label(record)}):"
+    why = [f"  ! {c}" for c in concerns or []]
+    body = [f"  {what}: {value}" for what, value in describe_record(record)]
+    return "\n".join([head, *why, *body])

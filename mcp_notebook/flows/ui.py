@@ -25,7 +25,7 @@ from ..errors import FlowError
 from ..forms.model import Answers, MissingAnswer
 
 if TYPE_CHECKING:
-    from .answering import Question
+    from ..forms.model import Question
     from .flow import Flow
     from ..sampling.router import Choice, ModelConfig, Reviewed
 

@@ -36,7 +36,7 @@ from urllib.parse import urlparse
 
 from ..core.limits import Limits, schema_size
 
-__all__ = ["FALSE_WORDS", "TRUE_WORDS", "Answers", "FieldSpec", "FormModel", "MissingAnswer", "compiled_validator", "parse_answer_value", "wire_problem"]
+__all__ = ["FALSE_WORDS", "TRUE_WORDS", "Answers", "FieldSpec", "FormModel", "MissingAnswer", "Question", "compiled_validator", "parse_answer_value", "wire_problem"]
 
 Kind = Literal["text", "integer", "number", "boolean", "choice", "multi"]
 CHECKBOX_LIMIT = 12  # a multi-select with more choices than this is one list widget, not one tick box each
@@ -626,3 +626,17 @@ def _format_checker() -> Any:
     )
     checker.checks("date-time", raises=ValueError)(_is_date_time)
     return checker
+
+
+@dataclass
+class Question:
+    """One elicitation of a round, with its form model (``None`` for URL mode): what a form, or the presets, answer."""
+
+    key: str
+    params: Any
+    form: FormModel | None
+    context: str = ""  # ours, shown above the question: e.g. that several calls could be asking
+
+    @property
+    def is_url(self) -> bool:
+        return getattr(self.params, "mode", "form") == "url"

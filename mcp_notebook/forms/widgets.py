@@ -42,7 +42,7 @@ from typing import Any
 
 import ipywidgets as w
 
-from ..flows.answering import Question
+from .model import Question
 from .model import CHECKBOX_LIMIT, Answers, FieldSpec, FormModel, wire_problem
 from ..core.redact import is_secret_name
 from ..core.limits import Limits

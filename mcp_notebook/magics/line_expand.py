@@ -18,7 +18,7 @@ Only the line is expanded: a ``%%mcp`` cell body (arguments, a server's code) ne
 ``strip_comment`` drops a trailing ``# comment`` first, as a shell does: a ``#`` that starts a
 word outside quotes (``color=#fff`` keeps its ``#``).
 
-``line_word`` is the other direction, for text the user did not write: a server's tool name or enum
+``line_word`` (in ``core.text``, since the engine encodes with it too) is the other direction, for text the user did not write: a server's tool name or enum
 value offered by Tab, a saved record's id in a printed ``%mcp resume ID``. Braces are expanded even
 inside quotes, so quoting alone would let ``{__import__("os").system(...)}`` from a server run in the
 kernel when the completed line runs; the word is braces doubled, then quoted.
@@ -31,10 +31,9 @@ import shlex
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ..core.text import line_word
+
 __all__ = ["expand_braces", "line_word", "strip_comment", "typed_word", "unquoted"]
-
-_QUOTE_IF = set("'\"\\#{}")  # a word with these (or a space) is quoted: the split, comment stripping or expansion would read it
-
 
 def expand_braces(line: str, global_ns: Mapping[str, Any], local_ns: Mapping[str, Any] | None = None) -> str:
     """``line`` with every ``{expr}`` that evaluates replaced by its value (see the module docstring)."""
@@ -66,20 +65,6 @@ def expand_braces(line: str, global_ns: Mapping[str, Any], local_ns: Mapping[str
         out.append(c)
         i += 1
     return "".join(out)
-
-
-def line_word(text: str) -> str:
-    """``text`` as one word of a ``%mcp`` line that reads back as exactly ``text``, whatever it holds.
-
-    For any printable ``text``: ``shlex.split(expand_braces(strip_comment(line_word(text)), ns)) == [text]``.
-    ``{`` and ``}`` are doubled (literal braces, inside quotes too), then the word is shell-quoted when
-    the magic's split, comment stripping or expansion would change it; ``eu-west-1`` stays as it is.
-    Server and saved-record text goes through this, never into a line as is.
-    """
-    doubled = text.replace("{", "{{").replace("}", "}}")
-    if doubled and not any(c.isspace() or c in _QUOTE_IF for c in doubled):
-        return doubled
-    return shlex.quote(doubled)
 
 
 def typed_word(fragment: str) -> str:

@@ -21,8 +21,11 @@ from .args import build_arguments, parse_body, parse_json_object, parse_pairs
 from ..auth.oauth import OAuthOptions
 from ..errors import FlowError
 from .line_expand import expand_braces, strip_comment
+from .listings import listing_rows
 from .grammar import Help, summary, build_parsers, call_options, check_choice, headers_of
 from .hints import connect_line, for_magics, tool_failure, with_hint
+from ..notebook.views import NotebookViews
+from ..notebook.watching import Watches
 from ..session.session import Session, SessionSettings
 
 __all__ = ["MCPMagics"]
@@ -43,7 +46,7 @@ class MCPMagics(Magics, SessionSettings):
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         # first: configuration applied by Magics.__init__ reaches the session's model router
-        self.session = Session(self, shell=shell, tell=lambda note: print(with_hint(note)))
+        self.session = Session(self, shell=shell, tell=lambda note: print(with_hint(note)), views=NotebookViews())
         super().__init__(shell=shell, **kwargs)
         self._parsers = build_parsers()
         self.awaiting = False  # set by cell_await while an awaiting cell runs a flow line: the flow is handed back, not returned
@@ -136,7 +139,7 @@ class MCPMagics(Magics, SessionSettings):
         """``%mcp connect --from-config [PATH] [NAME ...] [--all] [--trust-project]``: list the servers found, connect the ones named."""
         import os
 
-        from ..wire.configs import COLUMNS, connect_from_config
+        from ..session.from_config import COLUMNS, connect_from_config
         from ..notebook.display import Table
 
         if "-h" in words or "--help" in words:
@@ -176,14 +179,19 @@ class MCPMagics(Magics, SessionSettings):
         server, uri = (ns.first, ns.uri) if ns.uri else (None, ns.first)
         if ns.into is not None and not ns.into.isidentifier():
             raise UsageError(f"--into wants a Python variable name, got {ns.into!r}")
-        self.session.watches.watch(server, uri, ns.into, self.session.namespace)
+        self._watches().watch(server, uri, ns.into, self.session.namespace)
         return None  # the watch shows itself, updated in place
+
+    def _watches(self) -> Watches:
+        watches = self.session.watches
+        assert watches is not None  # the magics' session is made with the notebook side, which brings them
+        return watches
 
     def _do_unwatch(self, words: list[str], cell: str | None) -> Any:
         from ..notebook.display import Table
 
         ns, _ = self._parsers["unwatch"].parse(words)
-        watches = self.session.watches
+        watches = self._watches()
         if ns.list:
             return Table(["server", "uri", "updates", "since"], [list(r) for r in watches.list()], title="watched resources", empty="Nothing is watched.")
         server, uri = (ns.first, ns.uri) if ns.uri else ((ns.first, None) if ns.first in self.session.registry else (None, ns.first))
@@ -245,7 +253,7 @@ class MCPMagics(Magics, SessionSettings):
         from ..notebook.display import Table
 
         ns, _ = self._parsers[kind].parse(words)
-        return Table(_LISTINGS[kind], self.session.listing(kind, ns.server), empty=f"No {kind}.")
+        return Table(_LISTINGS[kind], listing_rows(self.session, kind, ns.server), empty=f"No {kind}.")
 
     # ------------------------------------------------------------------ flows
     def _do_call(self, words: list[str], cell: str | None) -> Any:

@@ -31,7 +31,7 @@ from ..errors import FlowError
 from ..flows.ui import HeadlessUI
 
 if TYPE_CHECKING:
-    from ..flows.answering import Question
+    from ..forms.model import Question
     from ..flows.flow import Flow
     from ..forms.model import Answers
 

@@ -4,7 +4,8 @@ A tool may carry an interactive UI: ``_meta.ui.resourceUri`` names a ``ui://`` r
 (``text/html;profile=mcp-app``) a host renders in a sandboxed frame; the UI talks to the host over
 ``postMessage`` and may call its own server's tools back. Here:
 
-* every connection advertises the extension with the one MIME type rendered (``advertisement``);
+* every connection advertises the extension with the one MIME type rendered (``wire.apps_ext``, which
+  also reads a tool's App and visibility and checks a resource's CSP and permissions);
 * a finished ``tools/call`` of such a tool becomes a ``LiveApp`` (``AppHost.register``): the flow's
   report then carries ``OUTPUT_MIME`` (the app id, server, tool, URI, the call's non-secret
   arguments and its result), next to the plain-text fallback that nbconvert, nbval or a viewer
@@ -44,98 +45,24 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FlowError
+from ..wire.apps_ext import APP_MIME, checked_csp, checked_permissions, ui_of, visibility_of
 from ..flows.ui import HeadlessUI
 
 if TYPE_CHECKING:
-    from ..flows.answering import Question
+    from ..forms.model import Question
     from ..core.threads import KernelLoop
     from ..wire.connection import Connection
     from ..flows.flow import Flow
     from ..forms.model import Answers
     from ..session.session import Session
 
-__all__ = ["APPS_EXTENSION", "APP_MIME", "OUTPUT_MIME", "AppHost", "LiveApp", "advertisement", "ui_of", "visibility_note", "visibility_of"]
+__all__ = ["OUTPUT_MIME", "AppCallUI", "AppHost", "LiveApp"]
 
-APPS_EXTENSION = "io.modelcontextprotocol/ui"
-APP_MIME = "text/html;profile=mcp-app"
 OUTPUT_MIME = "application/vnd.mcp-notebook.app+json"
 MAX_HTML_CHARS = 5_000_000  # an App's page; larger ones are refused (the page would carry it over the comm)
 MAX_RESULT_BYTES = 200_000  # a tool result kept in the output for the App (larger: the App gets none on reopen)
-MAX_DOMAINS = 32
 MAX_KEPT = 100  # messages an App sent that are kept on its LiveApp
 APP_ID = re.compile(r"^[0-9a-f]{16}$")
-DOMAIN = re.compile(r"^(?:https|wss)://[A-Za-z0-9*.-]+(?::\d{1,5})?$|^(?:http|ws)://(?:localhost|127\.0\.0\.1|\[::1\])(?::\d{1,5})?$")
-CSP_KEYS = ("connectDomains", "resourceDomains", "frameDomains", "baseUriDomains")
-PERMISSIONS = ("camera", "microphone", "geolocation", "clipboardWrite")
-
-
-def advertisement() -> Any:
-    """The client extension that tells servers this client renders Apps (and which MIME type)."""
-    from mcp.client.extension import advertise
-
-    return advertise(APPS_EXTENSION, {"mimeTypes": [APP_MIME]})
-
-
-VISIBILITY = ("model", "app")  # who may see a tool (MCP Apps ``_meta.ui.visibility``); other words are not ours to read
-MAX_VISIBILITY_ITEMS = 16  # a server's visibility list is read this far and no further
-
-
-def visibility_of(tool: Any) -> list[str] | None:
-    """A tool's ``_meta.ui.visibility`` as the known words it names, in order (``None``: it says nothing: both).
-
-    Server text: only ``"model"`` and ``"app"`` are kept (anything else, markup included, is dropped),
-    from the first ``MAX_VISIBILITY_ITEMS`` entries; a value that is not a list says nothing. Read with
-    or without a ``resourceUri``: a tool an App calls need not have an App of its own.
-    """
-    meta = getattr(tool, "meta", None)
-    ui = meta.get("ui") if isinstance(meta, dict) else None
-    raw = ui.get("visibility") if isinstance(ui, dict) else None
-    if not isinstance(raw, list):
-        return None
-    known = [v for v in raw[:MAX_VISIBILITY_ITEMS] if isinstance(v, str) and v in VISIBILITY]
-    return list(dict.fromkeys(known))
-
-
-def visibility_note(tool: Any) -> str | None:
-    """What a listing says about who may call ``tool``, when the model may not (``None``: nothing to say)."""
-    seen = visibility_of(tool)
-    if seen is None or "model" in seen:
-        return None
-    return "for Apps only" if "app" in seen else "hidden from the model and from Apps"
-
-
-def ui_of(tool: Any) -> tuple[str, list[str]] | None:
-    """A tool's App: its ``ui://`` resource URI and visibility (``None``: the tool has no App).
-
-    Reads ``_meta.ui.resourceUri`` (and the older flat ``_meta["ui/resourceUri"]``); visibility
-    (``visibility_of``) defaults to ``["model", "app"]``.
-    """
-    meta = getattr(tool, "meta", None)
-    if not isinstance(meta, dict):
-        return None
-    found = meta.get("ui")
-    ui: dict[str, Any] = found if isinstance(found, dict) else {}
-    uri = ui.get("resourceUri", meta.get("ui/resourceUri"))
-    if not isinstance(uri, str) or not uri.startswith("ui://") or len(uri) > 2000:
-        return None
-    seen = visibility_of(tool)
-    return uri, ["model", "app"] if seen is None else seen
-
-
-def checked_csp(value: Any) -> dict[str, list[str]]:
-    """The resource's ``_meta.ui.csp`` domains that are plain origins (https/wss, or local http/ws); others are dropped."""
-    csp = value if isinstance(value, dict) else {}
-    out: dict[str, list[str]] = {}
-    for key in CSP_KEYS:
-        items = csp.get(key)
-        if isinstance(items, list):
-            out[key] = [d for d in items if isinstance(d, str) and len(d) <= 200 and DOMAIN.match(d)][:MAX_DOMAINS]
-    return out
-
-
-def checked_permissions(value: Any) -> dict[str, dict[str, Any]]:
-    permissions = value if isinstance(value, dict) else {}
-    return {name: {} for name in PERMISSIONS if isinstance(permissions.get(name), dict)}
 
 
 @dataclass

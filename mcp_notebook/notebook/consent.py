@@ -17,16 +17,11 @@ import ipywidgets as w
 
 from .display import STYLE, esc
 from .live_view import Choice, ChoicePanel
-from ..flows.trust import describe_record
+from ..flows.trust import describe_record, record_label, record_text
 
 __all__ = ["ConfirmProjectServer", "ConfirmResume", "RecordReview"]
 
 _WARN = "#b71c1c"
-
-
-def _label(record: Mapping[str, Any]) -> str:
-    server = record["server"]["name"]
-    return f"{server}.{record['name']}" if record.get("method") != "resources/read" else f"{server} {record['name']}"
 
 
 class RecordReview:
@@ -38,16 +33,13 @@ class RecordReview:
         self.lines = describe_record(record)
 
     def text(self) -> str:
-        head = f"flow {self.record['id']} ({_label(self.record)}):"
-        body = [f"  {what}: {value}" for what, value in self.lines]
-        why = [f"  ! {c}" for c in self.concerns]
-        return "\n".join([head, *why, *body])
+        return record_text(self.record, self.concerns)
 
     def html(self) -> str:
         rows = "".join(f"<tr><th>{esc(what)}</th><td><code style='word-break:break-all'>{esc(value)}</code></td></tr>" for what, value in self.lines)
         why = "".join(f"<li>{esc(c)}</li>" for c in self.concerns)
         warn = f"<ul style='color:{_WARN};margin:2px 0'>{why}</ul>" if why else ""
-        return f'<div class="mcp-record-review"><b>flow {esc(self.record["id"])}</b> ({esc(_label(self.record))}){warn}<table>{rows}</table></div>'
+        return f'<div class="mcp-record-review"><b>flow {esc(self.record["id"])}</b> ({esc(record_label(self.record))}){warn}<table>{rows}</table></div>'
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         return {"text/plain": self.text(), "text/html": STYLE + f'<div class="mcpnb">{self.html()}</div>'}

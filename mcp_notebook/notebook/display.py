@@ -788,6 +788,6 @@ def display_flow(flow: Flow) -> None:
     """Show a flow: its live view if it has one on screen, else its settled report."""
     from IPython.display import display
 
-    if getattr(flow, "shown", False):
+    if flow.shown:
         return  # already in its cell (live view or settled report); don't show it twice
     display(FlowReport(flow))

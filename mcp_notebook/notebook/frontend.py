@@ -54,26 +54,22 @@ records stay in this kernel, and the user is told so once, plainly.
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlsplit
 
 from ..core.threads import KernelLoop
-from ..flows.store import Store, parse_flows, read_notebook
+from ..flows.store import Store, parse_flows
+from ..session.page import Page
 
 __all__ = ["COMM_TARGET", "Frontend"]
 
 COMM_TARGET = "mcp_notebook"
 PROTOCOL_VERSION = 1
-
-Status = Literal["pending", "connected", "absent", "none"]
-"""``pending``: hello sent, no answer yet; ``connected``: the extension answered;
-``absent``: the front end closed the comm (no extension); ``none``: no kernel, nothing to ask."""
 
 OAUTH_STATE = re.compile(r"^[A-Za-z0-9_-]{8,256}$")
 """What the extension and the server extension accept as an OAuth ``state``."""
@@ -83,32 +79,18 @@ REPORTS_KEPT = 20
 PAGE_WAIT = 2.5
 """Seconds a sign-in waits, at most once per kernel, for a page that has not answered the hello yet."""
 
-NOT_SAVED_NOTICE = (
-    "Note: flows waiting for input are kept in this kernel only and will not be saved in the "
-    "notebook, because the mcp-notebook JupyterLab extension is not active here. "
-    "They last until the kernel stops."
-)
 
 
-class Frontend:
-    """Client of the extension's comm; the ``Store``'s backend."""
+class Frontend(Page):
+    """Client of the extension's comm; the ``Store``'s backend (a ``session.page.Page`` that talks to the page)."""
 
     def __init__(self, store: Store, shell: Any = None) -> None:
-        self.store = store
-        self.shell = shell
-        self.status: Status = "none"
-        self.path: str | None = None  # the notebook's path as the front end reports it
-        self.warnings: list[str] = []  # not yet shown to the user
+        super().__init__(store, shell)
         self.replies = 0  # restore/ack/error messages received (tests, bench)
-        self.files_read: list[str] = []
-        self.page_url: str | None = None  # the Jupyter server's base URL in the browser (latest restore), for OAuth redirects
         self._comm: Any = None
         self._kernel: KernelLoop | None = None  # the kernel's loop, where the comm's messages go out
-        self._session_read = False
-        self._noticed = False
         self._oauth: dict[str, Callable[[dict[str, Any]], None]] = {}  # state -> deliver, until the answer comes
         self._oauth_lock = threading.Lock()
-        self.on_app: Callable[[dict[str, Any]], None] | None = None  # the page's ``app_*`` messages (apps.AppHost.handle)
         self._reports: OrderedDict[str, dict[str, Any]] = OrderedDict()  # display id -> report message, until a page shows it
         self._reports_lock = threading.Lock()
         self._probes: Any = None  # the comm manager our ``where`` target is registered with
@@ -390,64 +372,6 @@ class Frontend:
             deliver(answer)
         except Exception as exc:  # noqa: BLE001 - the comm handler must survive the caller's bug
             print(f"mcp-notebook: the OAuth callback could not be handed over: {type(exc).__name__}", file=sys.__stderr__)
-
-    # ------------------------------------------------------------------ the .ipynb fallback
-    def session_path(self) -> str | None:
-        """The saved notebook of this kernel, when the kernel knows it (``__session__``)."""
-        ns = getattr(self.shell, "user_ns", None) or {}
-        value = ns.get("__session__")
-        if not isinstance(value, str) or not value:
-            return None
-        if os.path.exists(value):
-            return value
-        base = os.path.basename(value)  # a path relative to the server root; the kernel runs beside it
-        return base if base and os.path.exists(base) else None
-
-    def ensure_loaded(self) -> None:
-        """Before listing or resuming: without the extension's restore, read ``__session__`` once."""
-        if self.status == "connected" or self._session_read:
-            return
-        self._session_read = True
-        path = self.session_path()
-        if path is not None:
-            try:
-                self.read_file(path)
-            except OSError as exc:
-                self.warnings.append(f"could not read the saved notebook {path}: {exc.strerror or exc}")
-
-    def read_file(self, path: str) -> list[str]:
-        """Take the records saved in the notebook at ``path``; returns the ids added."""
-        records, warnings = read_notebook(path, max_bytes=self.store.max_record_bytes)
-        self.warnings.extend(f"{os.path.basename(path)}: {w}" for w in warnings)
-        added, _stale = self.store.merge(records, "file")
-        self.files_read.append(path)
-        return added
-
-    # ------------------------------------------------------------------ telling the user
-    def saves(self, interactive: bool) -> bool:
-        """Whether records written now reach the notebook (pending counts only in a live front end)."""
-        return self.status == "connected" or (self.status == "pending" and interactive)
-
-    def notice(self, interactive: bool) -> str | None:
-        """The one plain notice that records will not be saved: returned once, then ``None``."""
-        if self._noticed or self.saves(interactive):
-            return None
-        self._noticed = True
-        return NOT_SAVED_NOTICE
-
-    def take_warnings(self) -> list[str]:
-        """Warnings not shown yet (corrupt metadata, refused messages); each is shown once."""
-        out, self.warnings = self.warnings, []
-        return list(dict.fromkeys(out))
-
-    def describe(self) -> str:
-        """Where the saved flows live, for ``%mcp flows``."""
-        if self.status == "connected":
-            return f"saved in {self.path}" if self.path else "saved in the notebook"
-        if self.files_read:
-            names = ", ".join(dict.fromkeys(os.path.basename(p) for p in self.files_read))
-            return f"read from {names}; changes stay in this kernel"
-        return "kept in this kernel"
 
 
 def _answers_where_sent(comm: Any, heard: Callable[[Any], None] | None = None) -> bool:

@@ -32,10 +32,11 @@ from ..core.threads import KernelLoop, Reply
 from .display import STYLE, FlowReport, badge, esc, log_text, task_line
 from ..errors import FlowError
 from ..core.limits import Limits
+from ..flows.trust import record_label
 from ..flows.ui import HeadlessUI
 
 if TYPE_CHECKING:
-    from ..flows.answering import Question
+    from ..forms.model import Question
     from ..auth.oauth import SignIn, SignInRequest
     from ..flows.flow import Flow
     from ..forms.model import Answers
@@ -447,7 +448,7 @@ class ResumeOffer(ChoicePanel):
 
     def __init__(self, record: dict[str, Any], questions: list[str], age: str, on_continue: Callable[[], Any], on_start_over: Callable[[], Any]) -> None:
         self.record = record
-        self.label = f"{record['server']['name']}.{record['name']}" if record["method"] != "resources/read" else f"{record['server']['name']} {record['name']}"
+        self.label = record_label(record)
         asked = "".join(f"<li>{esc(q)}</li>" for q in questions)
         task = record.get("task") if isinstance(record.get("task"), dict) else None
         what = (

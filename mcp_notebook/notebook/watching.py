@@ -11,8 +11,8 @@ differently:
   on the runtime loop (it is an anyio context, entered and left in one task).
 * 2025-11-25: ``resources/subscribe`` once, then ``notifications/resources/updated`` for that URI (or a
   sub-resource of it) arrives through the connection's ``message_handler``; ``Connection._on_message``
-  hands it to ``resource_updated`` here, which only wakes the watch (it runs inline in an in-process
-  server's send, so it must not wait). ``resources/unsubscribe`` when the watch stops. A 2025 server that
+  wakes the watch through the waker it keeps in ``Connection.resource_wakers`` (it runs inline in an
+  in-process server's send, so it must not wait). ``resources/unsubscribe`` when the watch stops. A 2025 server that
   does not declare ``resources.subscribe`` but announces changes anyway (mcp-server-sqlite does) is
   watched without any subscribe request, and the output says so (``UNDECLARED_NOTE``).
 
@@ -31,7 +31,6 @@ import contextlib
 import threading
 import time
 import warnings
-import weakref
 from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -40,6 +39,7 @@ from ..core.threads import KernelLoop
 from ..core.text import esc, one_line
 from .display import STYLE, ResultView, note_html
 from ..errors import FlowError, describe_exception
+from ..wire.connection import covers
 from ..core.limits import Limits
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from ..wire.connection import Connection
     from ..session.session import Session
 
-__all__ = ["MIN_INTERVAL", "Watch", "Watches", "resource_updated"]
+__all__ = ["MIN_INTERVAL", "Watch", "Watches"]
 
 MIN_INTERVAL = 0.2  # seconds between two reads of one watch: change notices in between are folded into one read
 REASON_CHARS = 300  # a server's error text shown in a watch's header is cut to this
@@ -57,34 +57,6 @@ UNDECLARED_NOTE = (
     "{server} does not declare resource subscriptions (no resources.subscribe in its capabilities), so no "
     "resources/subscribe was sent; this shows each change the server announces anyway (notifications/resources/updated)."
 )
-
-# 2025: who to wake when a connection hears notifications/resources/updated (loop thread only).
-# Keyed weakly by the Connection: a connection that is gone takes its entries with it.
-_wakers: weakref.WeakKeyDictionary[Connection, dict[str, Callable[[], None]]] = weakref.WeakKeyDictionary()
-
-
-def resource_updated(conn: Connection, message: Any) -> None:
-    """A server notification heard by ``conn`` (``Connection._on_message``, loop thread): wake the watches it concerns.
-
-    Only ``notifications/resources/updated`` matters; its URI wakes the watch of that URI and the
-    watches of URIs it lies under (the spec lets a server name a sub-resource of the subscribed one).
-    Never waits: an in-process server's ``send_resource_updated`` runs this inline.
-    """
-    if getattr(message, "method", None) != "notifications/resources/updated":
-        return
-    uri = getattr(getattr(message, "params", None), "uri", None)
-    wakers = _wakers.get(conn)
-    if not isinstance(uri, str) or not wakers:
-        return
-    for watched, wake in builtins.list(wakers.items()):
-        if _covers(watched, uri):
-            wake()
-
-
-def _covers(watched: str, changed: str) -> bool:
-    """Whether a change of ``changed`` concerns a watch of ``watched`` (the same URI, or one under it)."""
-    return changed == watched or changed.startswith(watched.rstrip("/") + "/")
-
 
 def subscription_support(conn: Connection) -> FlowError | None:
     """``None`` when ``conn``'s server lets clients follow a resource, else the error saying it does not.
@@ -232,14 +204,14 @@ class Watch:
             await self._read(first=True)
             ready.set_result(None)
             async for event in subscription:  # the SDK folds repeated events that wait while we read into one
-                if isinstance(event, ResourceUpdated) and _covers(self.uri, event.uri):
+                if isinstance(event, ResourceUpdated) and covers(self.uri, event.uri):
                     await self._pace()
                     await self._read()
 
     async def _follow_2025(self, ready: asyncio.Future[None]) -> None:
-        """2025: ``resources/subscribe``, then read again whenever ``resource_updated`` wakes this watch."""
+        """2025: ``resources/subscribe``, then read again whenever the connection hears the resource changed (its ``resource_wakers``)."""
         wake = self._wake = asyncio.Event()
-        wakers = _wakers.setdefault(self.conn, {})
+        wakers = self.conn.resource_wakers
         wakers[self.uri] = wake.set
         try:
             if self.subscribe:

@@ -505,10 +505,9 @@ async def human_provider(config: ModelConfig, params: Any, ctx: SamplingContext)
     """The user types the reply in the cell; headless runs have nobody to ask."""
     from mcp.types import TextContent
 
-    from ..flows.ui import HeadlessUI
-
-    ui = ctx.ui if ctx.ui is not None else HeadlessUI()  # headless: its human_reply raises nobody_to_reply
-    text = await wait_for_user(ctx.flow, ui.human_reply(ctx.flow, ctx.key, params, config))
+    if ctx.ui is None:  # headless: nobody to type it (as ``flows.ui.HeadlessUI.human_reply`` says too)
+        raise nobody_to_reply(config)
+    text = await wait_for_user(ctx.flow, ctx.ui.human_reply(ctx.flow, ctx.key, params, config))
     if text is None:
         raise SamplingDeclined("the user declined to write a reply")
     text, reason = limit_text(text, params)

@@ -37,11 +37,10 @@ from dataclasses import dataclass, field
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .providers import DEFAULT_KEY_ENV, PROVIDERS, SamplingContext, SamplingDeclined, SamplingError, create_message, wait_for_user
+from .providers import DEFAULT_KEY_ENV, PROVIDERS, SamplingContext, SamplingDeclined, SamplingError, create_message
 
 if TYPE_CHECKING:
-    from ..flows.flow import Flow
-    from ..flows.ui import FlowUI
+    from .reviewer import Asking, Reviewer
 
 __all__ = [
     "REVIEW_POLICIES",
@@ -270,18 +269,13 @@ class ModelRouter:
 
 
 # ---------------------------------------------------------------------- one request, end to end
-async def answer_sampling(router: ModelRouter, ui: FlowUI | None, flow: Flow, key: str, params: Any) -> Any:
+async def answer_sampling(router: ModelRouter, ui: Reviewer | None, flow: Asking, key: str, params: Any) -> Any:
     """Route, review and answer one sampling request; returns the result or ``ErrorData``.
 
-    ``ui`` is the flow's ``FlowUI`` (``None``: headless); only an interactive one reviews.
+    ``ui`` is the flow's ``FlowUI`` (``None``: headless, nobody reviews); only an interactive one reviews.
     Every outcome leaves a note in the cell.
     """
     from mcp.types import ErrorData
-
-    from ..flows.ui import HeadlessUI
-
-    if ui is None:
-        ui = HeadlessUI()
 
     choice = router.choose(params)
     label = f"sampling {key!r}"
@@ -290,15 +284,16 @@ async def answer_sampling(router: ModelRouter, ui: FlowUI | None, flow: Flow, ke
             f"{label}: the server asked to include context ({params.include_context}); answered without it "
             "(this client does not share other conversations)"
         )
-    policy = router.review if ui.interactive else "never"
+    policy = router.review if ui is not None and ui.interactive else "never"
     if policy == "remote":
         policy = "ask" if choice.config.leaves_machine else "never"
     if choice.config.provider == "human":
         policy = "never"  # the person typing the reply is the reviewer
+    assert ui is not None or policy == "never"  # "ask" and "always" need a person: without one the policy is "never"
     edits: list[str] = []
     try:
-        if policy == "ask":
-            decision = await _waiting(flow, ui.review_request(flow, key, params, choice, list(router.models)))
+        if policy == "ask" and ui is not None:
+            decision = await flow.waiting_for(ui.review_request(flow, key, params, choice, list(router.models)))
             if not decision.approved:
                 raise SamplingDeclined("the request was denied at review, before it reached a model")
             params = decision.value
@@ -306,16 +301,16 @@ async def answer_sampling(router: ModelRouter, ui: FlowUI | None, flow: Flow, ke
             if picked is not None and picked is not choice.config:
                 choice = Choice(picked, "picked at review")
             edits += [f"request {what}" for what in decision.edited]
-        elif policy == "always":
+        elif policy == "always" and ui is not None:
             ui.show_sampling(flow, key, params, choice, None)
         result = await create_message(choice.config, params, SamplingContext(flow=flow, key=key, ui=ui))
-        if policy == "ask":
-            decision = await _waiting(flow, ui.review_reply(flow, key, params, result, choice))
+        if policy == "ask" and ui is not None:
+            decision = await flow.waiting_for(ui.review_reply(flow, key, params, result, choice))
             if not decision.approved:
                 raise SamplingDeclined(f"the reply of {choice.config.name} was denied at review")
             result = decision.value
             edits += [f"reply {what}" for what in decision.edited]
-        elif policy == "always":
+        elif policy == "always" and ui is not None:
             ui.show_sampling(flow, key, params, choice, result)
     except SamplingDeclined as exc:
         flow.notes.append(f"{label}: you declined ({exc})")
@@ -328,17 +323,3 @@ async def answer_sampling(router: ModelRouter, ui: FlowUI | None, flow: Flow, ke
     reported = f" as {result.model!r}" if result.model not in (choice.config.name, choice.config.model) else ""
     flow.notes.append(f"{label} answered by {choice.config.describe()}{reported}{stop} — {choice.why}{reviewed}")
     return result
-
-
-async def _waiting(flow: Flow, awaitable: Any) -> Any:
-    """Show the flow as waiting while a review panel is open; give up if the flow ends meanwhile."""
-    from ..flows.flow import FlowState
-
-    flow.state = FlowState.WAITING
-    flow.view.changed(flow)
-    try:
-        return await wait_for_user(flow, awaitable)
-    finally:
-        if flow.state is FlowState.WAITING:
-            flow.state = FlowState.RUNNING
-            flow.view.changed(flow)

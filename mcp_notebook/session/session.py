@@ -21,22 +21,19 @@ import contextlib
 import weakref
 from dataclasses import dataclass, field, replace
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from traitlets import Dict, Enum, Float, Int, TraitError, Unicode, observe, validate
 from traitlets import Any as TAny
 from traitlets.config import Configurable
 
 from ..flows.answering import Answerer
-from ..notebook.apps import AppHost
-from ..notebook.watching import Watches
 from ..wire.connection import Connection, Registry, Target
 from ..errors import FlowError, Note, SessionError, describe_exception
 from ..flows.flow import Flow, FlowState, Method
 from ..forms.model import Answers
-from ..notebook.frontend import Frontend
 from ..core.limits import Limits
-from ..magics.line_expand import line_word
+from ..core.text import line_word
 from ..prototype import Prototypes
 from ..wire.roots import Roots
 from ..core.threads import Runtime
@@ -44,11 +41,15 @@ from ..sampling.router import ModelRouter
 from ..auth.oauth import CALLBACK_PATH, LoopbackCatcher, OAuthOptions, SignIn, SignInRequest, SignInUnavailable, TokenVault, build_provider
 from ..flows.store import SavedFlow, Store
 from ..wire.task_handles import TaskHandles, TaskOptions
-from ..flows.trust import target_of
+from ..flows.trust import record_text, target_of
 from ..flows.ui import FlowUI, HeadlessUI
 
+from .page import Page
+from .views import Choice, NoViews, Views
+
 if TYPE_CHECKING:
-    from ..notebook.live_view import ChoicePanel
+    from ..notebook.apps import AppHost
+    from ..notebook.watching import Watches
 
 __all__ = ["CallOptions", "Session", "SessionSettings"]
 
@@ -195,7 +196,7 @@ class CallOptions:
 class Session:
     """One MCP client: its connections, saved flows, models, roots and notebook servers; runs flows."""
 
-    def __init__(self, settings: SessionSettings | None = None, *, shell: Any = None, tell: Callable[[str], None] | None = None) -> None:
+    def __init__(self, settings: SessionSettings | None = None, *, shell: Any = None, tell: Callable[[str], None] | None = None, views: Views | None = None) -> None:
         self.settings = settings if settings is not None else SessionSettings()
         self.shell = shell
         # Notes for the person (a saved flow reconnected, the one not-saved notice, file warnings). The
@@ -209,11 +210,11 @@ class Session:
         self.roots = Roots(session_path=(shell.user_ns.get("__session__") if shell is not None else None) or None)
         self.registry.roots = self.roots  # roots/list is answered from these, in a flow or not
         self.prototypes = Prototypes()
-        self.frontend = Frontend(self.store)  # no comm until attach_frontend (%load_ext)
+        self.frontend: Page = Page(self.store)  # the notebook side plugs its comm client in (plug_page, at %load_ext)
         self.vault = TokenVault()  # OAuth tokens per resource, in the user's Jupyter data folder (never the notebook)
         self.task_handles = TaskHandles()  # task ids (bearer-like), same folder; records keep only a ref to them
-        self.apps = AppHost(self)  # MCP Apps shown in this kernel's outputs, and the page's messages about them
-        self.watches = Watches(self)  # resources watched live in cells (%mcp watch)
+        self.apps: AppHost | None = None  # MCP Apps shown in this kernel's outputs (set by the notebook side)
+        self.watches: Watches | None = None  # resources watched live in cells (%mcp watch; set by the notebook side)
         self._catcher: LoopbackCatcher | None = None  # the loopback way back from a sign-in, started on first need
         self._sign_ins: weakref.WeakSet[SignIn] = weakref.WeakSet()  # of open connections, for complete_sign_in
         self.open_browser: Callable[[str], object] | None = None  # without a kernel: how a sign-in page opens (webbrowser.open)
@@ -223,6 +224,8 @@ class Session:
         self._apply_models()
         self.router.set_review(self.settings.review)
         self.settings.observe(self._sampling_settings_changed, names=["models", "default_model", "review"])
+        self.views: Views = views if views is not None else NoViews()  # what draws in cells: headless, nothing
+        self.views.plugged(self)
 
     @property
     def namespace(self) -> dict[str, Any]:
@@ -247,27 +250,25 @@ class Session:
             self.router.use(name)
 
     # ------------------------------------------------------------------ lifecycle
-    def attach_frontend(self) -> Frontend:
-        """Back the store by the notebook (the labextension's comm) and say hello (``%load_ext``)."""
-        self.detach_frontend()
-        frontend = Frontend(self.store, self.shell)
-        self.store.backend = frontend
-        self.frontend = frontend
-        frontend.on_app = lambda data: self.apps.handle(data, frontend.send_app)
-        frontend.open()
-        return frontend
+    def plug_page(self, page: Page) -> Page:
+        """Back the store by ``page`` (the notebook side's comm client, at ``%load_ext``) and greet it."""
+        self.unplug_page()
+        self.store.backend = page
+        self.frontend = page
+        page.open()
+        return page
 
-    def detach_frontend(self) -> None:
-        """Close the comm; records stay in the store."""
+    def unplug_page(self) -> None:
+        """Stop talking to the page; records stay in the store."""
         frontend = self.frontend
         if self.store.backend is frontend:
             self.store.backend = None
         frontend.close()
-        self.frontend = Frontend(self.store)
+        self.frontend = Page(self.store)
 
     def close(self) -> None:
         """Close the comm, stop served prototypes, close every connection, stop the loop (``%unload_ext``)."""
-        self.detach_frontend()
+        self.unplug_page()
         self.prototypes.stop_all()
         self.registry.disconnect_all()
         self.runtime.stop()
@@ -452,33 +453,6 @@ class Session:
             return cached[tool].input_schema or {}
         return self.runtime.run(self.tool_schema(conn, tool))
 
-    def listing(self, kind: str, server: str | None = None) -> list[list[Any]]:
-        """Rows of ``tools``, ``prompts`` or ``resources`` (templates too) of ``server``, or of every connection."""
-        from ..magics.args import describe_parameters
-
-        run, rows = self.runtime.run, []
-        conns = [self.registry.get(server)] if server or len(self.registry) <= 1 else list(self.registry)
-        for conn in conns:
-            if kind == "tools":
-                rows += [[conn.name, t.name, t.title or "", _line(t.description) + _app_note(t), describe_parameters(t.input_schema)]
-                         for t in run(conn.tools(refresh=True)).values()]  # fmt: skip
-            elif kind == "prompts":
-                prompts = run(_offered(conn, "prompts"))
-                if not prompts:
-                    rows.append([conn.name, "", "", "(this server offers no prompts)", ""])
-                for p in prompts or []:
-                    params = ", ".join(f"{a.name}{' (required)' if a.required else ''}" for a in (p.arguments or [])) or "(no arguments)"
-                    rows.append([conn.name, p.name, p.title or "", _line(p.description), params])
-            else:
-                resources = run(_offered(conn, "resources"))
-                templates = run(_offered(conn, "resource_templates")) if resources is not None else None
-                if not resources and not templates:
-                    rows.append([conn.name, "", "", "", "(this server offers no resources)"])
-                rows += [[conn.name, str(r.uri), r.name, r.mime_type or "", _line(r.description)] for r in resources or []]
-                rows += [[conn.name, r.uri_template, r.name, r.mime_type or "", _line(r.description) + " (template)"]
-                         for r in templates or []]  # fmt: skip
-        return rows
-
     # ------------------------------------------------------------------ models, roots, servers in the notebook
     def add_model(self, name: str, provider: str, model: str | None = None, **settings: Any) -> None:
         """Add a sampling model (``ModelConfig`` settings); provider ``callable``: ``model`` names a function of the namespace."""
@@ -535,7 +509,7 @@ class Session:
         diff = inventory_diff(protos.inventories.get(name), inventory)
         protos.inventories[name], protos.objects[name] = inventory, obj
         told = [describe_diff(name, diff, first)]
-        if self.apps.reload(name):
+        if self.apps is not None and self.apps.reload(name):
             told.append("Its Apps shown in this notebook reload with the new version.")
         served = protos.served.get(name)
         if served is not None:
@@ -591,7 +565,7 @@ class Session:
         )
         flow = Flow.from_saved(conn, saved, **options) if saved is not None else Flow(conn, method, name, arguments, **options)
         flow.notebook = self.frontend.path
-        if method == "tools/call" and self._shows_apps():
+        if method == "tools/call" and self.apps is not None and self._shows_apps():
             from ..core.threads import KernelLoop
 
             flow.app_host, flow.app_main = self.apps, getattr(view, "main", None) or KernelLoop()
@@ -610,7 +584,7 @@ class Session:
         cell_id: str | None,
         resume: dict[str, Any] | None = None,
         prepare: Callable[[], Awaitable[dict[str, Any]]] | None = None,
-    ) -> Flow | ChoicePanel | None:
+    ) -> Flow | Choice | None:
         """Start a flow (or continue the saved ``resume`` record) for a cell; returns at once.
 
         Interactive: the flow shows itself in a ``LiveView`` in the current output area (returns
@@ -634,18 +608,14 @@ class Session:
         started = _Started(answers=options.fresh_answers(), timeout=options.timeout, save=options.save, cell_id=cell_id, saved=saved, prepare=prepare, task=options.task)
         if not interactive:
             flow = self.start(method, conn, name, arguments, **started)
-            flow.shown = True  # type: ignore[attr-defined]
+            flow.shown = True
             return flow
-        from ..notebook.live_view import LiveView
-
-        view = LiveView(f"{conn.name}.{name}", trace=options.trace)
-        view.on_report = lambda *report: self.frontend.send_report(*report)  # the frontend of the moment (%load_ext again replaces it)
-        view.on_live = lambda *live: self.frontend.send_live(*live)
+        view = self.views.live_view(f"{conn.name}.{name}", trace=options.trace)
         again = replace(options, output=None)  # same answers, no output variable
         view.start_over = lambda: self.call(method, conn, name, arguments, again, interactive=True, cell_id=cell_id)
-        flow = self.start(method, conn, name, arguments, ui=view, view=view, **started)
+        flow = self.start(method, conn, name, arguments, ui=view, view=view, **started)  # the live view is the flow's FlowUI too
         view.attach(flow)
-        flow.shown = True  # type: ignore[attr-defined]
+        flow.shown = True
         if options.output:
             self._bind_when_done(flow, options.output, view)
         return flow
@@ -685,9 +655,7 @@ class Session:
         """The live table of the running cell's plain-API tasks; ``None`` outside a kernel (kernel thread)."""
         if self.shell is None or getattr(self.shell, "kernel", None) is None:
             return None
-        from ..notebook.task_board import board_ui
-
-        self._board = board_ui(self._board, getattr(self.shell, "execution_count", None))
+        self._board = self.views.task_board(self._board, getattr(self.shell, "execution_count", None))
         return self._board
 
     def _notice(self, interactive: bool) -> None:
@@ -719,7 +687,7 @@ class Session:
             json.dump({"flow": flow.label, "protocol": flow.conn.protocol_version, "events": flow.trace()}, fh, indent=2, default=str)
 
     # ------------------------------------------------------------------ saved flows
-    def load_saved(self, from_path: str | None) -> Frontend:
+    def load_saved(self, from_path: str | None) -> Page:
         """Make sure the saved records are in the store (a file given, or ``__session__``); tell warnings."""
         frontend = self.frontend
         if from_path:
@@ -804,7 +772,7 @@ class Session:
         text = f"no saved flow {flow_id!r} (waiting: {', '.join(waiting) or 'none'})."
         return SessionError(text, kind="no_saved_flow", flow_id=flow_id, details={"ids": waiting})
 
-    def resume(self, record: dict[str, Any], options: CallOptions, *, interactive: bool, cell_id: str | None, wait: bool = False) -> Flow | ChoicePanel | None:
+    def resume(self, record: dict[str, Any], options: CallOptions, *, interactive: bool, cell_id: str | None, wait: bool = False) -> Flow | Choice | None:
         """Continue ``record``: reconnect, re-render its questions here, go on with its saved state.
 
         ``interactive`` says whether a person can answer here (the consent panel needs one);
@@ -835,15 +803,13 @@ class Session:
             interactive=interactive and not wait, cell_id=cell_id, resume=record,
         )  # fmt: skip
 
-    def _confirm_resume(self, record: dict[str, Any], concerns: list[str], options: CallOptions, cell_id: str | None) -> ChoicePanel:
+    def _confirm_resume(self, record: dict[str, Any], concerns: list[str], options: CallOptions, cell_id: str | None) -> Choice:
         """Show what the record would do and resume only when the user says yes (a cell awaits the panel's outcome)."""
-        from ..notebook.consent import ConfirmResume
-
-        def confirmed() -> Flow | ChoicePanel | None:
+        def confirmed() -> Flow | Choice | None:
             self.store.trust(record["id"])
             return self.resume(record, replace(options, trust=True), interactive=True, cell_id=cell_id)
 
-        return ConfirmResume(record, concerns, confirmed)
+        return self.views.confirm_resume(record, concerns, confirmed)
 
     def live_flow(self, flow_id: str) -> Flow | None:
         """A flow of this session with that id that has not finished, if any."""
@@ -863,16 +829,14 @@ class Session:
                     return record
         return None
 
-    def _offer(self, record: dict[str, Any], method: Any, conn: Connection, name: str, arguments: Any, options: CallOptions, cell_id: str) -> ChoicePanel:
+    def _offer(self, record: dict[str, Any], method: Any, conn: Connection, name: str, arguments: Any, options: CallOptions, cell_id: str) -> Choice:
         """Re-running the cell of a waiting flow: offer Continue / Start over (a cell awaits the panel's outcome)."""
-        from ..notebook.live_view import ResumeOffer
-        from ..flows.store import age, questions
 
-        def resume() -> Flow | ChoicePanel | None:
+        def resume() -> Flow | Choice | None:
             current = self.store.get(record["id"]) or record
             return self.resume(current, options, interactive=True, cell_id=cell_id)
 
-        def start_over() -> Flow | ChoicePanel | None:
+        def start_over() -> Flow | Choice | None:
             live = self.live_flow(record["id"])
             if live is not None:
                 live.cancel()
@@ -880,7 +844,7 @@ class Session:
             self._drop_task_handle(record)
             return self.call(method, conn, name, arguments, options, interactive=True, cell_id=cell_id)
 
-        return ResumeOffer(record, questions(record), age(record.get("updated")), resume, start_over)
+        return self.views.resume_offer(record, resume, start_over)
 
     def forget(self, flow_id: str | None = None, *, everything: bool = False) -> None:
         """Forget one saved flow, or all of them (a live one is cancelled)."""
@@ -997,35 +961,6 @@ class Session:
         return conn, True
 
 
-async def _offered(conn: Connection, kind: Literal["prompts", "resources", "resource_templates"]) -> list[Any] | None:
-    """Every prompt or resource of ``conn``; ``None`` when the server offers none of that kind.
-
-    Said by its capabilities when it sent them, else by -32601 (method not found) to the listing.
-    """
-    from mcp import MCPError
-
-    capabilities = conn.live.session.server_capabilities
-    if capabilities is not None and (capabilities.prompts or capabilities.resources or capabilities.tools):
-        if getattr(capabilities, "prompts" if kind == "prompts" else "resources", None) is None:
-            return None
-    try:
-        return await conn.list_all(kind)
-    except MCPError as exc:
-        if exc.code == -32601:
-            return None
-        raise
-
-
-def _app_note(tool: Any) -> str:
-    """What ``%mcp tools`` adds for a tool with an MCP App (its page) or a visibility leaving out the model (who may call it)."""
-    from ..notebook.apps import ui_of, visibility_note
-
-    ui, only = ui_of(tool), visibility_note(tool)
-    if ui is None:
-        return f" [{only}]" if only else ""
-    return f" [App {ui[0]}{f' ({only})' if only else ''}]"
-
-
 def _ttl(status: Any) -> str:
     """A task's time to live, and whether it has run out (a ``tasks.TaskStatus``)."""
     if status.ttl_ms is None:
@@ -1051,8 +986,6 @@ def _bad_input() -> Any:
 
 def consent_needed(record: dict[str, Any], concerns: list[str]) -> SessionError:
     """The headless refusal: why, and everything the flow would do (``CallOptions(trust=True)`` goes on)."""
-    from ..notebook.consent import RecordReview
-
     flow_id = record["id"]
-    text = f"Flow {flow_id} was not resumed: " + "; and ".join(concerns) + ".\n" + RecordReview(record).text()
+    text = f"Flow {flow_id} was not resumed: " + "; and ".join(concerns) + ".\n" + record_text(record)
     return SessionError(text, kind="consent_needed", flow_id=flow_id, server=record["server"]["name"], details={"concerns": concerns})

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from ..flows.flow import Flow
     from .tasks import TaskClient, TaskStatus
 
-__all__ = ["Connection", "ConnectionFailed", "Registry", "Target"]
+__all__ = ["Connection", "ConnectionFailed", "Registry", "Target", "covers"]
 
 Protocol = Literal["auto", "legacy", "2026-07-28"]
 # connecting -> open (handshake done) -> closed (close(), disconnect, unload) | dead (the server went away under us)
@@ -170,6 +170,7 @@ class Connection:
         self.client: Client | None = None
         self.flows: list[Flow] = []  # active flows, oldest first (back-channel routing)
         self.logs: deque[dict[str, Any]] = deque(maxlen=LOG_LIMIT)
+        self.resource_wakers: dict[str, Callable[[], None]] = {}  # 2025: URI -> wake its watch (loop thread; notebook.watching)
         self.stderr: deque[str] = deque(maxlen=LOG_LIMIT)
         self.state: State = "connecting"  # set on the loop thread, read from any
         self.dead: str | None = None  # why the connection is gone, if it died under us (state "dead")
@@ -375,7 +376,7 @@ class Connection:
     async def _own(self, ready: asyncio.Future[None]) -> None:
         from mcp import Client
 
-        from ..notebook.apps import advertisement
+        from .apps_ext import advertisement
         from .tasks import TasksExtension
 
         try:
@@ -744,9 +745,22 @@ class Connection:
         if isinstance(message, Exception):
             self.logs.append({"level": "error", "logger": "transport", "data": str(message)})
             return
-        from ..notebook.watching import resource_updated
+        self._resource_updated(message)
 
-        resource_updated(self, message)  # 2025 notifications/resources/updated: wakes the watches of that URI (never waits)
+    def _resource_updated(self, message: Any) -> None:
+        """2025 ``notifications/resources/updated``: wake whoever follows that URI or one it lies under (loop thread).
+
+        The spec lets a server name a sub-resource of the subscribed one. Never waits: an in-process
+        server's ``send_resource_updated`` runs this inline.
+        """
+        if getattr(message, "method", None) != "notifications/resources/updated":
+            return
+        uri = getattr(getattr(message, "params", None), "uri", None)
+        if not isinstance(uri, str) or not self.resource_wakers:
+            return
+        for watched, wake in list(self.resource_wakers.items()):
+            if covers(watched, uri):
+                wake()
 
     # ------------------------------------------------------------------ roots (2025 servers may cache them)
     async def send_roots_changed(self) -> bool:
@@ -918,3 +932,8 @@ class Registry:
             return self.runtime.run(tell_all(), timeout=ROOTS_NOTIFY_TIMEOUT)
         except TimeoutError:
             return []
+
+
+def covers(watched: str, changed: str) -> bool:
+    """Whether a change of ``changed`` concerns a follower of ``watched`` (the same URI, or one under it)."""
+    return changed == watched or changed.startswith(watched.rstrip("/") + "/")

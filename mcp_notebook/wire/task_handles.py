@@ -1,4 +1,5 @@
-"""Where a call's task is kept, without the protocol: ``TaskOptions`` (what ``--task`` asks) and ``TaskHandles``.
+"""Where a call's task is kept, without the protocol: ``TaskOptions`` (what ``--task`` asks), ``TaskHandles`` and
+``TaskRef`` (what a saved record says of its task: everything but the task id, which ``TaskHandles`` keeps).
 
 Apart from ``tasks.py`` so the session can hold them from ``%load_ext`` on without importing the
 ``mcp`` SDK (which ``tasks.py`` builds its wire models on).
@@ -8,13 +9,14 @@ from __future__ import annotations
 
 import secrets
 import shlex
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ..core.private_table import PrivateTable, data_file
 
-__all__ = ["TaskHandles", "TaskOptions", "describe_identity"]
+__all__ = ["TASK_STATUSES", "TaskHandles", "TaskOptions", "TaskRef", "describe_identity"]
 
 
 @dataclass(frozen=True)
@@ -75,3 +77,59 @@ def describe_identity(identity: Any) -> str:
             text += f" with environment variables {', '.join(str(e) for e in env)}"
         return text
     return str(identity.get("in_process") or "an unrecorded target")
+
+
+TASK_STATUSES = ("working", "input_required", "completed", "failed", "cancelled")
+
+
+@dataclass
+class TaskRef:
+    """A saved flow's ``task`` entry: the non-secret facts of a call running as a task.
+
+    The task id is a bearer-like handle and never enters a notebook: it waits in the user's
+    ``tasks.TaskHandles`` under ``ref``. The rest says what a reader of ``%mcp flows`` needs: the
+    generation, when the task was created, its time to live, the suggested poll interval, the last
+    status seen, and (2026) the keys of the input requests already answered.
+    """
+
+    ref: str
+    generation: Literal["2025", "2026"]
+    created: str | None = None
+    ttl_ms: int | None = None
+    poll_ms: int | None = None
+    status: str = "working"
+    answered: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"ref": self.ref, "generation": self.generation, "status": self.status}
+        for key in ("created", "ttl_ms", "poll_ms"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        if self.answered:
+            out["answered"] = list(self.answered)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TaskRef:
+        """The typed entry of a record ``check_task_ref`` accepted (odd optional values are dropped)."""
+
+        def count(value: Any) -> int | None:
+            return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**53 else None
+
+        created = data.get("created")
+        return cls(
+            ref=str(data["ref"]),
+            generation="2025" if data.get("generation") == "2025" else "2026",
+            created=created[:64] if isinstance(created, str) else None,
+            ttl_ms=count(data.get("ttl_ms")),
+            poll_ms=count(data.get("poll_ms")),
+            status=str(data["status"]) if data.get("status") in TASK_STATUSES else "working",
+            answered=[k for k in data.get("answered") or [] if isinstance(k, str)][:100],
+        )
+
+    def seen(self, status: Any) -> TaskRef:
+        """This entry after the server reported ``status`` (a ``tasks.TaskStatus``)."""
+        from dataclasses import replace
+
+        ttl = status.ttl_ms if status.ttl_ms is not None else self.ttl_ms
+        return replace(self, status=status.status, ttl_ms=ttl, poll_ms=status.poll_ms or self.poll_ms, created=self.created or status.created_at)

@@ -46,7 +46,7 @@ from pydantic import ConfigDict
 
 from ..errors import FlowError
 from .task_handles import TaskHandles, TaskOptions
-from ..flows.store import TaskRef
+from .task_handles import TaskRef
 
 if TYPE_CHECKING:
     from mcp.client.session import ClientSession

@@ -16,8 +16,10 @@ from mcp.server.apps import Apps
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.resources import TextResource
 
+from mcp_notebook.magics.listings import listing_rows
 from mcp_notebook.notebook.apps import MAX_HTML_CHARS, OUTPUT_MIME
 from mcp_notebook.notebook.display import FlowReport
+from mcp_notebook.notebook.views import NotebookViews
 from mcp_notebook.session.session import CallOptions, Session
 from mcp_notebook.flows.trust import RecordSigner
 
@@ -70,7 +72,7 @@ def hostile_apps() -> MCPServer[Any]:
 
 @pytest.fixture
 def session() -> Iterator[Session]:
-    s = Session()
+    s = Session(views=NotebookViews())  # the notebook side: panels, the Apps host
     s.store.signer = RecordSigner(b"this user's notary secret")  # never the real user's key
     s.frontend.status = "connected"  # as if JupyterLab's extension answered: calls from this thread register Apps
     s.connect("evil", hostile_apps())
@@ -168,11 +170,11 @@ def test_the_users_own_app_output_activates_with_its_saved_data(session: Session
 
 def test_a_tools_visibility_is_read_as_known_words_and_shown_as_text(session: Session) -> None:
     """``_meta.ui.visibility`` is server text: only "model" and "app" are read, from a bounded prefix of a list."""
-    from mcp_notebook.notebook.apps import visibility_of
+    from mcp_notebook.wire.apps_ext import visibility_of
     from mcp_notebook.notebook.display import Table
 
     started = time.monotonic()
-    rows = {row[1]: row for row in session.listing("tools", "evil")}
+    rows = {row[1]: row for row in listing_rows(session, "tools", "evil")}
     tools = session.runtime.run(session.registry.get("evil").tools())
     assert {name: visibility_of(tools[name]) for name in ("vis_not_a_list", "vis_markup", "vis_huge", "vis_odd_items", "model_only")} == {
         "vis_not_a_list": None,  # says nothing: model and Apps, as by default

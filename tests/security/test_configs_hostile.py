@@ -22,7 +22,9 @@ from typing import Any
 import pytest
 
 from mcp_notebook.wire.config_trust import ProjectApprovals, file_problem, search_folders
-from mcp_notebook.wire.configs import COLUMNS, connect_from_config, find_configs
+from mcp_notebook.session.from_config import COLUMNS, connect_from_config
+from mcp_notebook.wire.configs import find_configs
+from mcp_notebook.notebook.views import NotebookViews
 from mcp_notebook.session.session import CallOptions, Session
 
 TOKEN = "ghp-user-secret-token-1"
@@ -71,7 +73,7 @@ def session() -> Iterator[Session]:
     from tests.conftest import get_shell
 
     get_shell()  # panels display themselves into the shell's output (a display handle to update)
-    s = Session()
+    s = Session(views=NotebookViews())  # the notebook side: panels, the Apps host
     yield s
     s.close()
 

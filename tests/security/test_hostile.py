@@ -530,7 +530,7 @@ def test_javascript_url_is_never_a_link(shell: Any, connected: Connected) -> Non
 def _hostile_question(schema: dict[str, Any], message: str, key: str) -> Any:
     from mcp.types import ElicitRequestFormParams
 
-    from mcp_notebook.flows.answering import Question
+    from mcp_notebook.forms.model import Question
     from mcp_notebook.forms.model import FormModel
 
     return Question(key, ElicitRequestFormParams(message=message, requested_schema=schema), FormModel.from_schema(schema, message))

@@ -30,7 +30,8 @@ from mcp.types import (
 )
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from mcp_notebook.flows.answering import Answerer, Question
+from mcp_notebook.flows.answering import Answerer
+from mcp_notebook.forms.model import Question
 from mcp_notebook.session.session import Session, SessionSettings
 from mcp_notebook.notebook.display import FlowReport, TraceView
 from mcp_notebook.errors import FlowError

@@ -1,0 +1,77 @@
+"""The rows of ``%mcp tools``, ``%mcp prompts`` and ``%mcp resources``: what each connection offers, one line each.
+
+A listing is the ``%mcp`` face of a session's connections (the parameters described as ``args``
+reads them, an App or a visibility noted), so it lives with the magics, not in the session.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from .args import describe_parameters
+
+if TYPE_CHECKING:
+    from ..session.session import Session
+    from ..wire.connection import Connection
+
+__all__ = ["listing_rows"]
+
+
+def listing_rows(session: Session, kind: str, server: str | None = None) -> list[list[Any]]:
+    """Rows of ``tools``, ``prompts`` or ``resources`` (templates too) of ``server``, or of every connection."""
+    run, rows = session.runtime.run, []
+    registry = session.registry
+    conns = [registry.get(server)] if server or len(registry) <= 1 else list(registry)
+    for conn in conns:
+        if kind == "tools":
+            rows += [[conn.name, t.name, t.title or "", _line(t.description) + _app_note(t), describe_parameters(t.input_schema)]
+                     for t in run(conn.tools(refresh=True)).values()]  # fmt: skip
+        elif kind == "prompts":
+            prompts = run(_offered(conn, "prompts"))
+            if not prompts:
+                rows.append([conn.name, "", "", "(this server offers no prompts)", ""])
+            for p in prompts or []:
+                params = ", ".join(f"{a.name}{' (required)' if a.required else ''}" for a in (p.arguments or [])) or "(no arguments)"
+                rows.append([conn.name, p.name, p.title or "", _line(p.description), params])
+        else:
+            resources = run(_offered(conn, "resources"))
+            templates = run(_offered(conn, "resource_templates")) if resources is not None else None
+            if not resources and not templates:
+                rows.append([conn.name, "", "", "", "(this server offers no resources)"])
+            rows += [[conn.name, str(r.uri), r.name, r.mime_type or "", _line(r.description)] for r in resources or []]
+            rows += [[conn.name, r.uri_template, r.name, r.mime_type or "", _line(r.description) + " (template)"]
+                     for r in templates or []]  # fmt: skip
+    return rows
+
+
+async def _offered(conn: Connection, kind: Literal["prompts", "resources", "resource_templates"]) -> list[Any] | None:
+    """Every prompt or resource of ``conn``; ``None`` when the server offers none of that kind.
+
+    Said by its capabilities when it sent them, else by -32601 (method not found) to the listing.
+    """
+    from mcp import MCPError
+
+    capabilities = conn.live.session.server_capabilities
+    if capabilities is not None and (capabilities.prompts or capabilities.resources or capabilities.tools):
+        if getattr(capabilities, "prompts" if kind == "prompts" else "resources", None) is None:
+            return None
+    try:
+        return await conn.list_all(kind)
+    except MCPError as exc:
+        if exc.code == -32601:
+            return None
+        raise
+
+
+def _app_note(tool: Any) -> str:
+    """What ``%mcp tools`` adds for a tool with an MCP App (its page) or a visibility leaving out the model (who may call it)."""
+    from ..wire.apps_ext import ui_of, visibility_note
+
+    ui, only = ui_of(tool), visibility_note(tool)
+    if ui is None:
+        return f" [{only}]" if only else ""
+    return f" [App {ui[0]}{f' ({only})' if only else ''}]"
+
+
+def _line(text: str | None) -> str:
+    return (text or "").strip().split("\n")[0]

@@ -1,0 +1,141 @@
+"""Where a session's saved records go, and the notebook file it reads them from: ``Page``.
+
+A session keeps the records of its waiting flows in its ``flows.store.Store``; the store hands every
+save and delete to a backend. ``Page`` is the session's notebook as a session with no page knows it:
+it writes nothing anywhere (records stay in this kernel, and the user is told so once, plainly), and
+reads the records of the saved ``.ipynb`` from disk with ``nbformat`` (``__session__`` when the kernel
+knows it, or ``%mcp flows --from PATH``). The notebook side's comm client (``notebook.frontend.Frontend``)
+is a ``Page`` that also talks to the labextension, which writes the records into the notebook;
+``Session.plug_page`` puts it in place. A second backend (records in cell outputs) plugs in the same way.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any, Literal
+
+from ..flows.store import Store, read_notebook
+
+__all__ = ["NOT_SAVED_NOTICE", "Page", "Status"]
+
+Status = Literal["pending", "connected", "absent", "none"]
+"""``pending``: hello sent, no answer yet; ``connected``: the extension answered;
+``absent``: the front end closed the comm (no extension); ``none``: no kernel, nothing to ask."""
+
+NOT_SAVED_NOTICE = (
+    "Note: flows waiting for input are kept in this kernel only and will not be saved in the "
+    "notebook, because the mcp-notebook JupyterLab extension is not active here. "
+    "They last until the kernel stops."
+)
+
+
+class Page:
+    """The notebook of a session with no page: the ``.ipynb`` read from disk, records kept in this kernel."""
+
+    def __init__(self, store: Store, shell: Any = None) -> None:
+        self.store = store
+        self.shell = shell
+        self.status: Status = "none"
+        self.path: str | None = None  # the notebook's path as the front end reports it
+        self.warnings: list[str] = []  # not yet shown to the user
+        self.files_read: list[str] = []
+        self.page_url: str | None = None  # the Jupyter server's base URL in the browser (latest restore), for OAuth redirects
+        self.on_app: Callable[[dict[str, Any]], None] | None = None  # the page's ``app_*`` messages (notebook.apps.AppHost.handle)
+        self._session_read = False
+        self._noticed = False
+
+    # ------------------------------------------------------------------ a page, where there is one (none here)
+    def open(self) -> None:
+        """Greet the page (``%load_ext``); nothing to greet here."""
+
+    def close(self) -> None:
+        """Stop talking to the page; records stay in the store."""
+        self.status = "none"
+
+    def save(self, record: dict[str, Any]) -> None:
+        """``StoreBackend``: a record saved goes nowhere but the store."""
+
+    def delete(self, flow_id: str) -> None:
+        """``StoreBackend``: nothing outside the store to delete from."""
+
+    def delete_all(self) -> None:
+        """Nothing outside the store to delete from."""
+
+    def send_report(self, cell_id: str | None, display_id: str, output: dict[str, Any]) -> None:
+        """A flow's settled report, for pages that do not know its display id: no page here."""
+
+    def send_live(self, cell_id: str | None, display_id: str, output: dict[str, Any]) -> None:
+        """A flow's live area as it is made: no page here."""
+
+    def send_app(self, data: dict[str, Any]) -> None:
+        """An ``app_*`` message to the page: no page here."""
+
+    def wait_for_page(self, timeout: float = 0.0) -> bool:
+        """Whether the page has answered: there is none to wait for."""
+        return False
+
+    def await_oauth(self, state: str, deliver: Callable[[dict[str, Any]], None]) -> bool:
+        """Relay an OAuth callback through the page: ``False``, nothing can relay it here."""
+        return False
+
+    def cancel_oauth(self, state: str) -> None:
+        """Stop waiting for a relayed callback: nothing was waiting."""
+
+    # ------------------------------------------------------------------ the .ipynb fallback
+    def session_path(self) -> str | None:
+        """The saved notebook of this kernel, when the kernel knows it (``__session__``)."""
+        ns = getattr(self.shell, "user_ns", None) or {}
+        value = ns.get("__session__")
+        if not isinstance(value, str) or not value:
+            return None
+        if os.path.exists(value):
+            return value
+        base = os.path.basename(value)  # a path relative to the server root; the kernel runs beside it
+        return base if base and os.path.exists(base) else None
+
+    def ensure_loaded(self) -> None:
+        """Before listing or resuming: without the extension's restore, read ``__session__`` once."""
+        if self.status == "connected" or self._session_read:
+            return
+        self._session_read = True
+        path = self.session_path()
+        if path is not None:
+            try:
+                self.read_file(path)
+            except OSError as exc:
+                self.warnings.append(f"could not read the saved notebook {path}: {exc.strerror or exc}")
+
+    def read_file(self, path: str) -> list[str]:
+        """Take the records saved in the notebook at ``path``; returns the ids added."""
+        records, warnings = read_notebook(path, max_bytes=self.store.max_record_bytes)
+        self.warnings.extend(f"{os.path.basename(path)}: {w}" for w in warnings)
+        added, _stale = self.store.merge(records, "file")
+        self.files_read.append(path)
+        return added
+
+    # ------------------------------------------------------------------ telling the user
+    def saves(self, interactive: bool) -> bool:
+        """Whether records written now reach the notebook (pending counts only in a live front end)."""
+        return self.status == "connected" or (self.status == "pending" and interactive)
+
+    def notice(self, interactive: bool) -> str | None:
+        """The one plain notice that records will not be saved: returned once, then ``None``."""
+        if self._noticed or self.saves(interactive):
+            return None
+        self._noticed = True
+        return NOT_SAVED_NOTICE
+
+    def take_warnings(self) -> list[str]:
+        """Warnings not shown yet (corrupt metadata, refused messages); each is shown once."""
+        out, self.warnings = self.warnings, []
+        return list(dict.fromkeys(out))
+
+    def describe(self) -> str:
+        """Where the saved flows live, for ``%mcp flows``."""
+        if self.status == "connected":
+            return f"saved in {self.path}" if self.path else "saved in the notebook"
+        if self.files_read:
+            names = ", ".join(dict.fromkeys(os.path.basename(p) for p in self.files_read))
+            return f"read from {names}; changes stay in this kernel"
+        return "kept in this kernel"

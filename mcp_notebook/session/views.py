@@ -1,0 +1,98 @@
+"""What a ``Session`` asks of the notebook side, as protocols, and ``NoViews``, the side of a run nobody watches.
+
+The session owns the life of flows but draws nothing: it imports no ipywidgets and no IPython
+display. Where a person must see or click something (a flow's live area, the consent of a received
+flow, Continue / Start over of a re-run cell's waiting flow, a project server's approval, the live
+table of a cell's tasks) it asks its ``views``. ``notebook.views.NotebookViews`` draws them in the
+cell; the magics hand one to the session they make. A plain-Python or Dask-worker session keeps
+``NoViews``: it never needs one, since a headless run asks nobody (a call of it that wants a person
+says so plainly).
+
+A side may also bring what shows in cells and talks to the page (``plugged``): the notebook side
+sets ``session.apps`` (the MCP Apps host) and ``session.watches`` (``%mcp watch``) there. Where the
+saved records go is the session's ``page`` (``session.page.Page``; the notebook side plugs in its
+comm client with ``Session.plug_page``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..errors import SessionError
+
+if TYPE_CHECKING:
+    from ..flows.flow import Flow
+    from .session import Session
+
+__all__ = ["Choice", "LiveFlowView", "NoViews", "Views"]
+
+
+class Choice(Protocol):
+    """A question in a cell answered by one click (``notebook.live_view.ChoicePanel``); a cell awaits ``outcome()``."""
+
+    def outcome(self) -> Awaitable[Any]: ...
+
+
+class LiveFlowView(Protocol):
+    """A flow's live area in its cell: the interactive ``FlowUI`` and what the session wires into it."""
+
+    start_over: Callable[[], Any] | None
+    main: Any  # the cell's ``core.threads.KernelLoop``: values are bound on the kernel thread through it
+
+    def attach(self, flow: Flow) -> None: ...
+
+
+class Views(Protocol):
+    """The notebook side's drawings, one method per thing the session needs shown (kernel thread)."""
+
+    def plugged(self, session: Session) -> None:
+        """The session this side serves, once, as it is made (the side may set ``apps`` and ``watches`` on it)."""
+        ...
+
+    def live_view(self, label: str, trace: bool) -> LiveFlowView:
+        """A new live area for one interactive flow, shown in the running cell (also a ``FlowUI``)."""
+        ...
+
+    def confirm_resume(self, record: Mapping[str, Any], concerns: list[str], confirmed: Callable[[], Any]) -> Choice:
+        """Show a saved record whole with why it needs consent: Resume runs ``confirmed``, Don't resume nothing."""
+        ...
+
+    def resume_offer(self, record: Mapping[str, Any], resume: Callable[[], Any], start_over: Callable[[], Any]) -> Choice:
+        """A re-run cell whose flow waits: Continue runs ``resume``, Start over ``start_over``."""
+        ...
+
+    def confirm_project_server(self, name: str, lines: list[tuple[str, str]], concerns: list[str], approved: Callable[[], Any]) -> Any:
+        """A project config's entry shown whole: Approve and connect runs ``approved``."""
+        ...
+
+    def task_board(self, previous: Any, key: Any) -> Any:
+        """The live table of the running cell's plain-API tasks (``previous`` when it is this cell's, ``key``)."""
+        ...
+
+
+def _nobody(what: str) -> SessionError:
+    return SessionError(f"{what} needs a person at a notebook; this session runs headless (no notebook side)", kind="bad_input")
+
+
+class NoViews:
+    """The side of a session nobody watches (plain Python, a Dask worker): nothing is drawn, nobody is asked."""
+
+    def plugged(self, session: Session) -> None:
+        pass
+
+    def live_view(self, label: str, trace: bool) -> LiveFlowView:
+        raise _nobody(f"showing {label} live")
+
+    def confirm_resume(self, record: Mapping[str, Any], concerns: list[str], confirmed: Callable[[], Any]) -> Choice:
+        raise _nobody("asking before a received flow resumes")
+
+    def resume_offer(self, record: Mapping[str, Any], resume: Callable[[], Any], start_over: Callable[[], Any]) -> Choice:
+        raise _nobody("offering to continue a waiting flow")
+
+    def confirm_project_server(self, name: str, lines: list[tuple[str, str]], concerns: list[str], approved: Callable[[], Any]) -> Any:
+        raise _nobody(f"approving the project server {name!r}")
+
+    def task_board(self, previous: Any, key: Any) -> Any:
+        return None
+
