@@ -31,7 +31,7 @@ TARGET = 1.10
 
 
 def measure(label: str, target: Any, raw_target: Any, rows: int, concurrency: int, blocks: int) -> dict[str, float]:
-    from mcp_notebook import mapping
+    from mcp_notebook.mapping import map as mapping
     from mcp_notebook.session.session import Session
 
     session = Session()

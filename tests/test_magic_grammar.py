@@ -200,3 +200,20 @@ def test_help_names_every_setting(capsys: pytest.CaptureFixture[str]) -> None:
     assert "connect_timeout" in names and len(names) >= 13
     settings = text.split("Settings: %config MCPMagics (", 1)[1].split(")", 1)[0].split(", ")
     assert sorted(settings) == sorted(names) == sorted(MCPMagics.class_trait_names(config=True))
+
+
+def test_mcp_question_mark_shows_every_subcommands_usage_generated_from_the_parsers() -> None:
+    """``%mcp?`` reads the magic's docstring: the summary, then each parser's own usage line and description."""
+    import inspect
+
+    from .conftest import get_shell
+
+    shell: Any = get_shell()
+    doc = inspect.getdoc(shell.find_line_magic("mcp")) or ""
+    assert doc.startswith(SUMMARY.split("\n")[0])
+    parsers = build_parsers()
+    assert set(parsers) == SUBCOMMANDS
+    for name, parser in parsers.items():
+        usage = " ".join(parser.format_usage().removeprefix("usage: ").split())
+        assert f"\n  {usage}\n" in doc + "\n", name
+    assert "--accept-defaults" in doc and "--from-config" in doc

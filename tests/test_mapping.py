@@ -14,7 +14,7 @@ import pytest
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from mcp_notebook import mapping
+from mcp_notebook.mapping import map as mapping
 from mcp_notebook.errors import FlowError
 from mcp_notebook.core.redact import MASK
 from mcp_notebook.session.session import Session
@@ -251,7 +251,7 @@ def test_no_progress_bar_outside_a_kernel() -> None:
 
 
 def test_progress_bar_and_failure_table_in_a_real_kernel(tmp_path: Any) -> None:
-    setup = "import pandas as pd\nfrom mcp_notebook import mapping\nfrom mcp_notebook.session import Session\nfrom mcp_notebook.demo import make_demo\ns = Session()\ns.connect('demo', make_demo())"
+    setup = "import pandas as pd\nfrom mcp_notebook.mapping import map as mapping\nfrom mcp_notebook.session.session import Session\nfrom mcp_notebook.demo import make_demo\ns = Session()\ns.connect('demo', make_demo())"
     with running_kernel(str(REPO_ROOT), setup) as kernel:
         msg = kernel.execute("out = mapping.map('demo.fail', [{'message': f'm{i}'} if i % 50 == 0 else {'message': 'x', 'bad': 1} for i in range(400)], concurrency=8, on_error='keep', session=s)")
         kernel.pump(0.5)

@@ -5,5 +5,6 @@ The one door between the kernel's thread and a session's loop (``threads``: ``Ru
 cuts, content blocks as text), the size bounds of one flow (``limits``), secret-looking arguments
 (``redact``), URLs as browsers read them (``urls``) and 0600 tables in the user's Jupyter data
 folder (``private_table``). It imports only the standard library and third-party packages, never
-another part of ``mcp_notebook`` (checked by ``import-linter`` in ``make test``).
+another part of ``mcp_notebook`` (checked by ``import-linter`` in ``make test``). ``text`` also
+holds ``line_word``, the encoder of server text for the ``%mcp`` line's grammar.
 """

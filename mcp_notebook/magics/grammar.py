@@ -13,7 +13,7 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-__all__ = ["Help", "Parser", "SUMMARY", "summary", "build_parsers", "call_options", "check_choice", "fresh_namespace", "headers_of"]
+__all__ = ["Help", "Parser", "SUMMARY", "build_parsers", "call_options", "check_choice", "fresh_namespace", "full_usage", "headers_of", "summary"]
 
 
 class Help(Exception):
@@ -258,6 +258,22 @@ SUMMARY = """\
 def summary(settings: list[str]) -> str:
     """``%mcp --help``: the subcommands, then every ``%config MCPMagics`` setting by name."""
     return f"{SUMMARY}\n\nSettings: %config MCPMagics ({', '.join(settings)}); %config MCPMagics shows each with its help."
+
+
+def full_usage(parsers: dict[str, Parser]) -> str:
+    """``%mcp?``: the summary, then every subcommand's usage line and description, generated from the parsers.
+
+    As ``magic_arguments`` writes a magic's ``__doc__`` from its parser, so the help cannot drift from
+    what the line accepts; ``%mcp SUB --help`` shows the whole of one subcommand, every flag explained.
+    """
+    parts = [SUMMARY, "", "Usage of each subcommand (%mcp SUB --help explains every flag):", ""]
+    for name, parser in parsers.items():
+        usage = " ".join(parser.format_usage().removeprefix("usage: ").split())
+        described = " ".join((parser.description or "").split())
+        parts.append(f"  {usage}")
+        if described:
+            parts.append(f"      {described}")
+    return "\n".join(parts)
 
 
 def fresh_namespace(ns: argparse.Namespace) -> argparse.Namespace:

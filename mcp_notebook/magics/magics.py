@@ -22,7 +22,7 @@ from ..auth.oauth import OAuthOptions
 from ..errors import FlowError
 from .line_expand import expand_braces, strip_comment
 from .listings import listing_rows
-from .grammar import Help, summary, build_parsers, call_options, check_choice, headers_of
+from .grammar import Help, build_parsers, call_options, check_choice, full_usage, headers_of, summary
 from .hints import connect_line, for_magics, tool_failure, with_hint
 from ..notebook.views import NotebookViews
 from ..notebook.watching import Watches
@@ -49,6 +49,7 @@ class MCPMagics(Magics, SessionSettings):
         self.session = Session(self, shell=shell, tell=lambda note: print(with_hint(note)), views=NotebookViews())
         super().__init__(shell=shell, **kwargs)
         self._parsers = build_parsers()
+        type(self).mcp.__doc__ = full_usage(self._parsers)  # %mcp? shows the whole usage, generated from the parsers
         self.awaiting = False  # set by cell_await while an awaiting cell runs a flow line: the flow is handed back, not returned
 
     # ------------------------------------------------------------------ entry point

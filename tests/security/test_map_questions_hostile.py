@@ -16,7 +16,7 @@ from typing import Any
 import ipywidgets as w
 import pytest
 
-from mcp_notebook import mapping
+from mcp_notebook.mapping import map as mapping
 from mcp_notebook.mapping.questions import MapQuestions
 from mcp_notebook.session.session import Session
 

@@ -67,7 +67,7 @@ def test_the_task_board_escapes_and_cuts_status_messages() -> None:
 
 def test_the_unanswered_note_under_the_map_table_escapes_and_cuts_the_servers_field_names() -> None:
     """Rows that failed for want of an answer name the server's fields under the table: escaped, and a thousand long names cut to one short line."""
-    from mcp_notebook import mapping
+    from mcp_notebook.mapping import map as mapping
     from mcp_notebook.errors import FlowError
 
     names = [f"{MARKUP}{i}" + "y" * 500 for i in range(1000)]
