@@ -267,7 +267,7 @@ def full_usage(parsers: dict[str, Parser]) -> str:
     what the line accepts; ``%mcp SUB --help`` shows the whole of one subcommand, every flag explained.
     """
     parts = [SUMMARY, "", "Usage of each subcommand (%mcp SUB --help explains every flag):", ""]
-    for name, parser in parsers.items():
+    for parser in parsers.values():
         usage = " ".join(parser.format_usage().removeprefix("usage: ").split())
         described = " ".join((parser.description or "").split())
         parts.append(f"  {usage}")
