@@ -6,14 +6,49 @@ prints a full traceback for anything but exactly ``UsageError`` or an exception 
 ``_render_traceback_``, and falls back to a raw traceback when an ``ExceptionGroup`` hides in the
 context chain. So every user-facing failure becomes a ``FlowError`` raised outside any ``except``
 block, carrying a plain explanation.
+
+The errors a user of the package can meet (the first three live here; the others beside the code
+that raises them)::
+
+    MCPNotebookError                 rendered without a traceback in IPython
+    └── FlowError                    a flow, a connection or a sign-in ended without a result
+        ├── ConnectionFailed         opening a connection failed (wire/connection.py)
+        ├── MapError                 some rows of a map failed, raised after every row ran (mapping/map.py)
+        └── SessionError             a request the session cannot act on (the magics: a UsageError)
+            └── ConfigError          a config file that cannot be used as written (wire/configs.py)
+
+What happened is the error's ``kind``, one of ``Kind`` (``Note`` uses the same names); the
+``%mcp`` magics give each kind its command, or decide it needs none, in ``magics/hints.py``.
+Exceptions that never reach the user as such are not in the tree: the sign-in's ``SignIn*``
+(``auth/oauth.py``, explained as a ``FlowError`` of a ``sign_in_*`` kind) and ``SamplingError``
+(``sampling/providers.py``, answered to the server that asked).
 """
 
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, Literal
 
-__all__ = ["FlowError", "MCPNotebookError", "Note", "SessionError", "describe_exception", "explain_code", "leaf_exceptions"]
+__all__ = ["FlowError", "Kind", "MCPNotebookError", "Note", "SessionError", "describe_exception", "explain_code", "leaf_exceptions"]
+
+#: Every ``kind`` a ``FlowError`` (or subclass) and a ``Note`` carry. mypy checks each ``kind=``
+#: against it, and ``magics/hints.py`` decides every one (a ``%mcp`` hint or none); a new kind goes
+#: here first, and the type check fails until hints.py has its case.
+Kind = Literal[
+    # a flow that ended without a result
+    "cancelled", "failed", "map_failed", "needs_legacy", "no_backchannel", "no_subscriptions", "not_live",
+    "resume_failed", "rounds_exceeded", "still_saved", "tool_error", "unanswered",
+    # connections
+    "connect_timeout", "connection_closed", "connection_dead", "not_connected", "reconnect_needed", "several_connected", "unknown_connection",
+    # sign-in and credentials
+    "auth_required", "sign_in_denied", "sign_in_failed", "sign_in_pending", "sign_in_refused", "sign_in_required", "sign_in_timeout", "sign_in_unreachable",
+    # tasks
+    "task_cancelled", "task_failed", "task_gone", "task_handle_missing", "task_invalid",
+    # requests the session cannot act on (mostly SessionError)
+    "bad_config", "bad_input", "consent_needed", "flow_id_needed", "flow_running", "no_saved_flow", "nothing_waiting", "several_waiting", "unreadable_file",
+    # notes (Note), not errors
+    "reconnected", "saved_flow_waiting",
+]  # fmt: skip
 
 #: JSON-RPC and MCP error codes, in words a notebook user understands.
 CODE_MEANINGS: dict[int, str] = {
@@ -50,10 +85,10 @@ class FlowError(MCPNotebookError):
     """A flow (tools/call, prompts/get, resources/read) ended without a result.
 
     ``code`` is the MCP/JSON-RPC error code when the server sent one.
-    ``kind`` names what happened when a caller may act on it (``"still_saved"``, ``"rounds_exceeded"``,
-    ``"connection_dead"``, ``"reconnect_needed"`` ...), with the structured fields ``flow_id``,
-    ``server``, ``missing_field``, ``reason`` and ``details`` (a dict of anything else). The message
-    says what happened in API terms; the ``%mcp`` magics add their own commands (``magic_hints.py``).
+    ``kind`` names what happened when a caller may act on it (one of ``Kind``: ``"still_saved"``,
+    ``"rounds_exceeded"``, ``"connection_dead"``, ``"reconnect_needed"`` ...), with the structured fields
+    ``flow_id``, ``server``, ``missing_field``, ``reason`` and ``details`` (a dict of anything else). The
+    message says what happened in API terms; the ``%mcp`` magics add their own commands (``magics/hints.py``).
     """
 
     def __init__(
@@ -62,7 +97,7 @@ class FlowError(MCPNotebookError):
         *,
         code: int | None = None,
         data: Any = None,
-        kind: str | None = None,
+        kind: Kind | None = None,
         flow_id: str | None = None,
         server: str | None = None,
         missing_field: str | None = None,
@@ -94,17 +129,18 @@ class SessionError(FlowError):
 
     ``kind`` says which (``"no_saved_flow"``, ``"nothing_waiting"``, ``"several_waiting"``,
     ``"flow_id_needed"``, ``"flow_running"``, ``"consent_needed"``, ``"unreadable_file"``,
-    ``"bad_input"``). The magics show these as ``UsageError`` with a ``%mcp`` hint.
+    ``"bad_input"``; ``"bad_config"`` for a ``ConfigError``). The magics show these as ``UsageError``
+    with a ``%mcp`` hint.
     """
 
 
 class Note(str):
     """A note for the person (``session.tell``): plain text, plus ``kind`` and structured ``fields``."""
 
-    kind: str | None
+    kind: Kind | None
     fields: dict[str, Any]
 
-    def __new__(cls, text: str, kind: str | None = None, **fields: Any) -> Note:
+    def __new__(cls, text: str, kind: Kind | None = None, **fields: Any) -> Note:
         note = super().__new__(cls, text)
         note.kind, note.fields = kind, fields
         return note

@@ -26,6 +26,7 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 import httpx2
 import pytest
 
+from mcp_notebook.flows.store import SavedFlow
 from mcp_notebook.auth.oauth import TokenVault
 from mcp_notebook.errors import FlowError
 from mcp_notebook.session.session import Session
@@ -62,7 +63,7 @@ def new_session(vault: TokenVault, opener: Callable[[str], None] | None, timeout
     session = Session()
     session.settings.sign_in_timeout = timeout
     session.vault = vault
-    session.open_browser = opener
+    session.sign_ins.open_browser = opener
     return session
 
 
@@ -160,7 +161,7 @@ def test_answer_from_another_sign_in_is_refused(server: OAuthServer, vault: Toke
     holder: dict[str, Session] = {}
 
     def forged(url: str) -> None:  # the person pastes the address of an older attempt's page
-        holder["s"].complete_sign_in("http://127.0.0.1:1/mcp-notebook/oauth/callback?code=stolen-code&state=an-older-attempts-state")
+        holder["s"].sign_ins.complete("http://127.0.0.1:1/mcp-notebook/oauth/callback?code=stolen-code&state=an-older-attempts-state")
 
     session = holder["s"] = new_session(vault, forged)
     try:
@@ -169,7 +170,7 @@ def test_answer_from_another_sign_in_is_refused(server: OAuthServer, vault: Toke
         assert info.value.kind == "sign_in_failed"
         assert "did not belong to this sign-in" in str(info.value) and "stolen-code" not in str(info.value)
         with pytest.raises(FlowError, match="no sign-in is waiting"):
-            session.complete_sign_in("http://x/cb?code=c&state=s")
+            session.sign_ins.complete("http://x/cb?code=c&state=s")
     finally:
         session.close()
 
@@ -321,7 +322,7 @@ def test_saved_flow_resumes_in_a_new_kernel_with_the_stored_token(vault: TokenVa
         opened: list[str] = []
         second = new_session(vault, opened.append)  # a new kernel, same user
         try:
-            resumed = second.resume(record, CallOptions(answers=Answers(accept_defaults=True), trust=True), interactive=False, cell_id=None)
+            resumed = second.saved.resume(SavedFlow.from_dict(record), CallOptions(answers=Answers(accept_defaults=True), trust=True), interactive=False, cell_id=None)
             assert resumed is not None and resumed.result(timeout=30).content[0].text == "Provisioned 'orders' in us-west-2 (size small)."
             assert opened == [] and srv.stats()["authorization_code_grants"] == 1  # no second sign-in
         finally:

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from IPython.core.error import UsageError
 
+from mcp_notebook.flows.store import SavedFlow
 from mcp_notebook.errors import FlowError, Note, SessionError
 from mcp_notebook.forms.model import Answers
 from mcp_notebook.magics.hints import for_magics, with_hint
@@ -72,8 +73,8 @@ def test_a_stopped_flow_stays_saved_and_resumes(session: Session) -> None:
     assert isinstance(hinted, FlowError) and hinted.kind == "still_saved"
     assert f"%mcp resume {record['id']} --answer ok=VALUE" in str(hinted)  # the field that had no answer
 
-    assert session.pick_saved(None, None) == record  # the only one waiting
-    flow = session.resume(record, answers(accept_defaults=True), interactive=False, cell_id=None)
+    assert session.saved.pick(None, None).to_dict() == record  # the only one waiting
+    flow = session.saved.resume(SavedFlow.from_dict(record), answers(accept_defaults=True), interactive=False, cell_id=None)
     assert flow is not None and flow.id == record["id"]
     assert flow.result(timeout=30).content[0].text == "Provisioned 'orders' in us-west-2 (size small)."
     assert session.store.get(record["id"]) is None
@@ -81,28 +82,28 @@ def test_a_stopped_flow_stays_saved_and_resumes(session: Session) -> None:
 
 def test_forget_and_the_errors_of_saved_flows(session: Session) -> None:
     with pytest.raises(SessionError) as info:
-        session.pick_saved(None, None)
+        session.saved.pick(None, None)
     assert info.value.kind == "nothing_waiting" and "%mcp" not in str(info.value)
     session.connect("demo", DEMO)
     _, first = stopped(session, "one")
     _, second = stopped(session, "two")
 
     with pytest.raises(SessionError) as info:
-        session.pick_saved(None, None)
+        session.saved.pick(None, None)
     assert info.value.kind == "several_waiting" and sorted(info.value.details["ids"]) == sorted([first["id"], second["id"]])
     hinted = for_magics(info.value)
     assert isinstance(hinted, UsageError) and "Say which: %mcp resume ID" in str(hinted)
 
-    session.forget(first["id"])
-    assert session.store.get(first["id"]) is None and session.pick_saved(None, None) == second
+    session.saved.forget(first["id"])
+    assert session.store.get(first["id"]) is None and session.saved.pick(None, None).to_dict() == second
     with pytest.raises(SessionError) as info:
-        session.forget(first["id"])
+        session.saved.forget(first["id"])
     assert (info.value.kind, info.value.flow_id, info.value.details["ids"]) == ("no_saved_flow", first["id"], [second["id"]])
     assert str(for_magics(info.value)).endswith("See %mcp flows.")
     with pytest.raises(SessionError) as info:
-        session.forget()
+        session.saved.forget()
     assert info.value.kind == "flow_id_needed" and "--all" in str(for_magics(info.value))
-    session.forget(everything=True)
+    session.saved.forget(everything=True)
     assert session.store.all() == []
 
 
@@ -125,7 +126,7 @@ def test_a_record_that_needs_consent_is_refused_with_its_fields(session: Session
     _, record = stopped(session, "orders")
     session.connect("demo", "mcp_notebook.demo:echo_server")  # the name now points elsewhere
     with pytest.raises(SessionError) as info:
-        session.resume(record, answers(accept_defaults=True), interactive=False, cell_id=None)
+        session.saved.resume(SavedFlow.from_dict(record), answers(accept_defaults=True), interactive=False, cell_id=None)
     error = info.value
     assert (error.kind, error.flow_id, error.server) == ("consent_needed", record["id"], "demo")
     assert any("now points to" in concern for concern in error.details["concerns"])
@@ -144,7 +145,7 @@ def test_a_server_of_another_kernel_cannot_be_reconnected(session: Session) -> N
         other.close()
     session.store.merge({record["id"]: record}, origin="file")  # as if read from the notebook; signed by this user
     with pytest.raises(FlowError) as info:
-        session.resume(record, CallOptions(trust=True), interactive=False, cell_id=None)
+        session.saved.resume(SavedFlow.from_dict(record), CallOptions(trust=True), interactive=False, cell_id=None)
     error = info.value
     assert (error.kind, error.reason, error.flow_id, error.server) == ("reconnect_needed", "inproc", record["id"], "demo")
     assert "%mcp" not in str(error)

@@ -21,6 +21,7 @@ from typing import Any
 import httpx2
 import pytest
 
+from mcp_notebook.flows.store import SavedFlow
 from mcp_notebook.notebook.display import FlowReport, shown_state
 from mcp_notebook.errors import FlowError
 from mcp_notebook.flows.flow import FlowState
@@ -161,7 +162,7 @@ def test_an_unanswered_task_question_fails_the_cell_but_the_task_stays_resumable
     assert (info.value.kind, info.value.reason, info.value.flow_id) == ("still_saved", "task", flow.id)
     assert "region" in str(info.value) and f"%mcp resume {flow.id}" in str(for_magics(info.value))
     assert record is not None and record["task"]["status"] == "input_required"  # the question stays open on the server
-    again = session.resume(record, CallOptions(answers=Answers(fields={"region": "ap-east"})), interactive=False, cell_id=None)
+    again = session.saved.resume(SavedFlow.from_dict(record), CallOptions(answers=Answers(fields={"region": "ap-east"})), interactive=False, cell_id=None)
     assert again is not None and text(again.result(timeout=30)) == "Done in ap-east"
     assert session.store.get(flow.id) is None
 
@@ -223,7 +224,7 @@ def stop_following(session: Session, flow: Any) -> dict[str, Any]:
 
 def resume_error(session: Session, record: dict[str, Any], options: CallOptions | None = None) -> FlowError:
     """Resume ``record`` headless; the error it ends with."""
-    resumed = session.resume(record, options or CallOptions(), interactive=False, cell_id=None)
+    resumed = session.saved.resume(SavedFlow.from_dict(record), options or CallOptions(), interactive=False, cell_id=None)
     assert resumed is not None and resumed.id == record["id"]
     with pytest.raises(FlowError) as info:
         resumed.result(timeout=30)
@@ -251,9 +252,9 @@ def test_a_task_started_in_one_kernel_finishes_in_another(servers: dict[str, str
 
     second = new_kernel(handles, record)
     try:
-        rows = second.task_rows()
+        rows = second.saved.task_rows()
         assert [r[0] for r in rows] == [record["id"]] and rows[0][3] == "working" and rows[0][7] == f"saved: %mcp resume {record['id']}"
-        resumed = second.resume(record, CallOptions(), interactive=False, cell_id=None)
+        resumed = second.saved.resume(SavedFlow.from_dict(record), CallOptions(), interactive=False, cell_id=None)
         assert resumed is not None and resumed.id == record["id"]
         assert text(resumed.result(timeout=30)) == "Done after 1.5s"
         assert second.store.get(record["id"]) is None and handles.task_id(record["task"]["ref"]) is None
@@ -409,7 +410,7 @@ def test_tasks_listing_shows_fingerprints_never_ids(servers: dict[str, str], ses
         assert http.get(other).status_code == 200
     done = task_call(session, conn, duration=0)
     done.result(timeout=30)
-    rows = session.task_rows("jobs")
+    rows = session.saved.task_rows("jobs")
     ours = [r for r in rows if r[0] == running.id]
     assert len(ours) == 1 and ours[0][2] == "slow_job" and ours[0][7] == "followed here"
     server_only = [r for r in rows if r[7] == "on the server"]

@@ -252,7 +252,7 @@ def test_everything_completed_task_leaves_no_handle(session: Session, research: 
 
 
 def test_everything_task_rows_show_the_servers_tasks(session: Session, research: Ran, clarified: Ran) -> None:
-    rows = session.task_rows("ev")
+    rows = session.saved.task_rows("ev")
     by_key = {row[0]: row for row in rows}
     for ran in (research, clarified):
         row = by_key[fingerprint(ran.task_id)]
@@ -371,7 +371,7 @@ def test_user_cancel_forgets_the_task(session: Session, which: str, request: pyt
     """``flow.cancel()`` (forget) ends the task: no saved record, no handle kept, no "resume" row left."""
     ran: Ran = request.getfixturevalue(which)
     server = ran.flow.conn.name
-    rows = session.task_rows(server)
+    rows = session.saved.task_rows(server)
     assert [row for row in rows if row[0] == ran.flow.id] == [], rows
     assert session.store.get(ran.flow.id) is None
     assert ran.task_id not in handles_text(session)

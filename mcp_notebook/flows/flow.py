@@ -26,7 +26,7 @@ from enum import Enum
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..errors import FlowError, describe_exception
+from ..errors import FlowError, Kind, describe_exception
 from ..core.limits import Limits
 from ..core.redact import masked, secret_arguments
 from ..wire.routing import TAG_KEY
@@ -238,7 +238,10 @@ class Flow:
     def result(self, timeout: float | None = None) -> Any:
         """Block until the flow ends and return the SDK result (only sensible headless).
 
-        Raises ``FlowError`` when the flow failed or was cancelled.
+        Raises:
+            FlowError: the flow failed (its ``kind`` says how, e.g. ``still_saved``, ``rounds_exceeded``),
+                was cancelled, or waits for an answer in its form (blocking would freeze the form).
+            TimeoutError: it had not ended after ``timeout`` seconds (it goes on).
         """
         assert self._future is not None, "flow not started"
         try:
@@ -431,7 +434,7 @@ class Flow:
                 self._drop_task_handle()
         self.view.changed(self)
 
-    _TASK_ENDED = frozenset({"task_gone", "task_failed", "task_cancelled", "task_invalid"})
+    _TASK_ENDED: frozenset[Kind] = frozenset({"task_gone", "task_failed", "task_cancelled", "task_invalid"})
 
     def _keep_record(self, error: FlowError | None) -> bool:
         """A saved flow stays resumable when its server was unreachable or a headless run lacked an answer.

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
 
-from .trust import RecordSigner
+from .trust import RecordSigner, record_label
 
 __all__ = [
     "METADATA_KEY",
@@ -99,6 +99,16 @@ class SavedFlow:
             known.pop("arguments")
             extra["arguments"] = None
         return cls(**known, extra=extra, _absent=absent)
+
+    @property
+    def server_name(self) -> str:
+        """The connection name the flow was saved against."""
+        return str(self.server["name"])
+
+    @property
+    def label(self) -> str:
+        """How the flow is named to the user (``trust.record_label``, the one place it is built)."""
+        return record_label(self.to_dict())
 
     def to_dict(self) -> dict[str, Any]:
         """The record as the notebook keeps it (and as it is signed)."""
@@ -357,6 +367,19 @@ class Store:
     def get(self, flow_id: str) -> dict[str, Any] | None:
         with self._lock:
             return self._records.get(flow_id)
+
+    def saved(self, flow_id: str) -> SavedFlow | None:
+        """The record ``flow_id``, typed: what everything past the store reads (``get`` is the signed dict itself)."""
+        record = self.get(flow_id)
+        return SavedFlow.from_dict(record) if record is not None else None
+
+    def saved_all(self) -> list[SavedFlow]:
+        """Every record, typed, oldest first."""
+        return [SavedFlow.from_dict(r) for r in self.all()]
+
+    def saved_for_cell(self, cell_id: str) -> list[SavedFlow]:
+        """The records started in the cell ``cell_id``, typed, newest first."""
+        return [SavedFlow.from_dict(r) for r in self.for_cell(cell_id)]
 
     def origin(self, flow_id: str) -> Origin | None:
         with self._lock:

@@ -12,11 +12,11 @@ is and never evaluates a ``{...}`` in it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Never
 
 from IPython.core.error import UsageError
 
-from ..errors import FlowError, Note, SessionError
+from ..errors import FlowError, Kind, Note, SessionError
 from .line_expand import line_word
 
 __all__ = ["connect_line", "for_magics", "hint", "tool_failure", "with_hint"]
@@ -50,55 +50,94 @@ def connect_line(conn: Any, protocol: str | None = None) -> str:
     return " ".join([*words, t.describe()])  # an in-process object: the name the user gave it
 
 
-def hint(kind: str | None, fields: dict[str, Any]) -> str | None:
-    """The ``%mcp`` command for one kind of error or note (``None``: nothing to add)."""
+def hint(kind: Kind | None, fields: dict[str, Any]) -> str | None:
+    """The ``%mcp`` command for one kind of error or note (``None``: nothing to add).
+
+    Every ``Kind`` has its case below, a hint or an explicit "no hint": the ``match`` is exhaustive,
+    so a kind added to ``errors.Kind`` fails mypy (at ``_undecided``) until it is decided here.
+    """
     flow_id, name, reason = _word_of(fields.get("flow_id"), "ID"), _word_of(fields.get("server"), "NAME"), fields.get("reason")
     details = fields.get("details") or {}
     resume = f"%mcp resume {flow_id}"
-    if kind == "still_saved":
-        if reason == "unanswered":
-            return f"Continue it with {resume} --answer {_word_of(fields.get('missing_field'), 'FIELD')}=VALUE."
-        if reason == "task":
-            return f"Follow it again with {resume} (from this or a new kernel); %mcp tasks lists tasks."
-        return f"Continue it with {resume} once the server answers again."
-    if kind in ("connection_dead", "connection_closed") and details.get("connection") is not None:
-        return f"Reconnect with {connect_line(details['connection'])}{' again' if kind == 'connection_dead' else ''}."
-    if kind == "reconnect_needed":
-        target = _word_of(details.get("target"), "TARGET")
-        how = {
-            "inproc": f"Define the server again (run its cell, or %mcp connect {name} ...)",
-            "headers": f"Connect again with %mcp connect {name} {target} --header NAME:VALUE ...",
-            "env": f"Connect again with %mcp connect {name} --env NAME=VALUE ... -- COMMAND",
-        }.get(reason or "", f"Connect again with %mcp connect {name} ...")
-        return f"{how}, then {resume}."
-    if kind == "needs_legacy" and details.get("connection") is not None:
-        return f"Reconnect with {connect_line(details['connection'], 'legacy')}, then run the call again."
-    if kind in ("sign_in_required", "sign_in_denied", "sign_in_timeout", "sign_in_failed") and details.get("connection") is not None:
-        again = "in JupyterLab or Notebook 7 (interactive)" if kind == "sign_in_required" else "again"
-        return f"Sign in {again} with {connect_line(details['connection'])}; %mcp auth list shows the sign-ins kept."
-    if kind == "sign_in_pending":
-        return "Finish the sign-in in the panel of the cell that ran %mcp connect, then run this again."
-    if kind == "auth_required":
-        url = _word_of(details.get("url"), "URL")
-        return (f"Give credentials with %mcp connect {name} {url} --bearer-env VAR (a token in environment variable VAR) "
-                f"or --header Authorization:VALUE.")  # fmt: skip
-    if kind == "connect_timeout":
-        return (f"If the server is just slow, allow more time: %mcp connect {name} ... --timeout SECONDS, "
-                f"or %config MCPMagics.connect_timeout = SECONDS.")  # fmt: skip
-    if kind == "consent_needed":
-        return (f"If you trust it as shown, run: {resume} --trust\n"
-                f"Or connect the server yourself first (%mcp connect {name} TARGET), then {resume} --trust.")  # fmt: skip
-    return {
-        "rounds_exceeded": "Raise the limit with %config MCPMagics.max_rounds = N if this is expected.",
-        "not_connected": "Use %mcp connect NAME TARGET first.",
-        "no_saved_flow": "See %mcp flows.",
-        "nothing_waiting": "(%mcp flows lists them; --from PATH reads another notebook.)",
-        "several_waiting": "Say which: %mcp resume ID",
-        "flow_id_needed": "Give a flow ID (see %mcp flows) or --all.",
-        "saved_flow_waiting": f"To continue the saved one instead: {resume}",
-        "task_gone": "Run the call again to start a new task; %mcp forget ID drops a saved one.",
-        "task_handle_missing": f"Run the call again, or drop the saved task with %mcp forget {flow_id}.",
-    }.get(kind or "")
+    match kind:
+        case "still_saved":
+            if reason == "unanswered":
+                return f"Continue it with {resume} --answer {_word_of(fields.get('missing_field'), 'FIELD')}=VALUE."
+            if reason == "task":
+                return f"Follow it again with {resume} (from this or a new kernel); %mcp tasks lists tasks."
+            return f"Continue it with {resume} once the server answers again."
+        case "connection_dead" | "connection_closed":
+            if details.get("connection") is None:
+                return None
+            return f"Reconnect with {connect_line(details['connection'])}{' again' if kind == 'connection_dead' else ''}."
+        case "reconnect_needed":
+            target = _word_of(details.get("target"), "TARGET")
+            how = {
+                "inproc": f"Define the server again (run its cell, or %mcp connect {name} ...)",
+                "headers": f"Connect again with %mcp connect {name} {target} --header NAME:VALUE ...",
+                "env": f"Connect again with %mcp connect {name} --env NAME=VALUE ... -- COMMAND",
+            }.get(reason or "", f"Connect again with %mcp connect {name} ...")
+            return f"{how}, then {resume}."
+        case "needs_legacy":
+            if details.get("connection") is None:
+                return None
+            return f"Reconnect with {connect_line(details['connection'], 'legacy')}, then run the call again."
+        case "sign_in_required" | "sign_in_denied" | "sign_in_timeout" | "sign_in_failed":
+            if details.get("connection") is None:
+                return None
+            again = "in JupyterLab or Notebook 7 (interactive)" if kind == "sign_in_required" else "again"
+            return f"Sign in {again} with {connect_line(details['connection'])}; %mcp auth list shows the sign-ins kept."
+        case "sign_in_pending":
+            return "Finish the sign-in in the panel of the cell that ran %mcp connect, then run this again."
+        case "auth_required":
+            url = _word_of(details.get("url"), "URL")
+            return (f"Give credentials with %mcp connect {name} {url} --bearer-env VAR (a token in environment variable VAR) "
+                    f"or --header Authorization:VALUE.")  # fmt: skip
+        case "connect_timeout":
+            return (f"If the server is just slow, allow more time: %mcp connect {name} ... --timeout SECONDS, "
+                    f"or %config MCPMagics.connect_timeout = SECONDS.")  # fmt: skip
+        case "consent_needed":
+            return (f"If you trust it as shown, run: {resume} --trust\n"
+                    f"Or connect the server yourself first (%mcp connect {name} TARGET), then {resume} --trust.")  # fmt: skip
+        case "rounds_exceeded":
+            return "Raise the limit with %config MCPMagics.max_rounds = N if this is expected."
+        case "not_connected":
+            return "Use %mcp connect NAME TARGET first."
+        case "no_saved_flow":
+            return "See %mcp flows."
+        case "nothing_waiting":
+            return "(%mcp flows lists them; --from PATH reads another notebook.)"
+        case "several_waiting":
+            return "Say which: %mcp resume ID"
+        case "flow_id_needed":
+            return "Give a flow ID (see %mcp flows) or --all."
+        case "saved_flow_waiting":
+            return f"To continue the saved one instead: {resume}"
+        case "task_gone":
+            return "Run the call again to start a new task; %mcp forget ID drops a saved one."
+        case "task_handle_missing":
+            return f"Run the call again, or drop the saved task with %mcp forget {flow_id}."
+        # no hint: the message already says what to do, or there is no %mcp command that helps
+        case (
+            "bad_config" | "bad_input" | "cancelled" | "failed" | "flow_running" | "map_failed" | "no_backchannel" | "no_subscriptions"
+            | "not_live" | "reconnected" | "resume_failed" | "several_connected" | "sign_in_refused" | "sign_in_unreachable"
+            | "task_cancelled" | "task_failed" | "task_invalid" | "tool_error" | "unanswered" | "unknown_connection" | "unreadable_file"
+        ):  # fmt: skip
+            return None
+        case None:
+            return None
+        case _:
+            _undecided(kind)
+            return None
+
+
+def _undecided(kind: Never) -> None:
+    """The static half of ``typing.assert_never``, without its run-time ``AssertionError``.
+
+    Typed ``Never``: mypy rejects the call while any ``Kind`` is left without a case in ``hint``. At
+    run time a kind from code mypy does not check (a caller's own ``FlowError``) gets no hint, as
+    it always did, rather than an error raised while another error is being shown.
+    """
 
 
 def _word_of(value: Any, placeholder: str) -> str:
@@ -115,7 +154,7 @@ def with_hint(note: str) -> str:
 def for_magics(error: FlowError) -> Exception:
     """What a magic raises for an engine error: its hint added; a ``SessionError`` becomes a ``UsageError``."""
     fields = {k: getattr(error, k, None) for k in ("flow_id", "server", "missing_field", "reason", "details")}
-    extra = hint(getattr(error, "kind", None), fields)
+    extra = hint(error.kind, fields)
     sep = "\n" if "\n" in str(error) else " "
     hinted = error.with_hint(extra, sep) if extra else error
     if isinstance(error, SessionError):

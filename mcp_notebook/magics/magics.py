@@ -364,13 +364,13 @@ class MCPMagics(Magics, SessionSettings):
         from ..flows.store import age
 
         ns, _ = self._parsers["flows"].parse(words)
-        records = self.session.flows(ns.from_path, interactive=self._is_interactive())
+        records = self.session.saved.waiting(ns.from_path, interactive=self._is_interactive())
         kinds = {"tools/call": "tool", "prompts/get": "prompt", "resources/read": "resource"}
         store = self.session.store
         rows = [
-            [r["id"], r.get("cell_id") or "", r["server"]["name"], f"{kinds[r['method']]} {r['name']}",
-             f"task {r['task'].get('status')}" if isinstance(r.get("task"), dict) else r["round"], age(r.get("updated")),
-             "yes" if store.is_trusted(r["id"]) else "NO: review below"]
+            [r.id, r.cell_id or "", r.server_name, f"{kinds[r.method]} {r.name}",
+             f"task {r.task.get('status')}" if isinstance(r.task, dict) else r.round, age(r.updated),
+             "yes" if store.is_trusted(r.id) else "NO: review below"]
             for r in records
         ]  # fmt: skip
         table = Table(
@@ -379,7 +379,7 @@ class MCPMagics(Magics, SessionSettings):
             title=f"flows waiting for input and running tasks ({self.session.frontend.describe()}); continue one with %mcp resume ID",
             empty="No flows are waiting for input.",
         )
-        foreign = [r for r in records if not store.is_trusted(r["id"])]
+        foreign = [r for r in records if not store.is_trusted(r.id)]
         if not foreign:
             return table
         from IPython.display import display
@@ -390,28 +390,28 @@ class MCPMagics(Magics, SessionSettings):
         print(f"{len(foreign)} saved flow{'s' if len(foreign) > 1 else ''} did not come from you (this notebook was saved by someone else, "
               "or changed outside mcp-notebook). Resuming one asks first; here is all each would do:")
         for record in foreign:
-            display(RecordReview(record, self.session.resume_concerns(record)))
+            display(RecordReview(record, self.session.saved.concerns(record)))
         return None
 
     def _do_tasks(self, words: list[str], cell: str | None) -> Any:
         from ..notebook.display import Table
 
         ns, _ = self._parsers["tasks"].parse(words)
-        rows = self.session.task_rows(ns.server)
+        rows = self.session.saved.task_rows(ns.server)
         columns = ["flow", "server", "tool", "status", "message", "created", "ttl", "where"]
         return Table(columns, rows, title="tasks (task ids stay on this machine; unknown ones show a fingerprint)", empty="No tasks. Start one with %mcp call SERVER.TOOL ... --task.")
 
     def _do_resume(self, words: list[str], cell: str | None) -> Any:
         ns, _ = self._parsers["resume"].parse(words)
-        self.session.load_saved(ns.from_path)
-        record = self.session.pick_saved(ns.id, self._cell_id())
+        self.session.saved.load(ns.from_path)
+        record = self.session.saved.pick(ns.id, self._cell_id())
         interactive = self._is_interactive()
-        flow = self.session.resume(record, call_options(ns), interactive=interactive, cell_id=self._cell_id(), wait=ns.wait)
+        flow = self.session.saved.resume(record, call_options(ns), interactive=interactive, cell_id=self._cell_id(), wait=ns.wait)
         return self._hand_back(flow, ns, interactive and not ns.wait)
 
     def _do_forget(self, words: list[str], cell: str | None) -> Any:
         ns, _ = self._parsers["forget"].parse(words)
-        self.session.forget(ns.id, everything=ns.all)
+        self.session.saved.forget(ns.id, everything=ns.all)
         print("Forgot every saved flow." if ns.all else f"Forgot flow {ns.id}.")
 
     def _do_trace(self, words: list[str], cell: str | None) -> Any:

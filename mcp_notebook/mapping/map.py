@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..core.threads import KernelLoop
 from ..core.text import content_text, one_line
 from ..notebook.display import Table
-from ..errors import FlowError, SessionError, describe_exception
+from ..errors import FlowError, Kind, SessionError, describe_exception
 from ..forms.model import Answers
 from ..core.redact import masked, secret_arguments
 
@@ -54,7 +54,7 @@ ARGS_CHARS = 80  # characters of a failed row's arguments shown in the table
 ERROR_CHARS = 160
 SHOWN_FAILURES = 20  # rows of the failure table; the rest are counted
 # errors a retry cannot fix: the same presets, protocol and server give the same answer
-NOT_RETRIED = frozenset({"unanswered", "needs_legacy", "no_backchannel", "rounds_exceeded", "consent_needed", "bad_input"})
+NOT_RETRIED: frozenset[Kind] = frozenset({"unanswered", "needs_legacy", "no_backchannel", "rounds_exceeded", "consent_needed", "bad_input"})
 
 
 class MapError(FlowError):
@@ -101,6 +101,12 @@ def map(  # noqa: A001 - ``mcp_notebook.map`` is the name the issue asks for; bu
     JSON its text holds, not a JSON string; ``expand=True``: the structured content as columns). A failed row (a ``FlowError``, or a result with ``isError``) is retried ``retries``
     times; ``on_error="raise"`` then raises one ``MapError`` naming the failed rows,
     ``"keep"`` puts the ``FlowError`` in the row's place and shows the failure table.
+
+    Raises:
+        MapError: some rows failed (``on_error="raise"``), once every row ran; ``results`` keeps them all.
+        SessionError: the call or its rows cannot be mapped as given (``bad_input``).
+        FlowError: ``SERVER`` is not connected (``not_connected``, ``unknown_connection``, ``several_connected``),
+            or does not offer ``TOOL``.
     """
     session, conn, schema, spec = _prepare(server_tool, on_error, concurrency, retries, answers, accept_defaults, session)
     if _is_dask(rows):

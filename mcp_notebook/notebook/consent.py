@@ -10,14 +10,15 @@ interactive question: the same review, the reasons it needs consent, and Resume 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as w
 
 from .display import STYLE, esc
 from .live_view import Choice, ChoicePanel
-from ..flows.trust import describe_record, record_label, record_text
+from ..flows.store import SavedFlow
+from ..flows.trust import describe_record, record_text
 
 __all__ = ["ConfirmProjectServer", "ConfirmResume", "RecordReview"]
 
@@ -27,19 +28,19 @@ _WARN = "#b71c1c"
 class RecordReview:
     """A saved record, whole: what resuming it would run, reach, send and call."""
 
-    def __init__(self, record: Mapping[str, Any], concerns: list[str] | None = None) -> None:
+    def __init__(self, record: SavedFlow, concerns: list[str] | None = None) -> None:
         self.record = record
         self.concerns = list(concerns or [])
-        self.lines = describe_record(record)
+        self.lines = describe_record(record.to_dict())
 
     def text(self) -> str:
-        return record_text(self.record, self.concerns)
+        return record_text(self.record.to_dict(), self.concerns)
 
     def html(self) -> str:
         rows = "".join(f"<tr><th>{esc(what)}</th><td><code style='word-break:break-all'>{esc(value)}</code></td></tr>" for what, value in self.lines)
         why = "".join(f"<li>{esc(c)}</li>" for c in self.concerns)
         warn = f"<ul style='color:{_WARN};margin:2px 0'>{why}</ul>" if why else ""
-        return f'<div class="mcp-record-review"><b>flow {esc(self.record["id"])}</b> ({esc(record_label(self.record))}){warn}<table>{rows}</table></div>'
+        return f'<div class="mcp-record-review"><b>flow {esc(self.record.id)}</b> ({esc(self.record.label)}){warn}<table>{rows}</table></div>'
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         return {"text/plain": self.text(), "text/html": STYLE + f'<div class="mcpnb">{self.html()}</div>'}
@@ -52,7 +53,7 @@ class ConfirmResume(ChoicePanel):
     an exception it raises is shown here. Nothing runs when the user says no.
     """
 
-    def __init__(self, record: Mapping[str, Any], concerns: list[str], on_confirm: Callable[[], Any]) -> None:
+    def __init__(self, record: SavedFlow, concerns: list[str], on_confirm: Callable[[], Any]) -> None:
         self.review = RecordReview(record, concerns)
         text = (
             f'<div class="mcpnb"><div class="hdr" style="color:{_WARN}">⚠ Check this saved flow before it runs.</div>'
@@ -61,8 +62,8 @@ class ConfirmResume(ChoicePanel):
         self.yes = w.Button(description="Resume", icon="play", button_style="danger", tooltip="Run exactly what is listed above")
         self.no = w.Button(description="Don't resume", icon="times", tooltip="Leave the saved flow as it is")
         super().__init__(text, "mcp-confirm-resume", [
-            Choice(self.yes, f"Resuming flow {record['id']} as reviewed.", on_confirm),
-            Choice(self.no, f"Did not resume flow {record['id']}; it stays saved."),
+            Choice(self.yes, f"Resuming flow {record.id} as reviewed.", on_confirm),
+            Choice(self.no, f"Did not resume flow {record.id}; it stays saved."),
         ])  # fmt: skip
 
 

@@ -32,13 +32,13 @@ from ..core.threads import KernelLoop, Reply
 from .display import STYLE, FlowReport, badge, esc, log_text, task_line
 from ..errors import FlowError
 from ..core.limits import Limits
-from ..flows.trust import record_label
 from ..flows.ui import HeadlessUI
 
 if TYPE_CHECKING:
     from ..forms.model import Question
     from ..auth.oauth import SignIn, SignInRequest
     from ..flows.flow import Flow
+    from ..flows.store import SavedFlow
     from ..forms.model import Answers
 
 __all__ = ["OUTPUT_KEY", "Choice", "ChoicePanel", "LiveView", "MainThread", "ResumeOffer", "state_refused"]
@@ -446,17 +446,17 @@ class ChoicePanel:
 class ResumeOffer(ChoicePanel):
     """Re-running a cell whose flow waits for input: Continue it, or Start over."""
 
-    def __init__(self, record: dict[str, Any], questions: list[str], age: str, on_continue: Callable[[], Any], on_start_over: Callable[[], Any]) -> None:
+    def __init__(self, record: SavedFlow, questions: list[str], age: str, on_continue: Callable[[], Any], on_start_over: Callable[[], Any]) -> None:
         self.record = record
-        self.label = record_label(record)
+        self.label = record.label
         asked = "".join(f"<li>{esc(q)}</li>" for q in questions)
-        task = record.get("task") if isinstance(record.get("task"), dict) else None
+        task = record.task if isinstance(record.task, dict) else None
         what = (
             f"started a task that was last seen {esc(task.get('status'))}" if task is not None else "is waiting for input"
         )
         text = (
             f'<div class="mcpnb">{badge("running" if task is not None else "waiting")} <b>{esc(self.label)}</b> from this cell {what} '
-            f"(flow {esc(record['id'])}, round {esc(record['round'])}, saved {esc(age)} ago)."
+            f"(flow {esc(record.id)}, round {esc(record.round)}, saved {esc(age)} ago)."
             + (f"<ul>{asked}</ul>" if asked else "")
             + ("Follow it again, or start the call over (the saved task is forgotten here; it ends on the server with its time to live)?" if task is not None else "Continue it, or start the call over?")
             + "</div>"
@@ -464,6 +464,6 @@ class ResumeOffer(ChoicePanel):
         self.continue_button = w.Button(description="Continue", icon="play", button_style="primary", tooltip="Follow the task again" if task is not None else "Answer the saved questions and continue")
         self.over_button = w.Button(description="Start over", icon="refresh", tooltip="Forget the saved flow and call again")
         super().__init__(text, "mcp-resume-offer", [
-            Choice(self.continue_button, f"Continuing flow {record['id']} ({self.label}).", on_continue),
-            Choice(self.over_button, f"Starting over; forgot flow {record['id']} ({self.label}).", on_start_over),
+            Choice(self.continue_button, f"Continuing flow {record.id} ({self.label}).", on_continue),
+            Choice(self.over_button, f"Starting over; forgot flow {record.id} ({self.label}).", on_start_over),
         ])  # fmt: skip

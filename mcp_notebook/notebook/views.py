@@ -10,10 +10,10 @@ plugs in the labextension's comm client (``Frontend``) at ``%load_ext``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..flows.store import age, questions
+from ..flows.store import SavedFlow, age, questions
 from .apps import AppHost
 from .watching import Watches
 
@@ -46,15 +46,15 @@ class NotebookViews:
             view.on_live = lambda *live: session.frontend.send_live(*live)
         return view
 
-    def confirm_resume(self, record: Mapping[str, Any], concerns: list[str], confirmed: Callable[[], Any]) -> ChoicePanel:
+    def confirm_resume(self, record: SavedFlow, concerns: list[str], confirmed: Callable[[], Any]) -> ChoicePanel:
         from .consent import ConfirmResume
 
         return ConfirmResume(record, concerns, confirmed)
 
-    def resume_offer(self, record: Mapping[str, Any], resume: Callable[[], Any], start_over: Callable[[], Any]) -> ChoicePanel:
+    def resume_offer(self, record: SavedFlow, resume: Callable[[], Any], start_over: Callable[[], Any]) -> ChoicePanel:
         from .live_view import ResumeOffer
 
-        return ResumeOffer(dict(record), questions(record), age(record.get("updated")), resume, start_over)
+        return ResumeOffer(record, questions(record.to_dict()), age(record.updated), resume, start_over)
 
     def confirm_project_server(self, name: str, lines: list[tuple[str, str]], concerns: list[str], approved: Callable[[], Any]) -> ChoicePanel:
         from .consent import ConfirmProjectServer

@@ -2,79 +2,22 @@
 
 The functions here run on ``default_session()`` (the magics' ``Session`` inside IPython with the
 extension loaded, else one of their own); scripts and users who prefer code call
-``mcp_notebook.connect(...)`` / ``mcp_notebook.call(...)`` directly. ``parse_target`` reads what a
-user wrote as a connection target.
+``mcp_notebook.connect(...)`` / ``mcp_notebook.call(...)`` directly.
 """
 
 from __future__ import annotations
 
-import importlib
-import shlex
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..wire.connection import Connection, Target
-from ..errors import FlowError
+from ..wire.connection import Connection
 from ..flows.flow import Flow
 from ..forms.model import Answers
-from ..prototype import ServedServer
 
 if TYPE_CHECKING:
     from .session import Session
 
-__all__ = ["call", "connect", "default_session", "parse_target", "prompt", "read"]
-
-
-def parse_target(target: Any, namespace: Mapping[str, Any] | None = None) -> Target:
-    """A connection target from what the user wrote (or passed from Python)."""
-    if isinstance(target, (list, tuple)):
-        return _stdio(list(target))
-    if isinstance(target, ServedServer):  # what %mcp serve returns: its URL
-        return Target(kind="http", url=target.url)
-    if not isinstance(target, str):
-        return _inproc(target, label=f"<in-process {type(target).__name__}>")
-    text = target.strip()
-    if text.startswith(("http://", "https://")):
-        return Target(kind="http", url=text)
-    if text.startswith("--"):
-        return _stdio(shlex.split(text[2:]))
-    if namespace is not None and text in namespace:
-        return _inproc(namespace[text], label=text)
-    module, colon, attr = text.partition(":")
-    if colon and module and attr:
-        try:
-            obj: Any = importlib.import_module(module)
-        except ImportError as exc:
-            raise FlowError(f"cannot import {module!r} for target {text!r}: {exc}") from None
-        for part in attr.split("."):
-            try:
-                obj = getattr(obj, part)
-            except AttributeError:
-                raise FlowError(f"{module} has no attribute {attr!r}") from None
-        return _inproc(obj, label=text)
-    raise FlowError(
-        f"don't know how to connect to {text!r}: give an http(s) URL, a server object in the notebook, "
-        "module:attr, or -- COMMAND ARGS for a stdio server"
-    )
-
-
-def _stdio(command: list[str]) -> Target:
-    if not command:
-        raise FlowError("no command after --: write %mcp connect NAME -- COMMAND ARGS")
-    import shutil
-
-    if shutil.which(command[0]) is None:
-        raise FlowError(f"command not found: {command[0]!r}. Check the spelling, or give the full path.")
-    return Target(kind="stdio", command=command)
-
-
-def _inproc(obj: Any, label: str) -> Target:
-    from mcp.server import Server
-    from mcp.server.mcpserver import MCPServer
-
-    if not isinstance(obj, (MCPServer, Server)):
-        raise FlowError(f"{label} is a {type(obj).__name__}, not an MCPServer or low-level Server")
-    return Target(kind="inproc", obj=obj, label=label)
+__all__ = ["call", "connect", "default_session", "prompt", "read"]
 
 
 _default: Session | None = None

@@ -16,13 +16,14 @@ comm client with ``Session.plug_page``).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import SessionError
 
 if TYPE_CHECKING:
     from ..flows.flow import Flow
+    from ..flows.store import SavedFlow
     from .session import Session
 
 __all__ = ["Choice", "LiveFlowView", "NoViews", "Views"]
@@ -54,11 +55,11 @@ class Views(Protocol):
         """A new live area for one interactive flow, shown in the running cell (also a ``FlowUI``)."""
         ...
 
-    def confirm_resume(self, record: Mapping[str, Any], concerns: list[str], confirmed: Callable[[], Any]) -> Choice:
+    def confirm_resume(self, record: SavedFlow, concerns: list[str], confirmed: Callable[[], Any]) -> Choice:
         """Show a saved record whole with why it needs consent: Resume runs ``confirmed``, Don't resume nothing."""
         ...
 
-    def resume_offer(self, record: Mapping[str, Any], resume: Callable[[], Any], start_over: Callable[[], Any]) -> Choice:
+    def resume_offer(self, record: SavedFlow, resume: Callable[[], Any], start_over: Callable[[], Any]) -> Choice:
         """A re-run cell whose flow waits: Continue runs ``resume``, Start over ``start_over``."""
         ...
 
@@ -84,10 +85,10 @@ class NoViews:
     def live_view(self, label: str, trace: bool) -> LiveFlowView:
         raise _nobody(f"showing {label} live")
 
-    def confirm_resume(self, record: Mapping[str, Any], concerns: list[str], confirmed: Callable[[], Any]) -> Choice:
+    def confirm_resume(self, record: SavedFlow, concerns: list[str], confirmed: Callable[[], Any]) -> Choice:
         raise _nobody("asking before a received flow resumes")
 
-    def resume_offer(self, record: Mapping[str, Any], resume: Callable[[], Any], start_over: Callable[[], Any]) -> Choice:
+    def resume_offer(self, record: SavedFlow, resume: Callable[[], Any], start_over: Callable[[], Any]) -> Choice:
         raise _nobody("offering to continue a waiting flow")
 
     def confirm_project_server(self, name: str, lines: list[tuple[str, str]], concerns: list[str], approved: Callable[[], Any]) -> Any:

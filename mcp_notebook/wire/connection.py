@@ -4,9 +4,8 @@
 task that keeps ``async with Client(...)`` open until ``close()``. Flows use the open session
 directly from their own tasks (one hop per call, no relay through the owner).
 
-Targets: an in-process ``MCPServer``/``Server`` object, a stdio command, or a streamable HTTP URL.
-What may be saved in a notebook (``Target.describe()``) never includes header values, tokens or
-environment values.
+What a connection talks to is its ``target.Target``; a session's connections by name are its
+``registry.Registry``.
 """
 
 from __future__ import annotations
@@ -14,22 +13,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shlex
 import threading
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import FlowError, describe_exception, leaf_exceptions
 from .roots import Roots
+from .target import Target
 from ..core.threads import Runtime
 
 if TYPE_CHECKING:
     from mcp import Client
 
-    from ..auth.oauth import OAuthOptions, SignIn
+    from ..auth.oauth import SignIn
     from .routing import StreamRoutes
     from mcp.client import ClientRequestContext, IncomingMessage
     from mcp.client.session import ClientSession
@@ -48,7 +46,7 @@ if TYPE_CHECKING:
     from ..flows.flow import Flow
     from .tasks import TaskClient, TaskStatus
 
-__all__ = ["Connection", "ConnectionFailed", "Registry", "Target", "covers"]
+__all__ = ["Connection", "ConnectionFailed", "covers"]
 
 Protocol = Literal["auto", "legacy", "2026-07-28"]
 # connecting -> open (handshake done) -> closed (close(), disconnect, unload) | dead (the server went away under us)
@@ -59,83 +57,6 @@ ROOTS_NOTIFY_TIMEOUT = 5.0  # a notification is one write; a server that blocks 
 
 class ConnectionFailed(FlowError):
     """Opening a connection failed (command missing, URL refusing, handshake error)."""
-
-
-@dataclass
-class Target:
-    """What a connection talks to. ``obj`` / ``headers`` / ``env`` never leave the kernel."""
-
-    kind: Literal["inproc", "stdio", "http"]
-    obj: Any = None
-    command: list[str] = field(default_factory=list)
-    cwd: str | None = None
-    env: dict[str, str] = field(default_factory=dict)
-    url: str = ""
-    headers: dict[str, str] = field(default_factory=dict)
-    bearer_env: str | None = None
-    label: str = ""
-    # () -> token of a server this kernel itself serves at ``url`` (``%mcp serve``), read at every
-    # open so a re-served server's new token is used; kept out of ``headers``, so never saved or listed.
-    served_token: Any = field(default=None, repr=False, compare=False)
-    oauth: OAuthOptions | None = None  # signs in with OAuth on a 401 (HTTP without an Authorization of its own)
-    signed_in: bool = False  # a sign-in completed on it: saved records say so (never the token)
-
-    def describe(self) -> str:
-        """A secret-free, human-readable form, also what saved flows record."""
-        if self.kind == "http":
-            return self.url
-        if self.kind == "stdio":
-            return shlex.join(self.command)
-        return self.label or f"<in-process {type(self.obj).__name__}>"
-
-    def identity(self) -> dict[str, Any]:
-        """The whole target, secret-free: what a kept task handle is matched against before it is sent.
-
-        ``describe`` is only the command line of a stdio server; the same command started in another
-        folder, or with other environment variables, is another server (``python server.py`` in
-        another folder is another program), so the handle is not its to see. Environment *names*
-        only: values are never kept. A stdio target without a folder runs in the kernel's.
-        """
-        if self.kind == "http":
-            return {"url": self.url}
-        if self.kind == "stdio":
-            return {"command": list(self.command), "cwd": os.path.realpath(self.cwd or os.getcwd()), "env": sorted(self.env)}
-        return {"in_process": self.describe()}
-
-    def saved(self) -> dict[str, Any]:
-        """The reconnectable, secret-free part of a saved record's ``server`` entry.
-
-        ``target`` is what one would type after ``%mcp connect NAME`` (a URL, ``-- COMMAND ARGS``,
-        or the in-notebook object's name), as DESIGN.md shows it; header and environment *names*
-        ride beside it so a resume can say what to supply again. Values never do.
-        """
-        if self.kind == "http":
-            out: dict[str, Any] = {"target": self.url}
-            if self.headers:
-                out["headers"] = sorted(self.headers)  # names only, never values
-            if self.bearer_env:
-                out["bearer_env"] = self.bearer_env  # the variable's name, not its value
-            if self.oauth is not None and (self.signed_in or self.oauth != type(self.oauth)()):
-                out["oauth"] = self.oauth.saved()  # that it signs in and with which client: names, never tokens or secrets
-            return out
-        if self.kind == "stdio":
-            out = {"target": "-- " + shlex.join(self.command)}
-            if self.cwd:
-                out["cwd"] = self.cwd
-            if self.env:
-                out["env"] = sorted(self.env)
-            return out
-        return {"target": self.describe(), "in_process": True}
-
-    @staticmethod
-    def kind_of_saved(server: dict[str, Any]) -> str:
-        """``http``, ``stdio`` or ``inproc`` for a saved ``server`` entry (see ``saved``)."""
-        target = server.get("target")
-        if not isinstance(target, str) or server.get("in_process"):
-            return "inproc"
-        if target.startswith(("http://", "https://")):
-            return "http"
-        return "stdio" if target.startswith("--") else "inproc"
 
 
 class Connection:
@@ -856,82 +777,6 @@ def _sampling_capabilities() -> Any:
     from mcp.types import SamplingCapability, SamplingToolsCapability
 
     return SamplingCapability(tools=SamplingToolsCapability())
-
-
-class Registry:
-    """The named connections of one session, all on that session's runtime."""
-
-    def __init__(self, runtime: Runtime | None = None, roots: Roots | None = None) -> None:
-        self.runtime = runtime if runtime is not None else Runtime()
-        self.roots = roots if roots is not None else Roots()  # what every connection answers roots/list with
-        self._connections: dict[str, Connection] = {}
-
-    def __contains__(self, name: str) -> bool:
-        return name in self._connections
-
-    def __iter__(self) -> Iterator[Connection]:
-        return iter(list(self._connections.values()))
-
-    def __len__(self) -> int:
-        return len(self._connections)
-
-    def get(self, name: str | None) -> Connection:
-        """The connection called ``name``; with ``None``, the only one open."""
-        if name is None:
-            if len(self._connections) == 1:
-                return next(iter(self._connections.values()))
-            if not self._connections:
-                raise FlowError("No MCP server is connected.", kind="not_connected")
-            names = sorted(self._connections)
-            raise FlowError(f"Several servers are connected ({', '.join(names)}); say which: SERVER.TOOL", kind="several_connected", details={"names": names})
-        try:
-            return self._connections[name]
-        except KeyError:
-            known = ", ".join(sorted(self._connections)) or "none"
-            raise FlowError(f"No connection named {name!r} (connected: {known}).", kind="unknown_connection", server=name) from None
-
-    def connect(self, name: str, target: Target, **options: Any) -> Connection:
-        """Open (or re-open) connection ``name``; the old one is closed only after the new one works."""
-        conn = Connection(name, target, runtime=self.runtime, roots=self.roots, **options)
-        runtime = self.runtime
-        runtime.run(conn.open())
-        old = self._connections.get(name)
-        self._connections[name] = conn
-        if old is not None:
-            runtime.run(old.close())
-        return conn
-
-    def disconnect(self, name: str) -> None:
-        conn = self.get(name)
-        del self._connections[name]
-        self.runtime.run(conn.close())
-
-    def disconnect_all(self) -> None:
-        """Close every connection (``%unload_ext``); one that fails to close does not keep the others open."""
-        for name in list(self._connections):
-            try:
-                self.disconnect(name)
-            except Exception:  # noqa: BLE001, S112 - closing must go on; close() already bounds and cancels
-                continue
-
-    def not_offered_roots(self) -> list[str]:
-        """The open connections that declared no roots (opened before any was added): only connecting again offers them."""
-        return [c.name for c in self._connections.values() if c.is_open and not c.offers_roots]
-
-    def roots_changed(self) -> list[str]:
-        """Tell every open 2025-generation server that was offered roots that they changed; returns the names told."""
-        conns = [c for c in self._connections.values() if c.is_open and c.is_legacy and c.offers_roots]
-        if not conns:
-            return []
-
-        async def tell_all() -> list[str]:
-            told = await asyncio.gather(*(c.send_roots_changed() for c in conns), return_exceptions=True)
-            return [c.name for c, ok in zip(conns, told, strict=True) if ok is True]
-
-        try:
-            return self.runtime.run(tell_all(), timeout=ROOTS_NOTIFY_TIMEOUT)
-        except TimeoutError:
-            return []
 
 
 def covers(watched: str, changed: str) -> bool:

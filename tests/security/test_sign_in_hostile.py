@@ -155,7 +155,7 @@ def test_an_authorization_endpoint_carrying_its_own_state_is_refused(query: str,
         assert metadata["authorization_endpoint"] == f"{srv.issuer}/authorize?{query}"  # the server really publishes it
         session = Session()
         session.vault = TokenVault(tmp_path / "oauth.json")
-        session.open_browser = opened.append
+        session.sign_ins.open_browser = opened.append
         session.settings.sign_in_timeout = 10
         try:
             with pytest.raises(FlowError) as info:

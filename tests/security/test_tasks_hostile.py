@@ -22,6 +22,7 @@ from mcp.server.extension import Extension, MethodBinding
 from mcp.server.mcpserver import MCPServer
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from mcp_notebook.flows.store import SavedFlow
 from mcp_notebook.notebook.display import FlowReport, task_line
 from mcp_notebook.errors import FlowError, SessionError
 from mcp_notebook.session.session import CallOptions, Session
@@ -171,12 +172,12 @@ def test_a_received_notebooks_task_record_needs_consent_and_cannot_touch_my_hand
         session.store.merge({"f0reign1": foreign}, "notebook")
         assert not session.store.is_trusted("f0reign1")
         with pytest.raises(SessionError) as info:
-            session.resume(foreign, CallOptions(), interactive=False, cell_id=None)
+            session.saved.resume(SavedFlow.from_dict(foreign), CallOptions(), interactive=False, cell_id=None)
         assert info.value.kind == "consent_needed" and "not saved by you" in str(info.value)
-        rows = session.task_rows()
+        rows = session.saved.task_rows()
         assert rows[0][7] == "saved, but its handle is not on this machine"  # an unsigned record is not matched to my handles
         assert "my-secret-task-id" not in json.dumps(rows)
-        session.forget(everything=True)
+        session.saved.forget(everything=True)
         assert handles.task_id(mine) == "my-secret-task-id"  # forgetting someone else's record leaves my handle alone
     finally:
         session.close()
