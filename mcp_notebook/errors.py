@@ -20,7 +20,7 @@ that raises them)::
 What happened is the error's ``kind``, one of ``Kind`` (``Note`` uses the same names); the
 ``%mcp`` magics give each kind its command, or decide it needs none, in ``magics/hints.py``.
 Exceptions that never reach the user as such are not in the tree: the sign-in's ``SignIn*``
-(``auth/oauth.py``, explained as a ``FlowError`` of a ``sign_in_*`` kind) and ``SamplingError``
+(``auth/sign_in.py``, ``auth/sdk_provider.py``, explained as a ``FlowError`` of a ``sign_in_*`` kind) and ``SamplingError``
 (``sampling/providers.py``, answered to the server that asked).
 """
 

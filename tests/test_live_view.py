@@ -24,7 +24,7 @@ from mcp_notebook.flows.flow import FlowState, Progress
 from mcp_notebook.forms.model import Answers, FormModel
 from mcp_notebook.core.limits import Limits
 from mcp_notebook.notebook.live_view import LiveView, MainThread
-from mcp_notebook.sampling.providers import SamplingError
+from mcp_notebook.sampling.providers.base import SamplingError
 from mcp_notebook.notebook.review import HumanReply, PanelHost, ask_on_main
 from mcp_notebook.sampling.router import Choice, ModelConfig, Reviewed
 from mcp_notebook.session.session import Session

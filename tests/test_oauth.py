@@ -27,7 +27,7 @@ import httpx2
 import pytest
 
 from mcp_notebook.flows.store import SavedFlow
-from mcp_notebook.auth.oauth import TokenVault
+from mcp_notebook.auth.vault import TokenVault
 from mcp_notebook.errors import FlowError
 from mcp_notebook.session.session import Session
 

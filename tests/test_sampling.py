@@ -34,7 +34,10 @@ from mcp.types import (
 )
 from mcp_notebook.notebook.display import FlowReport
 from mcp_notebook.errors import FlowError
-from mcp_notebook.sampling.providers import SamplingContext, SamplingError, anthropic_payload, create_message, openai_payload
+from mcp_notebook.sampling.providers import create_message
+from mcp_notebook.sampling.providers.anthropic import anthropic_payload
+from mcp_notebook.sampling.providers.base import SamplingContext, SamplingError
+from mcp_notebook.sampling.providers.openai import openai_payload
 from mcp_notebook.sampling.router import ModelConfig, ModelRouter, Reviewed
 from mcp_notebook.flows.ui import HeadlessUI
 

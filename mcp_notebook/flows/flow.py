@@ -776,7 +776,7 @@ class Flow:
 
         ``sampling.reviewer.Asking``: the sampling answerer waits for a review through this, never by setting the state itself.
         """
-        from ..sampling.providers import wait_for_user
+        from ..sampling.providers.base import wait_for_user
 
         self.state = FlowState.WAITING
         self.view.changed(self)

@@ -123,7 +123,7 @@ class HeadlessUI:
 
     async def human_reply(self, flow: Flow, key: str, params: Any, config: ModelConfig) -> str | None:
         """Nobody is there to type it."""
-        from ..sampling.providers import nobody_to_reply
+        from ..sampling.providers.local import nobody_to_reply
 
         raise nobody_to_reply(config)
 

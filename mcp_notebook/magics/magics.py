@@ -18,7 +18,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
 from .args import build_arguments, parse_body, parse_json_object, parse_pairs
-from ..auth.oauth import OAuthOptions
+from ..auth.sdk_provider import OAuthOptions
 from ..errors import FlowError
 from .line_expand import expand_braces, strip_comment
 from .listings import listing_rows

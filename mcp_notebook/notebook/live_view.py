@@ -36,7 +36,7 @@ from ..flows.ui import HeadlessUI
 
 if TYPE_CHECKING:
     from ..forms.model import Question
-    from ..auth.oauth import SignIn, SignInRequest
+    from ..auth.sign_in import SignIn, SignInRequest
     from ..flows.flow import Flow
     from ..flows.store import SavedFlow
     from ..forms.model import Answers

@@ -17,7 +17,7 @@ from typing import Any
 import ipywidgets as w
 from traitlets import Unicode
 
-from ..auth.oauth import SignIn, SignInRequest, parse_redirect
+from ..auth.sign_in import SignIn, SignInRequest, parse_redirect
 from ..forms.widgets import url_html
 
 __all__ = ["SignInPanel"]

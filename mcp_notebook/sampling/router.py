@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .providers import DEFAULT_KEY_ENV, PROVIDERS, SamplingContext, SamplingDeclined, SamplingError, create_message
+from .providers import PROVIDERS, create_message
+from .providers.base import SamplingContext, SamplingDeclined, SamplingError
 
 if TYPE_CHECKING:
     from .reviewer import Asking, Reviewer
@@ -75,26 +76,20 @@ class ModelConfig:
     timeout: float = DEFAULT_TIMEOUT
 
     def __post_init__(self) -> None:
-        if self.provider not in PROVIDERS:
+        kind = PROVIDERS.get(self.provider)
+        if kind is None:
             raise ValueError(f"unknown provider {self.provider!r}; expected one of {', '.join(PROVIDERS)}")
         for axis in ("cost", "speed", "intelligence"):
             value = getattr(self, axis)
             if value is not None and not 0 <= float(value) <= 1:
                 raise ValueError(f"--{axis} must be between 0 and 1, not {value}")
-        if self.provider in ("openai", "anthropic"):
-            if not self.model:
-                example = "gpt-4o-mini or llama3.2" if self.provider == "openai" else "claude-sonnet-4-5"
-                raise ValueError(f"the {self.provider} provider needs a MODEL (for example {example})")
-            if self.api_key_env is None and self.base_url is None:
-                self.api_key_env = DEFAULT_KEY_ENV[self.provider]  # the official endpoint needs a key
-        if self.provider == "callable" and not callable(self.function):
-            raise ValueError("the callable provider needs a function (its name in the notebook as MODEL)")
+        kind.configure(self)  # the provider's own rules (providers/): a MODEL, its key variable, a function
         if self.timeout <= 0:
             raise ValueError("--timeout must be positive")
 
     @property
     def leaves_machine(self) -> bool:
-        """Whether a request to this model goes to another machine: openai or anthropic, not on a loopback address.
+        """Whether a request to this model goes to another machine: a hosted provider (openai, anthropic), not on a loopback address.
 
         ``echo``, ``callable`` and ``human`` answer inside this kernel. A hosted provider's official
         endpoint (no base URL) is remote; ``localhost``, 127.0.0.0/8 and ``::1`` are this machine (a
@@ -106,7 +101,7 @@ class ModelConfig:
         import urllib.request
         from urllib.parse import urlsplit
 
-        if self.provider not in ("openai", "anthropic"):
+        if not PROVIDERS[self.provider].hosted:
             return False
         if self.base_url is None:
             return True

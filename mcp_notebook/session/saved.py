@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ..auth.oauth import OAuthOptions
+from ..auth.sdk_provider import OAuthOptions
 from ..core.text import line_word
 from ..errors import FlowError, Note, SessionError, describe_exception
 from ..flows.flow import Flow, FlowState

@@ -33,7 +33,8 @@ from ..prototype import Prototypes
 from ..wire.roots import Roots
 from ..core.threads import Runtime
 from ..sampling.router import ModelRouter
-from ..auth.oauth import OAuthOptions, TokenVault
+from ..auth.sdk_provider import OAuthOptions
+from ..auth.vault import TokenVault
 from ..flows.store import SavedFlow, Store
 from ..wire.task_handles import TaskHandles, TaskOptions
 from ..flows.ui import FlowUI, HeadlessUI

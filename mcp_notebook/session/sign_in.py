@@ -1,6 +1,6 @@
 """``SignIns``: how a session's connections sign in (OAuth), and where a person is asked to.
 
-A connection whose server answers 401 signs in through the SDK's OAuth provider (``auth.oauth``).
+A connection whose server answers 401 signs in through the SDK's OAuth provider (``auth.sdk_provider``).
 What the session decides: the redirect URI (the Jupyter server's callback when the page reported its
 base URL, else the kernel's loopback catcher), where the sign-in is shown (the cell of an interactive
 call or connect; a script's browser; nowhere in a headless kernel run, which says to sign in once
@@ -14,7 +14,9 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..auth.oauth import CALLBACK_PATH, LoopbackCatcher, OAuthOptions, SignIn, SignInRequest, SignInUnavailable, build_provider
+from ..auth.sdk_provider import OAuthOptions, build_provider
+
+from ..auth.sign_in import CALLBACK_PATH, LoopbackCatcher, SignIn, SignInRequest, SignInUnavailable
 from ..errors import SessionError
 
 if TYPE_CHECKING:
@@ -72,7 +74,7 @@ class SignIns:
         Returns the connection's name. The answer goes to the sign-in whose state it carries, or to the
         only one waiting (whose check then refuses a foreign state, saying so).
         """
-        from ..auth.oauth import parse_redirect
+        from ..auth.sign_in import parse_redirect
 
         answer = parse_redirect(address)
         waiting = [s for s in self._sign_ins if s.pending is not None]

@@ -27,7 +27,7 @@ from ..core.threads import Runtime
 if TYPE_CHECKING:
     from mcp import Client
 
-    from ..auth.oauth import SignIn
+    from ..auth.sign_in import SignIn
     from .routing import StreamRoutes
     from mcp.client import ClientRequestContext, IncomingMessage
     from mcp.client.session import ClientSession
@@ -192,7 +192,7 @@ class Connection:
         A server that answered 401 but offers no OAuth (no protected-resource or authorization-server
         metadata, so registration failed) wants some other credential: that is the plain 401 error.
         """
-        from ..auth.oauth import explain
+        from ..auth.sdk_provider import explain
 
         assert self.auth_failure is not None
         context = getattr(self._auth, "context", None)

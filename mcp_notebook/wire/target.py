@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..errors import FlowError
 
 if TYPE_CHECKING:
-    from ..auth.oauth import OAuthOptions
+    from ..auth.sdk_provider import OAuthOptions
 
 __all__ = ["Target", "parse_target"]
 

@@ -193,7 +193,7 @@ def test_a_received_flow_id_from_tab_and_the_commands_its_errors_print(ip: Any, 
 
 def _hints() -> list[tuple[str, dict[str, Any], list[str]]]:
     """(kind, fields, the commands its hint must print), with the payload in every field a server or record gave."""
-    from mcp_notebook.auth.oauth import OAuthOptions
+    from mcp_notebook.auth.sdk_provider import OAuthOptions
     from mcp_notebook.wire.connection import Connection
     from mcp_notebook.wire.target import Target
 

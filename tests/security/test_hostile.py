@@ -610,6 +610,7 @@ def test_summary_and_refusal_html() -> None:
 
 def test_resume_offer_from_hostile_record() -> None:
     """A saved record's strings came from a server (and a notebook): the offer shows them as text."""
+    from mcp_notebook.flows.store import SavedFlow
     from mcp_notebook.notebook.live_view import ResumeOffer
 
     record = {
@@ -620,7 +621,7 @@ def test_resume_offer_from_hostile_record() -> None:
         "round": h("record-round"),
     }
     with capture_output():
-        offer = ResumeOffer(record, [h("record-question")], h("record-age"), lambda: None, lambda: None)
+        offer = ResumeOffer(SavedFlow.from_dict({**record, "pending": {}}), [h("record-question")], h("record-age"), lambda: None, lambda: None)
     try:
         leaks = widget_leaks(offer.box)
         assert not leaks, "\n".join(leaks)
@@ -633,6 +634,7 @@ def test_resume_offer_from_hostile_record() -> None:
 
 def test_record_review_and_confirm_panel_from_hostile_record() -> None:
     """A received notebook's record is shown whole before it may run: every string of it as text."""
+    from mcp_notebook.flows.store import SavedFlow
     from mcp_notebook.notebook.consent import ConfirmResume, RecordReview
 
     record = {
@@ -645,13 +647,13 @@ def test_record_review_and_confirm_panel_from_hostile_record() -> None:
     }
     http_record = {**record, "server": {"name": h("planted-server"), "target": JS_URL, "bearer_env": h("planted-token-var"), "headers": [h("planted-header")]}}
     for rec in (record, http_record):
-        bundle = RecordReview(rec, [h("planted-concern")])._repr_mimebundle_()
+        bundle = RecordReview(SavedFlow.from_dict({**rec, "round": 1, "pending": {}}), [h("planted-concern")])._repr_mimebundle_()
         assert not find_leaks(bundle["text/html"]), find_leaks(bundle["text/html"])
         for tag in ("planted-id", "planted-server", "planted-tool", "planted-concern", "planted-withheld"):
             assert h(tag) in html_text(bundle["text/html"]) and h(tag) in bundle["text/plain"], tag
     ran: list[str] = []
     with capture_output():
-        panel = ConfirmResume(record, [h("planted-concern")], lambda: ran.append("ran"))
+        panel = ConfirmResume(SavedFlow.from_dict({**record, "round": 1, "pending": {}}), [h("planted-concern")], lambda: ran.append("ran"))
     try:
         leaks = widget_leaks(panel.box)
         assert not leaks, "\n".join(leaks)

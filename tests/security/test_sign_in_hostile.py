@@ -17,7 +17,9 @@ import httpx2
 import ipywidgets as w
 import pytest
 
-from mcp_notebook.auth.oauth import LoopbackCatcher, SignIn, SignInRequest, TokenVault, parse_redirect
+from mcp_notebook.auth.sign_in import LoopbackCatcher, SignIn, SignInRequest, parse_redirect
+
+from mcp_notebook.auth.vault import TokenVault
 from mcp_notebook.errors import FlowError
 from mcp_notebook.session.session import Session
 
@@ -89,7 +91,7 @@ def test_catcher_page_and_parser_take_hostile_answers_as_text() -> None:
 
 def test_sign_in_outcome_and_auth_list_show_hostile_text_inert(tmp_path: Any) -> None:
     """The AS's error text in the settled panel, and its issuer and scope in ``%mcp auth list``, stay text."""
-    from mcp_notebook.auth.oauth import TokenVault
+    from mcp_notebook.auth.vault import TokenVault
 
     from ..conftest import get_shell, session_of
 

@@ -1,0 +1,278 @@
+"""OAuth sign-in for remote MCP servers: the SDK's ``OAuthClientProvider``, wired for a notebook.
+
+The SDK does the protocol (protected-resource and authorization-server discovery, client ID
+metadata documents, dynamic registration, PKCE, state and issuer checks, refresh, step-up scopes,
+resource indicators). This module gives it what a notebook has:
+
+* ``OAuthOptions``: which client signs in (dynamic registration, a client id or metadata document,
+  client credentials, a private key JWT, an identity assertion), by names only;
+* ``build_provider``: the SDK's providers, subclassed only to restore the expiry (``vault``), to
+  register again for a new callback address, and to record failures, asking through a
+  ``sign_in.SignIn``;
+* ``explain``: what a failed sign-in means, as a ``FlowError`` with a ``kind``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin
+
+from ..errors import FlowError
+from .sign_in import SignIn, SignInDenied, SignInRefused, SignInTimeout, SignInUnavailable
+from .vault import ResourceTokens, TokenVault
+
+if TYPE_CHECKING:
+
+    import httpx2
+    from mcp.client.auth import OAuthClientProvider
+
+__all__ = ["OAuthOptions", "build_provider", "explain"]
+
+
+@dataclass(frozen=True)
+class OAuthOptions:
+    """How a connection signs in. Secrets are named by environment variable, never given as values."""
+
+    client_id: str | None = None  # a pre-registered client (else: metadata document or dynamic registration)
+    client_secret_env: str | None = None
+    scope: str | None = None  # scopes to ask for up front (the server's challenge otherwise decides)
+    client_credentials: bool = False  # a machine client: no person, no browser (client_secret or private key)
+    private_key_env: str | None = None  # PEM of a private_key_jwt client (with client_credentials)
+    # enterprise sign-in (SEP-990, cross-app access): the identity provider's ID token is exchanged there
+    # for an identity assertion grant (ID-JAG), which the authorization server ``issuer`` turns into a token
+    id_token_env: str | None = None
+    idp_token_endpoint: str | None = None
+    idp_client_id: str | None = None
+    issuer: str | None = None
+
+    @classmethod
+    def from_saved(cls, saved: dict[str, Any]) -> OAuthOptions:
+        """Options back from a record's ``oauth`` entry (strings only; anything else is dropped)."""
+        names = ("client_id", "client_secret_env", "scope", "private_key_env", "id_token_env", "idp_token_endpoint", "idp_client_id", "issuer")
+        values = {k: saved[k] for k in names if isinstance(saved.get(k), str)}
+        return cls(client_credentials=saved.get("sign_in") == "client_credentials", **values)
+
+    def saved(self) -> dict[str, Any]:
+        """What a saved record may say about sign-in: names, never secrets."""
+        out: dict[str, Any] = {"sign_in": "client_credentials" if self.client_credentials else "oauth"}
+        if self.client_id:
+            out["client_id"] = self.client_id
+        for name in ("client_secret_env", "private_key_env", "scope", "id_token_env", "idp_token_endpoint", "idp_client_id", "issuer"):
+            if getattr(self, name):
+                out[name] = getattr(self, name)
+        return out
+
+
+# ---------------------------------------------------------------------- the provider
+def build_provider(resource: str, options: OAuthOptions, vault: TokenVault, sign_in: SignIn, *, client_name: str, client_metadata_url: str | None, on_failure: Callable[[BaseException], None]) -> httpx2.Auth:
+    """The ``httpx2.Auth`` for one HTTP connection: authorization code with PKCE, or client credentials."""
+    from mcp.client.auth import OAuthClientProvider
+    from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
+    from pydantic import AnyUrl
+
+    secret = _env(options.client_secret_env, "--client-secret-env")
+    redirect = sign_in.redirect_uri
+    if options.id_token_env:
+        return _identity_assertion_provider(resource, options, vault, secret, on_failure)
+    if options.client_credentials:
+        if not options.client_id:
+            raise FlowError("a client-credentials sign-in needs a client id (--client-id)", kind="bad_input")
+        storage = ResourceTokens(vault, resource, None)
+        key = _env(options.private_key_env, "--private-key-env")
+        if key:
+            from mcp.client.auth.extensions.client_credentials import PrivateKeyJWTOAuthProvider, SignedJWTParameters
+
+            jwt = SignedJWTParameters(issuer=options.client_id, subject=options.client_id, signing_key=key, signing_algorithm=_jwt_algorithm(key))
+            base: type = _recording(PrivateKeyJWTOAuthProvider)
+            return base(resource, storage, options.client_id, jwt.create_assertion_provider(), scope=options.scope, on_failure=on_failure)
+        if not secret:
+            raise FlowError("a client-credentials sign-in needs a secret (--client-secret-env VAR) or a key (--private-key-env VAR)", kind="bad_input")
+        from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
+
+        base = _recording(ClientCredentialsOAuthProvider)
+        return base(resource, storage, options.client_id, secret, scope=options.scope, on_failure=on_failure)
+
+    preset = None
+    if options.client_id:
+        preset = OAuthClientInformationFull(
+            client_id=options.client_id, client_secret=secret, redirect_uris=[AnyUrl(redirect)] if redirect else None,
+            token_endpoint_auth_method="client_secret_basic" if secret else "none",
+        )  # fmt: skip
+    storage = ResourceTokens(vault, resource, redirect, preset)
+    metadata = OAuthClientMetadata(
+        client_name=client_name, redirect_uris=[AnyUrl(redirect)] if redirect else None,
+        grant_types=["authorization_code", "refresh_token"], response_types=["code"],
+        token_endpoint_auth_method="none", scope=options.scope,
+    )  # fmt: skip
+
+    class NotebookOAuth(_recording(OAuthClientProvider)):  # type: ignore[misc]
+        """The SDK's provider, restoring the stored expiry (so a new kernel refreshes instead of asking again)."""
+
+        async def _initialize(self) -> None:
+            await super()._initialize()
+            self.context.token_expiry_time = storage.expires_at()
+
+        def _expected_issuer(self) -> str:
+            # Called as a new authorization begins (after any refresh, which keeps the old client): a
+            # client registered for another callback address is dropped here, so it registers again.
+            if storage.registered_elsewhere(self.context.client_info) and not self.context.client_metadata_url:
+                self.context.client_info = None
+            return str(super()._expected_issuer())
+
+        async def _perform_authorization_code_grant(self) -> tuple[str, str]:
+            meta = self.context.oauth_metadata
+            sign_in.issuer = str(meta.issuer) if meta is not None else self.context.auth_server_url
+            # the endpoint exactly as the SDK chooses it (its metadata's, else the server's /authorize)
+            if meta is not None and meta.authorization_endpoint:
+                endpoint = str(meta.authorization_endpoint)
+            else:
+                endpoint = urljoin(self.context.get_authorization_base_url(self.context.server_url), "/authorize")
+            sign_in.expect_endpoint(endpoint)
+            return await super()._perform_authorization_code_grant()
+
+    provider: OAuthClientProvider = NotebookOAuth(
+        resource, metadata, storage, redirect_handler=sign_in.redirect, callback_handler=sign_in.callback,
+        client_metadata_url=client_metadata_url, on_failure=on_failure,
+    )  # fmt: skip
+    return provider
+
+
+def _identity_assertion_provider(resource: str, options: OAuthOptions, vault: TokenVault, secret: str | None, on_failure: Callable[[BaseException], None]) -> httpx2.Auth:
+    """SEP-990: the IdP's ID token -> an ID-JAG at the IdP (RFC 8693 token exchange) -> a token at ``issuer`` (RFC 7523)."""
+    import httpx2
+    from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuthProvider
+
+    id_token = _env(options.id_token_env, "--id-token-env")
+    if not (options.client_id and secret and options.issuer and options.idp_token_endpoint):
+        raise FlowError("an enterprise sign-in needs --client-id, --client-secret-env, --issuer (the authorization server) and --idp-token-endpoint", kind="bad_input")
+    endpoint = options.idp_token_endpoint
+
+    async def fetch_id_jag(audience: str, resource_id: str) -> str:
+        form = {
+            "grant_type": "urn:ietf:params:oauth:grant-type:token-exchange",
+            "subject_token": id_token or "", "subject_token_type": "urn:ietf:params:oauth:token-type:id_token",
+            "requested_token_type": "urn:ietf:params:oauth:token-type:id-jag", "audience": audience, "resource": resource_id,
+        }  # fmt: skip
+        if options.idp_client_id:
+            form["client_id"] = options.idp_client_id
+        async with httpx2.AsyncClient(timeout=30) as http:
+            response = await http.post(endpoint, data=form)
+        if response.status_code != 200:
+            raise RuntimeError(f"the identity provider refused the token exchange (HTTP {response.status_code}): {response.text[:300]}")
+        grant = response.json().get("access_token")
+        if not isinstance(grant, str):
+            raise RuntimeError("the identity provider's token exchange returned no identity assertion grant")
+        return grant
+
+    base: type = _recording(IdentityAssertionOAuthProvider)  # type: ignore[arg-type]
+    provider: httpx2.Auth = base(
+        resource, ResourceTokens(vault, resource, None), options.client_id, secret, options.issuer, fetch_id_jag,
+        scope=options.scope, token_endpoint_auth_method="client_secret_basic", on_failure=on_failure,
+    )  # fmt: skip
+    return provider
+
+
+def _quiet_sdk_log() -> None:
+    """Drop the SDK's "OAuth flow error" traceback: the failure is recorded and explained in the cell
+    (``explain``); in a kernel that log line would print a traceback into whatever cell is running."""
+    import logging
+
+    logger = logging.getLogger("mcp.client.auth.oauth2")
+    if not any(getattr(f, "mcp_notebook", False) for f in logger.filters):
+
+        def explained_here(record: logging.LogRecord) -> bool:
+            return record.getMessage() != "OAuth flow error"
+
+        explained_here.mcp_notebook = True  # type: ignore[attr-defined]
+        logger.addFilter(explained_here)
+
+
+def _recording(base: type[OAuthClientProvider]) -> type:
+    """``base`` with its auth flow's exceptions handed to ``on_failure`` first (the SDK reports them as a bare -32603)."""
+
+    _quiet_sdk_log()
+
+    class Recording(base):  # type: ignore[valid-type,misc]
+        def __init__(self, *args: Any, on_failure: Callable[[BaseException], None], **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self._on_failure = on_failure
+
+        async def _auth_flow(self, request: Any) -> Any:
+            flow = super()._auth_flow(request)
+            try:
+                outgoing = await flow.__anext__()
+                while True:
+                    incoming = yield outgoing
+                    outgoing = await flow.asend(incoming)
+            except StopAsyncIteration:
+                return
+            except Exception as exc:  # noqa: BLE001 - recorded, and the request fails alone (below)
+                self._on_failure(exc)
+            finally:
+                # httpx2 closes this generator when one of the flow's own requests cannot be sent (a
+                # metadata address refusing connections): the SDK's flow, suspended inside its lock,
+                # must be closed here, in this task. Left to the garbage collector it is closed in
+                # another task, whose lock release fails ("Task exception was never retrieved"), and
+                # until then it holds the lock every later request of this connection waits for.
+                await flow.aclose()
+            # The sign-in failed (denied, timed out, no OAuth offered...). Raising here would end the
+            # whole transport; instead the request goes once more without a token, so the server's own
+            # 401 fails just this request, and the connection (and its other calls) lives on.
+            request.headers.pop("Authorization", None)
+            yield request
+
+    return Recording
+
+
+def _env(name: str | None, flag: str) -> str | None:
+    if not name:
+        return None
+    value = os.environ.get(name)
+    if not value:
+        raise FlowError(f"environment variable {name} is not set (needed by {flag})", kind="bad_input")
+    return value
+
+
+def _jwt_algorithm(pem: str) -> str:
+    """ES256 for an EC key, RS256 for RSA (what a private_key_jwt assertion is signed with)."""
+    return "RS256" if "RSA" in pem.split("-----", 2)[1] else "ES256"
+
+
+# ---------------------------------------------------------------------- failures in plain words
+def explain(exc: BaseException, server: str, resource: str, issuer: str | None) -> FlowError:
+    """A failed sign-in as a ``FlowError``: what happened and (with ``kind``) what to do."""
+    where = f" at {issuer}" if issuer else ""
+    details = {"url": resource, "issuer": issuer}
+    if isinstance(exc, SignInUnavailable):
+        text = f"{server} wants you to sign in{where}, and this run is headless: nobody can click. {exc}"
+        return FlowError(text, kind="sign_in_required", server=server, details=details)
+    if isinstance(exc, SignInDenied):
+        if exc.error == "cancelled":
+            return FlowError(f"Sign-in to {server} was cancelled; nothing was sent.", kind="sign_in_denied", server=server, details=details)
+        why = f" ({exc.description})" if exc.description else ""
+        text = f"Sign-in to {server}{where} did not complete: the authorization server answered {exc.error!r}{why}. Nothing was sent to the server."
+        return FlowError(text, kind="sign_in_denied", server=server, details=details)
+    if isinstance(exc, SignInRefused):
+        text = f"Sign-in to {server}{where} stopped before any sign-in page was shown: {exc}. Nothing was opened or sent; tell the server's operator."
+        return FlowError(text, kind="sign_in_refused", server=server, details=details)
+    if isinstance(exc, SignInTimeout):
+        text = f"Sign-in to {server}{where} got no answer within {exc.timeout:g} s (the tab was closed, or the redirect did not come back here)."
+        return FlowError(text, kind="sign_in_timeout", server=server, details=details)
+    message = str(exc)
+    lower = message.lower()
+    if "state parameter mismatch" in lower:
+        text = f"The sign-in answer for {server} did not belong to this sign-in (its state did not match): an older attempt's page, or a forged one. Nothing was sent; sign in again."
+    elif "issuer" in lower and ("mismatch" in lower or "does not match" in lower or "expected" in lower):
+        text = f"Sign-in to {server} stopped: the authorization server is not who it says it is ({message}). Nothing was sent."
+    elif "does not match expected" in lower and "resource" in lower:
+        text = f"Sign-in to {server} stopped: the server's metadata names another resource ({message}). Nothing was sent."
+    elif type(exc).__name__ == "OAuthRegistrationError":
+        text = f"{server}{where} did not register this notebook as a client ({message}). If it wants a pre-registered client, connect with --client-id ID [--client-secret-env VAR]."
+    elif type(exc).__name__ == "OAuthTokenError":
+        text = f"The authorization server{where} refused the token request for {server} ({message})."
+    else:
+        text = f"Sign-in to {server}{where} failed: {message or type(exc).__name__}."
+    return FlowError(text, kind="sign_in_failed", server=server, details=details)
