@@ -15,6 +15,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from mcp_notebook.mapping import map as mapping
+from mcp_notebook.mapping.dask import Remote
+from mcp_notebook.mapping.rows import CallSpec, MapStop, run_rows
+from mcp_notebook.notebook.map_progress import MapProgress
 from mcp_notebook.errors import FlowError
 from mcp_notebook.core.redact import MASK
 from mcp_notebook.session.session import Session
@@ -247,7 +250,7 @@ def test_map_magic_result_column_holds_values_not_json_strings() -> None:
 
 
 def test_no_progress_bar_outside_a_kernel() -> None:
-    assert mapping.MapProgress.in_kernel(10, "x") is None
+    assert MapProgress.in_kernel(10, "x") is None
 
 
 def test_progress_bar_and_failure_table_in_a_real_kernel(tmp_path: Any) -> None:
@@ -307,7 +310,7 @@ def test_dask_bag_uses_the_workers_token_and_reports_failures(session: Session, 
     session.connect("web", url)
     seen = mapping.map("web.request_headers", db.from_sequence([{"names": ["authorization"]}] * 6, npartitions=3), bearer_env="MAP_WORKER_TOKEN", session=session)
     assert [r.structured_content for r in seen] == [{"authorization": "Bearer worker-secret-token"}] * 6
-    spec = mapping._Remote(name="web", url=url, bearer_env="MAP_WORKER_TOKEN", protocol="auto", spec=mapping._Spec(tool="echo", concurrency=1, retries=0))
+    spec = Remote(name="web", url=url, bearer_env="MAP_WORKER_TOKEN", protocol="auto", spec=CallSpec(tool="echo", concurrency=1, retries=0))
     assert b"worker-secret-token" not in pickle.dumps(spec)  # what a task carries: the variable's name only
 
     bag_rows = [{"text": f"r{i}"} if i % 100 != 42 else {"wrong": i} for i in range(500)]
@@ -358,9 +361,9 @@ def test_a_row_cancelled_while_waiting_its_turn_leaves_the_shown_form_alone(sess
 
     conn = session.connect("demo", make_demo())
     questions = MapQuestions(session.tool_schema_sync(conn, "provision_db"), "demo.provision_db", stop=lambda: None)  # no kernel loop: drawn at once
-    stop = mapping.MapStop()
-    spec = mapping._Spec(tool="provision_db", concurrency=2, retries=0)
-    future = session.runtime.submit(mapping.run_rows(session, conn, spec, [{"name": "a"}, {"name": "b"}], ui=questions, stop=stop))
+    stop = MapStop()
+    spec = CallSpec(tool="provision_db", concurrency=2, retries=0)
+    future = session.runtime.submit(run_rows(session, conn, spec, [{"name": "a"}, {"name": "b"}], ui=questions, stop=stop))
     deadline = time.monotonic() + 20
     while not (questions.area.children and sum(questions.waiting.values()) == 1):
         assert time.monotonic() < deadline, "the first form and a second row waiting"

@@ -20,16 +20,18 @@ import secrets
 import threading
 import time
 from functools import partial
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from enum import Enum
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from ..errors import FlowError, Kind, describe_exception
 from ..core.limits import Limits
 from ..core.redact import masked, secret_arguments
 from ..wire.routing import TAG_KEY
+from .kinds import STATE_ONLY_BACKOFF, FlowState, Method, Progress, Round
+from .task_follow import TaskFollowing
+from .trace import dump, parse_requests, question_line, response_summary, shorten_token, task_received, trace_received, without_task_id
 from .ui import FlowUI, HeadlessUI
 
 if TYPE_CHECKING:
@@ -38,42 +40,12 @@ if TYPE_CHECKING:
     from ..wire.connection import Connection
     from ..wire.task_handles import TaskRef
     from .store import SavedFlow, Store
-    from ..wire.tasks import TaskClient, TaskHandles, TaskOptions, TaskStatus
+    from ..wire.tasks import TaskHandles, TaskOptions, TaskStatus
 
 __all__ = ["Flow", "FlowState", "Method", "Round"]
 
-Method = Literal["tools/call", "prompts/get", "resources/read"]
-STATE_ONLY_BACKOFF = (0.05, 0.25)  # first and largest pause for rounds that only carry state
 
-
-class FlowState(str, Enum):  # noqa: UP042 - a StrEnum would change str()/format() of a state (public on Flow) from 'FlowState.DONE' to 'done'
-    RUNNING = "running"
-    WAITING = "waiting"
-    DONE = "done"
-    FAILED = "failed"
-    CANCELLED = "cancelled"
-
-
-@dataclass
-class Round:
-    """One request/response exchange of a flow, for the trace and the saved record."""
-
-    number: int
-    direction: Literal["client->server", "server->client"] = "client->server"
-    sent: Any = field(default_factory=dict)  # a dict, or a thunk building it
-    received: Any = field(default_factory=dict)
-    started: float = field(default_factory=time.perf_counter)
-    ended: float | None = None
-
-
-@dataclass
-class Progress:
-    progress: float = 0
-    total: float | None = None
-    message: str | None = None
-
-
-class Flow:
+class Flow(TaskFollowing):
     """A running (or finished) MCP request; ``await flow`` or ``flow.result()`` gives the SDK result."""
 
     def __init__(
@@ -467,7 +439,7 @@ class Flow:
                 await self._ask_withheld(missing)
             if requests:
                 self.pending = dict(requests)
-                responses = await self._answer_round(_parse_requests(requests))
+                responses = await self._answer_round(parse_requests(requests))
         from ..wire.tasks import TaskStatus
 
         while True:
@@ -522,13 +494,13 @@ class Flow:
             tasks = self.conn.task_client
             if tasks is not None and tasks.generation == "2025" and await self._wants_task():
                 status = await tasks.create(self.name, self.arguments, self.task_options.ttl_ms if self.task_options else None, common.get("meta"))
-                entry.ended, entry.received = time.perf_counter(), _task_received(status)
+                entry.ended, entry.received = time.perf_counter(), task_received(status)
                 return status
             progress = self._on_progress if self.wants_progress else None
             result = await session.call_tool(self.name, self.arguments, progress_callback=progress, allow_claimed=True, **common)
             if tasks is not None and not isinstance(result, (CallToolResult, InputRequiredResult)):
                 status = TaskStatus.from_wire(result.model_dump(by_alias=True, mode="json", exclude_none=True))
-                entry.ended, entry.received = time.perf_counter(), _task_received(status)
+                entry.ended, entry.received = time.perf_counter(), task_received(status)
                 return status
             if self.task_options is not None and self.task_options.requested and not self.notes_about_task:
                 self.notes.append(self._ran_inline(tasks))
@@ -537,7 +509,7 @@ class Flow:
         else:
             result = await session.read_resource(self.name, **common)
         entry.ended = time.perf_counter()
-        entry.received = partial(_trace_received, result)
+        entry.received = partial(trace_received, result)
         return result
 
     async def _answer_round(self, requests: dict[str, Any]) -> dict[str, Any]:
@@ -563,170 +535,6 @@ class Flow:
         self.pending = {}
         return responses
 
-    # ------------------------------------------------------------------ tasks (tasks.py does the protocol)
-    @property
-    def notes_about_task(self) -> bool:
-        return any(n.startswith("ran as a plain call") for n in self.notes)
-
-    async def _wants_task(self) -> bool:
-        """2025: whether to ask for a task: the tool requires one, or ``--task`` and the tool allows one."""
-        tools = self.conn.cached_tools
-        if tools is None or self.name not in tools:
-            tools = await self.conn.tools()
-        tool = tools.get(self.name)
-        support = getattr(getattr(tool, "execution", None), "task_support", None)
-        requested = self.task_options is not None and self.task_options.requested
-        return support == "required" or (requested and support == "optional")
-
-    def _ran_inline(self, tasks: TaskClient | None) -> str:
-        if tasks is None:
-            return f"ran as a plain call: {self.conn.name} does not offer tasks"
-        if tasks.generation == "2026":
-            return "ran as a plain call: on 2026-07-28 the server decides which calls become tasks, and it answered at once"
-        return f"ran as a plain call: the tool {self.name!r} does not support running as a task"
-
-    async def _follow_task(self, status: TaskStatus | None) -> Any:
-        """Follow the task this call became (``status``), or the saved one (``None``): poll, answer, fetch the result."""
-        from mcp import MCPError
-
-        from ..wire.tasks import fingerprint, follow, gone
-
-        client = self.conn.task_client
-        ref = self.task_ref
-        if client is None:
-            raise FlowError(f"{self.label}: {self.conn.name} no longer offers tasks, so the task cannot be followed", kind="task_gone", server=self.conn.name)
-        if status is None:  # resumed: the handle lives in this user's task handles, never in the notebook
-            assert ref is not None
-            if ref.generation != client.generation:
-                raise FlowError(f"{self.label}: the task was started on a {ref.generation} connection and {self.conn.name} now speaks {client.generation}", kind="task_gone")
-            entry = self._handles().get(ref.ref)
-            task_id = entry.get("task_id") if isinstance(entry.get("task_id"), str) else None
-            from ..wire.task_handles import TaskHandles, describe_identity
-
-            identity = self.conn.target.identity()
-            if task_id is not None and not TaskHandles.belongs_to(entry, identity):  # the whole target: command, arguments, folder, env names
-                raise FlowError(
-                    f"{self.label}: the saved task was started on {describe_identity(entry.get('identity', entry.get('target')))}, "
-                    f"not on {describe_identity(identity)}; its handle is not sent to another server",
-                    kind="task_handle_missing", flow_id=self.id, server=self.conn.name,
-                )  # fmt: skip
-            if task_id is None:
-                raise FlowError(
-                    f"{self.label}: the task's handle is not on this machine. Task handles are kept only in the Jupyter data folder "
-                    "of the user who started the task, never in the notebook; open the notebook there to follow it, or call the tool again.",
-                    kind="task_handle_missing", flow_id=self.id, server=self.conn.name,
-                )  # fmt: skip
-            from ..wire.tasks import TaskStatus as _Status
-
-            status = _Status(task_id=task_id, status=ref.status, created_at=ref.created, ttl_ms=ref.ttl_ms, poll_ms=ref.poll_ms)
-            self.task = status
-            self.task_started = time.perf_counter()
-            try:
-                status = await client.get(task_id)
-            except MCPError as exc:
-                raise (gone(exc, self.task, self.label) or exc) from None
-        else:
-            self.task, self.task_started = status, time.perf_counter()
-            if self.store is not None and self.save:
-                where = {"server": self.conn.name, "target": self.conn.target.describe(), "identity": self.conn.target.identity(), "tool": self.name, "flow_id": self.id,
-                         "cell_id": self.cell_id, "notebook": self.notebook, "created": status.created_at, "generation": client.generation}  # fmt: skip
-                from ..wire.task_handles import TaskRef
-
-                self.task_ref = TaskRef(self._handles().keep(status.task_id, **where), client.generation, created=status.created_at).seen(status)
-                if self.store.signer.ready:
-                    self._save_task_record()
-                else:  # the first record of this kernel reads Jupyter's notary secret (imports nbformat): off the loop
-                    await asyncio.to_thread(self._save_task_record)
-            if self.conn.target.kind != "http":
-                self.notes.append(
-                    f"{self.conn.name} runs inside this kernel's process tree ({self.conn.target.kind}): its tasks end with the kernel, "
-                    "so this one cannot be followed from a new kernel; serve it over HTTP for that"
-                )  # fmt: skip
-        polling = Round(number=self.round + 1, sent={"method": "tasks/get", "params": {"taskId": fingerprint(status.task_id)}})
-        self.rounds.append(polling)
-        try:
-            return await follow(client, status, self, set(ref.answered) if ref is not None else None)
-        except asyncio.CancelledError:
-            if self._user_cancelled and self.task is not None and not self.task.terminal and client.can_cancel:
-                await self._cancel_task(client, self.task.task_id)
-            raise
-        except MCPError as exc:
-            raise (gone(exc, self.task, self.label) or exc) from None
-        finally:
-            polling.ended = time.perf_counter()
-            polling.received = {"status": self.task.status if self.task is not None else None}
-
-    async def _cancel_task(self, client: TaskClient, task_id: str) -> None:
-        """The user cancelled: tell the server (bounded; a server that cannot be told keeps the task)."""
-        try:
-            await asyncio.shield(asyncio.wait_for(client.cancel(task_id), 10))
-        except Exception:  # noqa: BLE001 - the cancellation stands here either way
-            self.notes.append("the server could not be told to cancel the task; it may run on until its time to live ends")
-
-    def _handles(self) -> TaskHandles:
-        if self.task_handles is None:
-            from ..wire.task_handles import TaskHandles
-
-            self.task_handles = TaskHandles()
-        return self.task_handles
-
-    def _drop_task_handle(self) -> None:
-        if self.task_ref is not None:
-            self._handles().remove(self.task_ref.ref)
-
-    def _save_task_record(self) -> None:
-        if self.store is not None and self.save and self.task_ref is not None:
-            oversize = self.store.save(self.record(None))
-            self._saved = oversize is None
-
-    # the tasks.TaskHost of follow()
-    def task_changed(self, status: TaskStatus) -> None:
-        """A poll or notification: the view shows it; the record follows a change of status (loop thread)."""
-        previous, self.task = self.task, status
-        ref = self.task_ref
-        if ref is not None and (previous is None or previous.status != status.status or ref.status != status.status):
-            self.task_ref = ref.seen(status)
-            if not status.terminal:
-                self._save_task_record()
-        self.state = FlowState.RUNNING
-        self.view.changed(self)
-
-    async def answer_task(self, requests: dict[str, Any]) -> dict[str, Any]:
-        """2026: the input requests of an ``input_required`` task, answered like a round's."""
-        self.round += 1
-        try:
-            parsed = _parse_requests(requests)
-        except Exception:  # noqa: BLE001 - a request this client cannot read
-            raise FlowError(f"{self.label}: the task asks for input this client does not understand ({', '.join(list(requests)[:5])})", kind="task_invalid") from None
-        self.pending = dict(parsed)
-        responses = await self._answer_round(parsed)
-        if self.task_ref is not None:
-            from dataclasses import replace
-
-            self.task_ref = replace(self.task_ref, answered=[*self.task_ref.answered, *responses])
-            self._save_task_record()
-        return responses
-
-    async def next_change(self, timeout: float) -> TaskStatus | None:
-        """Wait ``timeout`` seconds, or less when a status notification arrives (returned)."""
-        if self._task_event is None:
-            self._task_event = asyncio.Event()
-        event = self._task_event
-        if self._task_notice is None:
-            try:
-                await asyncio.wait_for(event.wait(), timeout)
-            except TimeoutError:
-                pass
-        event.clear()
-        notice, self._task_notice = self._task_notice, None
-        return notice
-
-    def task_notified(self, status: TaskStatus) -> None:
-        """A 2025 ``notifications/tasks/status`` for this flow's task (loop thread)."""
-        self._task_notice = status
-        if self._task_event is not None:
-            self._task_event.set()
-
     # ------------------------------------------------------------------ answering (both generations)
     async def answer_elicitations(self, requests: dict[str, Any], single: bool = False, candidates: list[Flow] | None = None) -> Any:
         """Elicitation requests of one round -> ``ElicitResult`` per key (one form for all).
@@ -736,7 +544,7 @@ class Flow:
         the form names the calls.
         """
         if single:  # back-channel request of a 2025 server: show it, record it in the trace
-            self.pending = {key: {"method": "elicitation/create", "params": _without_task_id(_dump(p))} for key, p in requests.items()}
+            self.pending = {key: {"method": "elicitation/create", "params": without_task_id(dump(p))} for key, p in requests.items()}
             # the 2025 back-channel request arrives while request ``round + 1`` is in flight
             self.rounds.append(Round(number=self.round + 1, direction="server->client", received=dict(self.pending)))
         self.state = FlowState.WAITING
@@ -764,9 +572,9 @@ class Flow:
         for key, answer in answers.items():
             fields = sorted((answer.content or {}).keys()) if getattr(answer, "content", None) else []
             detail = f" ({', '.join(fields)})" if fields else ""
-            self.answer_summary.append(f"{_question(key, requests.get(key))}: {answer.action}{detail}")
+            self.answer_summary.append(f"{question_line(key, requests.get(key))}: {answer.action}{detail}")
         if single:
-            self.rounds[-1].sent = {key: _response_summary(a) for key, a in answers.items()}
+            self.rounds[-1].sent = {key: response_summary(a) for key, a in answers.items()}
             self.rounds[-1].ended = time.perf_counter()
             return next(iter(answers.values()))
         return answers
@@ -856,7 +664,7 @@ class Flow:
             arguments={k: v for k, v in self.arguments.items() if k not in secrets},
             round=self.round,
             request_state=request_state,
-            pending={key: _dump(req) for key, req in self.pending.items()},
+            pending={key: dump(req) for key, req in self.pending.items()},
             updated=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             withheld=withheld or None,
             task=self.task_ref.to_dict() if self.task_ref is not None else None,
@@ -871,7 +679,7 @@ class Flow:
         if self.method != "resources/read":
             params["arguments"] = masked(self.arguments, self.secret_arguments)
         if responses:
-            params["inputResponses"] = {k: _response_summary(v) for k, v in responses.items()}
+            params["inputResponses"] = {k: response_summary(v) for k, v in responses.items()}
         if state is not None:
             params["requestState"] = shorten_token(state)
         return {"method": self.method, "params": params}
@@ -927,77 +735,6 @@ def _unreachable(exc: BaseException) -> bool:
     from ..errors import leaf_exceptions
 
     return any(type(e).__name__ in _TRANSPORT_ERRORS or isinstance(e, ConnectionError) for e in leaf_exceptions(exc))
-
-
-def shorten_token(token: str, keep: int = 12) -> str:
-    """An opaque state token, shown but not spelled out (it is long and means nothing to read)."""
-    return token if len(token) <= 2 * keep else f"{token[:keep]}…{token[-6:]} ({len(token)} chars)"
-
-
-def _dump(obj: Any) -> Any:
-    return obj.model_dump(mode="json", by_alias=True, exclude_none=True) if hasattr(obj, "model_dump") else obj
-
-
-def _question(key: str, params: Any) -> str:
-    """How an answer summary names a question: its message (shortened), else its request key."""
-    message = params.get("message") if isinstance(params, dict) else getattr(params, "message", None)
-    if not isinstance(message, str) or not message.strip():
-        return key
-    message = " ".join(message.split())
-    return f"“{message}”" if len(message) <= 60 else f"“{message[:59]}…”"
-
-
-def _response_summary(answer: Any) -> Any:
-    """What the trace shows of an answer: the action and field names, never the values."""
-    action = getattr(answer, "action", None)
-    if action is not None:
-        return {"action": action, "fields": sorted((answer.content or {}).keys())}
-    if hasattr(answer, "model"):
-        return {"model": answer.model, "stopReason": getattr(answer, "stop_reason", None)}
-    if hasattr(answer, "roots"):
-        return {"roots": [str(r.uri) for r in answer.roots]}
-    return {"type": type(answer).__name__}
-
-
-def _without_task_id(params: Any) -> Any:
-    """Request params whose related-task ``_meta`` names the task by its fingerprint, never its id (a bearer-like handle)."""
-    from ..wire.tasks import RELATED_TASK, fingerprint
-
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    related = meta.get(RELATED_TASK) if isinstance(meta, dict) else None
-    if not isinstance(related, dict) or not isinstance(related.get("taskId"), str):
-        return params
-    return {**params, "_meta": {**meta, RELATED_TASK: {**related, "taskId": fingerprint(related["taskId"])}}}  # type: ignore[dict-item]
-
-
-def _task_received(status: Any) -> dict[str, Any]:
-    """What the trace shows of a created task: its status, never its id (a bearer-like handle)."""
-    from ..wire.tasks import fingerprint
-
-    return {"resultType": "task", "task": fingerprint(status.task_id), "status": status.status}
-
-
-def _trace_received(result: Any) -> dict[str, Any]:
-    from mcp.types import InputRequiredResult
-
-    if isinstance(result, InputRequiredResult):
-        out: dict[str, Any] = {"resultType": "input_required"}
-        if result.input_requests:
-            out["inputRequests"] = {k: _dump(v) for k, v in result.input_requests.items()}
-        if result.request_state is not None:
-            out["requestState"] = shorten_token(result.request_state)
-        return out
-    return {"resultType": "complete", "result": type(result).__name__}
-
-
-def _parse_requests(requests: dict[str, Any]) -> dict[str, Any]:
-    """Saved questions (plain dicts) back into SDK request models."""
-    from pydantic import TypeAdapter
-
-    from mcp.types import InputRequest
-
-    adapter: TypeAdapter[Any] = TypeAdapter(InputRequest)
-    return {key: adapter.validate_python(value) for key, value in requests.items()}
 
 
 def _as_text(value: Any) -> str:

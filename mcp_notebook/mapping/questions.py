@@ -131,7 +131,7 @@ class MapQuestions(HeadlessUI):
 
         from ..forms.widgets import ElicitationPanel
 
-        from .map import row_text
+        from .frames import row_text
 
         shown = row_text(flow.arguments, self.schema, ARGS_CHARS)
         waiting = f" ({others} more row{'s' if others != 1 else ''} waiting on the same question)" if others else ""

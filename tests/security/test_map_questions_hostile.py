@@ -16,7 +16,7 @@ from typing import Any
 import ipywidgets as w
 import pytest
 
-from mcp_notebook.mapping import map as mapping
+from mcp_notebook.mapping.rows import CallSpec, run_rows
 from mcp_notebook.mapping.questions import MapQuestions
 from mcp_notebook.session.session import Session
 
@@ -58,8 +58,8 @@ def run(session: Session, tool: str, rows: list[dict[str, Any]]) -> tuple[MapQue
     conn = session.registry.get("h")
     schema = session.tool_schema_sync(conn, tool)
     questions = MapQuestions(schema, f"h.{tool} {HOSTILE}", stop=lambda: None)  # a label with markup; no kernel loop here: drawing runs at once
-    spec = mapping._Spec(tool=tool, concurrency=1, retries=0)
-    return questions, session.runtime.submit(mapping.run_rows(session, conn, spec, rows, ui=questions))
+    spec = CallSpec(tool=tool, concurrency=1, retries=0)
+    return questions, session.runtime.submit(run_rows(session, conn, spec, rows, ui=questions))
 
 
 def test_the_form_shows_the_servers_script_and_the_rows_markup_as_text(session: Session) -> None:

@@ -39,7 +39,7 @@ def session() -> Iterator[Session]:
 def test_the_map_failure_table_escapes_and_cuts_the_servers_errors(session: Session) -> None:
     results = map_rows("evil.shout", [{"n": i} for i in range(3)], on_error="keep", session=session)
     assert len(results) == 3 and all(MARKUP in str(r) for r in results)  # the whole error stays on the result
-    from mcp_notebook.mapping.map import failure_table
+    from mcp_notebook.mapping.frames import failure_table
 
     table = failure_table([(i, {"n": i}, r) for i, r in enumerate(results)], {}, 3, "evil.shout")
     page = table._repr_mimebundle_()["text/html"]

@@ -1,0 +1,86 @@
+"""What a flow's trace and record say of each message: questions in one line, answers by shape, never a secret.
+
+A trace (``--trace``, ``%mcp trace``, ``--save``) shows every round's messages for teaching; a saved
+record keeps the questions of a waiting round. Both go through these: requests as JSON without a
+task's id (``without_task_id``), answers summarised by action and field names, never values
+(``response_summary``), task ids shortened to a fingerprint-like prefix (``shorten_token``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+__all__ = ["dump", "parse_requests", "question_line", "response_summary", "shorten_token", "task_received", "trace_received", "without_task_id"]
+
+if TYPE_CHECKING:
+    pass
+
+
+def shorten_token(token: str, keep: int = 12) -> str:
+    """An opaque state token, shown but not spelled out (it is long and means nothing to read)."""
+    return token if len(token) <= 2 * keep else f"{token[:keep]}…{token[-6:]} ({len(token)} chars)"
+
+
+def dump(obj: Any) -> Any:
+    return obj.model_dump(mode="json", by_alias=True, exclude_none=True) if hasattr(obj, "model_dump") else obj
+
+
+def question_line(key: str, params: Any) -> str:
+    """How an answer summary names a question: its message (shortened), else its request key."""
+    message = params.get("message") if isinstance(params, dict) else getattr(params, "message", None)
+    if not isinstance(message, str) or not message.strip():
+        return key
+    message = " ".join(message.split())
+    return f"“{message}”" if len(message) <= 60 else f"“{message[:59]}…”"
+
+
+def response_summary(answer: Any) -> Any:
+    """What the trace shows of an answer: the action and field names, never the values."""
+    action = getattr(answer, "action", None)
+    if action is not None:
+        return {"action": action, "fields": sorted((answer.content or {}).keys())}
+    if hasattr(answer, "model"):
+        return {"model": answer.model, "stopReason": getattr(answer, "stop_reason", None)}
+    if hasattr(answer, "roots"):
+        return {"roots": [str(r.uri) for r in answer.roots]}
+    return {"type": type(answer).__name__}
+
+
+def without_task_id(params: Any) -> Any:
+    """Request params whose related-task ``_meta`` names the task by its fingerprint, never its id (a bearer-like handle)."""
+    from ..wire.tasks import RELATED_TASK, fingerprint
+
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    related = meta.get(RELATED_TASK) if isinstance(meta, dict) else None
+    if not isinstance(related, dict) or not isinstance(related.get("taskId"), str):
+        return params
+    return {**params, "_meta": {**meta, RELATED_TASK: {**related, "taskId": fingerprint(related["taskId"])}}}  # type: ignore[dict-item]
+
+
+def task_received(status: Any) -> dict[str, Any]:
+    """What the trace shows of a created task: its status, never its id (a bearer-like handle)."""
+    from ..wire.tasks import fingerprint
+
+    return {"resultType": "task", "task": fingerprint(status.task_id), "status": status.status}
+
+
+def trace_received(result: Any) -> dict[str, Any]:
+    from mcp.types import InputRequiredResult
+
+    if isinstance(result, InputRequiredResult):
+        out: dict[str, Any] = {"resultType": "input_required"}
+        if result.input_requests:
+            out["inputRequests"] = {k: dump(v) for k, v in result.input_requests.items()}
+        if result.request_state is not None:
+            out["requestState"] = shorten_token(result.request_state)
+        return out
+    return {"resultType": "complete", "result": type(result).__name__}
+
+
+def parse_requests(requests: dict[str, Any]) -> dict[str, Any]:
+    """Saved questions (plain dicts) back into SDK request models."""
+    from pydantic import TypeAdapter
+
+    from mcp.types import InputRequest
+
+    adapter: TypeAdapter[Any] = TypeAdapter(InputRequest)
+    return {key: adapter.validate_python(value) for key, value in requests.items()}
