@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from overhead import DEMO_STDIO, RawClient, _accept_defaults, stdio_params  # noqa: E402
+from overhead import DEMO_STDIO, RawClient, _accept_defaults, stdio_params  # noqa: E402 - after sys.path holds bench/ and the repository root
 
 ARGS = {"name": "orders"}
 ANSWERS = {"region": "us-east-1"}
@@ -31,7 +31,11 @@ async def manual(client: Any) -> None:
     while isinstance(result, InputRequiredResult):
         responses = {k: await _accept_defaults(None, r.params) for k, r in (result.input_requests or {}).items()}
         result = await session.call_tool(
-            "provision_db", ARGS, input_responses=responses, request_state=result.request_state, allow_input_required=True
+            "provision_db",
+            ARGS,
+            input_responses=responses,
+            request_state=result.request_state,
+            allow_input_required=True,
         )
     assert result.content[0].text == "Provisioned 'orders' in us-east-1 (size small).", result
 
@@ -44,7 +48,10 @@ def measure(label: str, target: Any, raw_target: Any, flows: int, blocks: int) -
 
     def ours() -> float:
         start = time.perf_counter()
-        running = [mcp_notebook.call(f"{label}.provision_db", ARGS, answers=ANSWERS, accept_defaults=True) for _ in range(flows)]
+        running = [
+            mcp_notebook.call(f"{label}.provision_db", ARGS, answers=ANSWERS, accept_defaults=True)
+            for _ in range(flows)
+        ]
         for flow in running:
             assert flow.result().content[0].text.startswith("Provisioned")
         return time.perf_counter() - start

@@ -35,10 +35,20 @@ def schema_with(fields: int) -> dict[str, Any]:
         {"type": "number", "minimum": 0, "maximum": 1},
         {"type": "boolean", "default": True},
         {"type": "string", "enum": ["red", "green", "blue"], "default": "green"},
-        {"type": "string", "oneOf": [{"const": "s", "title": "Small"}, {"const": "m", "title": "Medium"}, {"const": "l", "title": "Large"}]},
+        {
+            "type": "string",
+            "oneOf": [
+                {"const": "s", "title": "Small"},
+                {"const": "m", "title": "Medium"},
+                {"const": "l", "title": "Large"},
+            ],
+        },
         {"type": "array", "items": {"type": "string", "enum": ["a", "b", "c", "d"]}, "maxItems": 3, "default": ["a"]},
     ]
-    props = {f"f{i}": {**kinds[i % len(kinds)], "title": f"Field {i}", "description": f"what field {i} is for"} for i in range(fields)}
+    props = {
+        f"f{i}": {**kinds[i % len(kinds)], "title": f"Field {i}", "description": f"what field {i} is for"}
+        for i in range(fields)
+    }
     return {"type": "object", "properties": props, "required": [f"f{i}" for i in range(0, fields, 3)]}
 
 
@@ -46,8 +56,7 @@ def build_ours(schema: dict[str, Any]) -> Any:
     """What the notebook does for one request: the form model, then the panel."""
     from mcp.types import ElicitRequestFormParams
 
-    from mcp_notebook.forms.model import Question
-    from mcp_notebook.forms.model import Answers, FormModel
+    from mcp_notebook.forms.model import Answers, FormModel, Question
     from mcp_notebook.forms.widgets import ElicitationPanel
 
     params = ElicitRequestFormParams(message="Fill in the form", requested_schema=schema)
@@ -76,7 +85,9 @@ def build_by_hand(schema: dict[str, Any]) -> Any:
         kind = i % 11
         size = w.Layout(width="340px")
         if kind in (0, 1, 2, 4):
-            control = w.Text(value=prop.get("default", ""), placeholder="name@example.com" if kind == 1 else "", layout=size)
+            control = w.Text(
+                value=prop.get("default", ""), placeholder="name@example.com" if kind == 1 else "", layout=size
+            )
         elif kind == 3:
             control = w.DatePicker(value=dt.date(2026, 7, 28), layout=w.Layout(width="auto"))
         elif kind in (5, 6):
@@ -84,11 +95,20 @@ def build_by_hand(schema: dict[str, Any]) -> Any:
         elif kind == 7:
             control = w.Checkbox(value=True, indent=False, layout=w.Layout(width="auto"))
         elif kind == 8:
-            control = w.Dropdown(options=[("red", "red"), ("green", "green"), ("blue", "blue")], value="green", layout=size)
+            control = w.Dropdown(
+                options=[("red", "red"), ("green", "green"), ("blue", "blue")], value="green", layout=size
+            )
         elif kind == 9:
-            control = w.Dropdown(options=[("—", None), ("Small", "s"), ("Medium", "m"), ("Large", "l")], value=None, layout=size)
+            control = w.Dropdown(
+                options=[("—", None), ("Small", "s"), ("Medium", "m"), ("Large", "l")], value=None, layout=size
+            )
         else:
-            ticks = [w.Checkbox(value=v == "a", description=v, indent=False, layout=w.Layout(width="auto", margin="0 12px 0 0")) for v in "abcd"]
+            ticks = [
+                w.Checkbox(
+                    value=v == "a", description=v, indent=False, layout=w.Layout(width="auto", margin="0 12px 0 0")
+                )
+                for v in "abcd"
+            ]
             control = w.Box(ticks, layout=w.Layout(flex_flow="row wrap", width="340px"))
         boxes.append(field(name, prop["title"], control, prop["description"]))
     boxes.append(w.HTML("", layout=w.Layout(display="none")))
@@ -138,7 +158,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     verdict = "ok" if result["ratio"] <= TARGET else "OVER"
     print(f"{'measure':28} {'ours':>10} {'by hand':>10} {'ratio':>7} {'target':>7}")
-    print(f"{'F1 ' + str(args.fields) + '-field form':28} {result['ours_ms']:8.2f}ms {result['hand_ms']:8.2f}ms {result['ratio']:7.3f} {'<= ' + str(TARGET):>7} {verdict}")
+    print(
+        f"{'F1 ' + str(args.fields) + '-field form':28} {result['ours_ms']:8.2f}ms {result['hand_ms']:8.2f}ms {result['ratio']:7.3f} {'<= ' + str(TARGET):>7} {verdict}"
+    )
     return 0
 
 

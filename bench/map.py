@@ -25,7 +25,7 @@ import time
 from typing import Any
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from overhead import ECHO_STDIO, RawClient, same_capabilities, stdio_params  # noqa: E402
+from overhead import ECHO_STDIO, RawClient, same_capabilities, stdio_params  # noqa: E402 - after sys.path holds bench/ and the repository root
 
 TARGET = 1.10
 
@@ -65,7 +65,9 @@ def measure(label: str, target: Any, raw_target: Any, rows: int, concurrency: in
     raw.run(gathered())
     minimal.run(gathered(minimal.client))
     o, r, c, m = [], [], [], []
-    for _ in range(blocks):  # each side starts from a collected heap: a full collection falls in no side's block by chance
+    for _ in range(
+        blocks
+    ):  # each side starts from a collected heap: a full collection falls in no side's block by chance
         gc.collect()
         r.append(raw.run(gathered()))
         gc.collect()
@@ -77,7 +79,13 @@ def measure(label: str, target: Any, raw_target: Any, rows: int, concurrency: in
     raw.close()
     minimal.close()
     session.close()
-    return {"ours_ms": min(o) * 1e3, "raw_ms": min(r) * 1e3, "ratio": min(o) / min(r), "conn_ms": min(c) * 1e3, "minimal_ms": min(m) * 1e3}
+    return {
+        "ours_ms": min(o) * 1e3,
+        "raw_ms": min(r) * 1e3,
+        "ratio": min(o) / min(r),
+        "conn_ms": min(c) * 1e3,
+        "minimal_ms": min(m) * 1e3,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,7 +100,9 @@ def main(argv: list[str] | None = None) -> int:
         "stdio": measure("map_stdio", ECHO_STDIO, stdio_params(ECHO_STDIO), args.rows, args.concurrency, args.blocks),
         "in-process": measure("map_inproc", make_echo(), make_echo(), args.rows, args.concurrency, args.blocks),
     }
-    print(f"map of {args.rows} echo calls, {args.concurrency} at a time   {'ours':>10} {'raw SDK':>10} {'ratio':>7}  target      {'conn.client':>11} {'ours/conn':>9} {'minimal raw':>11}")
+    print(
+        f"map of {args.rows} echo calls, {args.concurrency} at a time   {'ours':>10} {'raw SDK':>10} {'ratio':>7}  target      {'conn.client':>11} {'ours/conn':>9} {'minimal raw':>11}"
+    )
     for name, r in results.items():
         verdict = "ok" if r["ratio"] <= TARGET else "OVER"
         print(

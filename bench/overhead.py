@@ -149,7 +149,11 @@ def http_echo() -> Iterator[str]:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "mcp_notebook.demo", "echo", "--transport", "http", "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcp_notebook.demo", "echo", "--transport", "http", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         for _ in range(300):
             try:
@@ -217,7 +221,13 @@ def p2(ip: Any, calls: int, blocks: int) -> dict[str, Any]:
             for key, request in (result.input_requests or {}).items():
                 assert isinstance(request, ElicitRequest)
                 responses[key] = await _accept_defaults(None, request.params)
-            result = await session.call_tool("provision_db", args, input_responses=responses, request_state=result.request_state, allow_input_required=True)
+            result = await session.call_tool(
+                "provision_db",
+                args,
+                input_responses=responses,
+                request_state=result.request_state,
+                allow_input_required=True,
+            )
         assert result.content[0].text.startswith("Provisioned")
 
     def ours() -> float:
@@ -283,7 +293,10 @@ def main(argv: list[str] | None = None) -> int:
     with http_echo() as url:  # the HTTP path carries the sign-in provider and the back-channel router
         http = p1(ip, "http", url, url, args.calls, args.blocks)
     results = {
-        "P1 stdio": (p1(ip, "stdio", f"-- {' '.join(ECHO_STDIO)}", stdio_params(ECHO_STDIO), args.calls, args.blocks), 1.10),
+        "P1 stdio": (
+            p1(ip, "stdio", f"-- {' '.join(ECHO_STDIO)}", stdio_params(ECHO_STDIO), args.calls, args.blocks),
+            1.10,
+        ),
         "P1 streamable HTTP": (http, 1.10),
         "P1 in-process": (p1(ip, "inproc", "mcp_notebook.demo:echo_server", make_echo(), args.calls, args.blocks), 1.5),
         "P2 three rounds, stdio": (p2(ip, args.calls, args.blocks), 1.15),
@@ -292,11 +305,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps({k: {**v, "target": t} for k, (v, t) in results.items()}, indent=2))
         return 0
-    print(f"{'measure':28} {'ours':>10} {'raw SDK':>10} {'ratio':>7} {'target':>7}        {'minimal raw':>11}   (best times; median ratio of back-to-back pairs)")
+    print(
+        f"{'measure':28} {'ours':>10} {'raw SDK':>10} {'ratio':>7} {'target':>7}        {'minimal raw':>11}   (best times; median ratio of back-to-back pairs)"
+    )
     for name, (r, target) in results.items():
         verdict = "ok" if r["ratio"] <= target else "OVER"
         minimal = f"{r['minimal_ms']:9.3f}ms" if "minimal_ms" in r else ""
-        print(f"{name:28} {r['ours_ms']:8.3f}ms {r['raw_ms']:8.3f}ms {r['ratio']:7.3f} {'<= ' + str(target):>7} {verdict:4}   {minimal:>11}")
+        print(
+            f"{name:28} {r['ours_ms']:8.3f}ms {r['raw_ms']:8.3f}ms {r['ratio']:7.3f} {'<= ' + str(target):>7} {verdict:4}   {minimal:>11}"
+        )
     return 0
 
 

@@ -90,8 +90,8 @@ def sizes(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def restore(template: dict[str, Any], count: int, repeat: int) -> dict[str, float]:
-    from mcp_notebook.notebook.frontend import Frontend
     from mcp_notebook.flows.store import Store
+    from mcp_notebook.notebook.frontend import Frontend
 
     flows = {}
     for i in range(count):
@@ -118,7 +118,13 @@ def restore(template: dict[str, Any], count: int, repeat: int) -> dict[str, floa
         base_times.append(baseline())
         ours_times.append(ours())
     best_ours, best_base = min(ours_times), min(base_times)
-    return {"records": count, "bytes": len(block), "restore_ms": best_ours * 1e3, "json_loads_ms": best_base * 1e3, "ratio": best_ours / best_base}
+    return {
+        "records": count,
+        "bytes": len(block),
+        "restore_ms": best_ours * 1e3,
+        "json_loads_ms": best_base * 1e3,
+        "ratio": best_ours / best_base,
+    }
 
 
 def main() -> int:
@@ -145,8 +151,12 @@ def main() -> int:
     print(f"    worst ratio {worst:.3f}  {'OK' if worst <= 1.2 else 'ABOVE TARGET'}")
     print("    (the fixed part is the fields DESIGN.md requires: v, id, cell_id, server, method, name, arguments,")
     print("     round, updated; the ratio falls under 1.2 once the state and questions pass ~1.5 KB)")
-    print(f"S2  restore {restored['records']} records ({restored['bytes'] / 1024:.0f} KiB of metadata) / json.loads of the block")
-    print(f"    restore {restored['restore_ms']:.2f} ms  json.loads {restored['json_loads_ms']:.2f} ms  ratio {restored['ratio']:.2f}")
+    print(
+        f"S2  restore {restored['records']} records ({restored['bytes'] / 1024:.0f} KiB of metadata) / json.loads of the block"
+    )
+    print(
+        f"    restore {restored['restore_ms']:.2f} ms  json.loads {restored['json_loads_ms']:.2f} ms  ratio {restored['ratio']:.2f}"
+    )
     return 0
 
 

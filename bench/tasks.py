@@ -40,8 +40,9 @@ from typing import Any, ClassVar, Literal
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.task_servers, from a checkout
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from overhead import RawClient  # noqa: E402
-from tests.task_servers import GENERATIONS, TASKS_EXTENSION, Generation, running_task_server, stats_url  # noqa: E402
+from overhead import RawClient  # noqa: E402 - after sys.path holds bench/ and the repository root
+
+from tests.task_servers import GENERATIONS, TASKS_EXTENSION, Generation, running_task_server, stats_url  # noqa: E402 - after sys.path holds bench/ and the repository root
 
 TARGET_RATIO = 1.2
 TOOL = "slow_job"
@@ -84,7 +85,9 @@ def count_polls(url: str, block: Block, n: int, side: str) -> Block:
     seen = server_stats(url)
     assert seen["tasks_created"] == n, f"{side}: the server created {seen['tasks_created']} tasks, not {n}"
     requests = seen["task_requests"]
-    assert set(block.lifetimes) == set(requests), f"{side}: the server saw task requests for other tasks than the {n} followed"
+    assert set(block.lifetimes) == set(requests), (
+        f"{side}: the server saw task requests for other tasks than the {n} followed"
+    )
     block.polls = {task_id: requests[task_id].get("tasks/get", 0) for task_id in block.lifetimes}
     return block
 
@@ -131,21 +134,38 @@ def raw_models() -> dict[str, Any]:
         def claims(self) -> list[ResultClaim[Any]]:
             return [ResultClaim(result_type="task", model=Handle, resolve=unresolved)]
 
-    return {"types": types, "Handle": Handle, "Detailed": Detailed, "TaskIdParams": TaskIdParams, "GetTask": GetTask, "Extension": Extension}
+    return {
+        "types": types,
+        "Handle": Handle,
+        "Detailed": Detailed,
+        "TaskIdParams": TaskIdParams,
+        "GetTask": GetTask,
+        "Extension": Extension,
+    }
 
 
 async def raw_2025(client: Any, models: dict[str, Any], duration: float, poll_ms: int) -> tuple[str, float]:
     """Create (``params.task``, through the dispatcher), ``tasks/get`` every pollInterval, ``tasks/result``."""
     types = models["types"]
     session = client.session
-    created = await session._dispatcher.send_raw_request("tools/call", {"name": TOOL, "arguments": {"duration": duration}, "task": {}}, None)
+    created = await session._dispatcher.send_raw_request(
+        "tools/call", {"name": TOOL, "arguments": {"duration": duration}, "task": {}}, None
+    )
     started = time.perf_counter()
-    task_id, status, interval = created["task"]["taskId"], created["task"]["status"], created["task"].get("pollInterval") or poll_ms
+    task_id, status, interval = (
+        created["task"]["taskId"],
+        created["task"]["status"],
+        created["task"].get("pollInterval") or poll_ms,
+    )
     while status not in TERMINAL:
         await asyncio.sleep(interval / 1000)
-        task = await session.send_request(types.GetTaskRequest(params=types.GetTaskRequestParams(task_id=task_id)), types.GetTaskResult)
+        task = await session.send_request(
+            types.GetTaskRequest(params=types.GetTaskRequestParams(task_id=task_id)), types.GetTaskResult
+        )
         status, interval = task.status, task.poll_interval or poll_ms
-    result = await session.send_request(types.GetTaskPayloadRequest(params=types.GetTaskPayloadRequestParams(task_id=task_id)), types.CallToolResult)
+    result = await session.send_request(
+        types.GetTaskPayloadRequest(params=types.GetTaskPayloadRequestParams(task_id=task_id)), types.CallToolResult
+    )
     lifetime = time.perf_counter() - started
     assert status == "completed" and result.content[0].text == expected(duration), (status, result)
     return task_id, lifetime
@@ -160,9 +180,15 @@ async def raw_2026(client: Any, models: dict[str, Any], duration: float, poll_ms
     task: Any = handle
     while task.status not in TERMINAL:
         await asyncio.sleep((task.poll_interval_ms or poll_ms) / 1000)
-        task = await session.send_request(models["GetTask"](params=models["TaskIdParams"](task_id=handle.task_id)), models["Detailed"])
+        task = await session.send_request(
+            models["GetTask"](params=models["TaskIdParams"](task_id=handle.task_id)), models["Detailed"]
+        )
     lifetime = time.perf_counter() - started
-    assert task.status == "completed" and task.result is not None and task.result["content"][0]["text"] == expected(duration), task
+    assert (
+        task.status == "completed"
+        and task.result is not None
+        and task.result["content"][0]["text"] == expected(duration)
+    ), task
     return handle.task_id, lifetime
 
 
@@ -178,20 +204,31 @@ def measure(generation: Generation, args: argparse.Namespace, tmp: Path) -> dict
         session = Session()
         session.task_handles = TaskHandles(tmp / f"tasks-{generation}.json")  # never the user's Jupyter data folder
         conn = session.connect(f"tasks{generation}", url)
-        raw = RawClient(url, **({"mode": "legacy"} if generation == "2025" else {"extensions": [models["Extension"]()]}))
+        raw = RawClient(
+            url, **({"mode": "legacy"} if generation == "2025" else {"extensions": [models["Extension"]()]})
+        )
         one = raw_2025 if generation == "2025" else raw_2026
 
         def ours(jobs: list[float]) -> Block:
             reset_stats(url)
             start = time.perf_counter()
-            flows = [session.start("tools/call", conn, TOOL, {"duration": d}, task=TaskOptions(requested=True), save=False) for d in jobs]
+            flows = [
+                session.start("tools/call", conn, TOOL, {"duration": d}, task=TaskOptions(requested=True), save=False)
+                for d in jobs
+            ]
             for flow, d in zip(flows, jobs, strict=True):
                 result = flow.result(timeout=120)
-                assert result.content[0].text == expected(d), f"ours {generation}: {result.content[0].text!r} for a job of {d}s"
+                assert result.content[0].text == expected(d), (
+                    f"ours {generation}: {result.content[0].text!r} for a job of {d}s"
+                )
             block = Block(time.perf_counter() - start)
             for flow in flows:
-                assert flow.task is not None and flow.task.status == "completed", f"ours {generation}: the call did not run as a task ({flow.notes})"
-                ended = flow.rounds[-1].ended  # the task round's end: the last poll (2026) or tasks/result (2025) answered
+                assert flow.task is not None and flow.task.status == "completed", (
+                    f"ours {generation}: the call did not run as a task ({flow.notes})"
+                )
+                ended = flow.rounds[
+                    -1
+                ].ended  # the task round's end: the last poll (2026) or tasks/result (2025) answered
                 assert flow.task_started is not None and ended is not None
                 block.lifetimes[flow.task.task_id] = ended - flow.task_started
             return count_polls(url, block, len(jobs), f"ours {generation}")
@@ -255,20 +292,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tasks", type=int, default=100)
     parser.add_argument("--blocks", type=int, default=7)
     parser.add_argument("--poll-ms", type=int, default=100)
-    parser.add_argument("--light", type=int, default=10, help="tasks of the light block (polling load without a busy server)")
+    parser.add_argument(
+        "--light", type=int, default=10, help="tasks of the light block (polling load without a busy server)"
+    )
     parser.add_argument("--light-s", type=float, default=3.0, help="seconds each task of the light block runs")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         results = {generation: measure(generation, args, Path(tmp)) for generation in GENERATIONS}
     failed = False
-    print(f"{args.tasks} concurrent tasks to completion, pollInterval {args.poll_ms} ms   {'ours':>8} {'raw SDK':>8} {'ratio':>7} {'pairs':>6}  target")
+    print(
+        f"{args.tasks} concurrent tasks to completion, pollInterval {args.poll_ms} ms   {'ours':>8} {'raw SDK':>8} {'ratio':>7} {'pairs':>6}  target"
+    )
     for generation, r in results.items():
         ok = r["ratio"] <= TARGET_RATIO
         failed |= not ok
-        print(f"  {generation:46} {r['ours_s']:7.3f}s {r['raw_s']:7.3f}s {r['ratio']:7.3f} {r['pairs']:6.3f}  <= {TARGET_RATIO} {'ok' if ok else 'OVER'}")
+        print(
+            f"  {generation:46} {r['ours_s']:7.3f}s {r['raw_s']:7.3f}s {r['ratio']:7.3f} {r['pairs']:6.3f}  <= {TARGET_RATIO} {'ok' if ok else 'OVER'}"
+        )
     print("  (best block of each side; pairs: the median ratio of back-to-back blocks, a view of the noise)")
-    print(f"polling load: tasks/get per task per minute of its lifetime (allowed {60_000 / args.poll_ms:g}/min; a task may be polled lifetime/pollInterval + 1 times)")
-    print(f"  {'':5} {'tasks':14} {'side':5} {'per min':>8} {'polls/task':>10} {'lifetime':>9} {'worst task':>16} {'over':>9}")
+    print(
+        f"polling load: tasks/get per task per minute of its lifetime (allowed {60_000 / args.poll_ms:g}/min; a task may be polled lifetime/pollInterval + 1 times)"
+    )
+    print(
+        f"  {'':5} {'tasks':14} {'side':5} {'per min':>8} {'polls/task':>10} {'lifetime':>9} {'worst task':>16} {'over':>9}"
+    )
     for generation, r in results.items():
         for run, sides in r["load"].items():
             for side, figures in zip(("ours", "raw"), sides, strict=True):

@@ -12,12 +12,22 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["Flow", "call", "connect", "load_ipython_extension", "map", "map_async", "prompt", "read", "unload_ipython_extension"]
+__all__ = [
+    "Flow",
+    "call",
+    "connect",
+    "load_ipython_extension",
+    "map",
+    "map_async",
+    "prompt",
+    "read",
+    "unload_ipython_extension",
+]
 
 if TYPE_CHECKING:
-    from .session.api import call, connect, prompt, read
     from .flows.flow import Flow
     from .mapping.map import map, map_async
+    from .session.api import call, connect, prompt, read
 
 
 def load_ipython_extension(ipython: Any) -> None:
@@ -85,9 +95,8 @@ def unload_ipython_extension(ipython: Any) -> None:
 
     Connections end in state ``closed``; a later ``%load_ext`` (or any use) starts a fresh loop.
     """
-    from .magics.completion import unregister
-
     from .magics.cell_await import CellAwait
+    from .magics.completion import unregister
 
     unregister(ipython)
     if hasattr(ipython, "input_transformers_post"):

@@ -36,7 +36,6 @@ from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import anyio
-
 from mcp.server import Server, ServerRequestContext
 from mcp.server.elicitation import render_elicitation_schema
 from mcp.server.mcpserver import (
@@ -153,7 +152,9 @@ def _error_result(text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
-async def _provisioner_list_tools(ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None) -> ListToolsResult:
+async def _provisioner_list_tools(
+    ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
+) -> ListToolsResult:
     return ListToolsResult(
         tools=[
             Tool(
@@ -222,9 +223,7 @@ async def ask_region(name: str) -> Elicit[RegionChoice]:
     return Elicit(f"Which region should {name!r} live in?", RegionChoice)
 
 
-async def ask_confirm(
-    name: str, size: Size, choice: Annotated[RegionChoice, Resolve(ask_region)]
-) -> Elicit[Confirm]:
+async def ask_confirm(name: str, size: Size, choice: Annotated[RegionChoice, Resolve(ask_region)]) -> Elicit[Confirm]:
     """Resolver: round two, which can only be asked once round one is answered."""
     return Elicit(f"Create {name!r} ({size}) in {choice.region}?", Confirm)
 
@@ -399,9 +398,7 @@ async def inventory() -> list[dict[str, str | float | bool]]:
 def _png() -> bytes:
     """An 8x8 RGB gradient PNG, written by hand so no imaging library is needed."""
     width = height = 8
-    rows = b"".join(
-        b"\x00" + b"".join(bytes((x * 32, y * 32, 160)) for x in range(width)) for y in range(height)
-    )
+    rows = b"".join(b"\x00" + b"".join(bytes((x * 32, y * 32, 160)) for x in range(width)) for y in range(height))
 
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
@@ -496,8 +493,8 @@ async def readme() -> str:
 # 2026-07-28, over the back-channel on 2025. Both features are deprecated at 2026-07-28
 # (SEP-2577); the demo keeps them for servers that still use them and for teaching.
 
-from mcp.server.mcpserver import ListRoots, Sample  # noqa: E402
-from mcp.types import (  # noqa: E402
+from mcp.server.mcpserver import ListRoots, Sample  # noqa: E402 - the sampling and roots part of the demo imports its own names here
+from mcp.types import (  # noqa: E402 - the sampling and roots part of the demo imports its own names here
     CreateMessageResult,
     CreateMessageResultWithTools,
     ListRootsResult,
@@ -562,7 +559,11 @@ async def summarize(
 async def ask_with_tools(question: str) -> Sample:
     """Resolver: round one of `sample_with_tools`; the model may call `get_weather`."""
     return Sample(
-        [_user(question)], max_tokens=300, system_prompt=WEATHER_SYSTEM, tools=[WEATHER_TOOL], tool_choice=ToolChoice(mode="auto")
+        [_user(question)],
+        max_tokens=300,
+        system_prompt=WEATHER_SYSTEM,
+        tools=[WEATHER_TOOL],
+        tool_choice=ToolChoice(mode="auto"),
     )
 
 
@@ -578,12 +579,29 @@ async def answer_with_tool_results(
         city = str(call.input.get("city", "")) if call.name == WEATHER_TOOL.name else ""
         if call.name != WEATHER_TOOL.name or not city:
             content = f"unknown tool {call.name!r}" if call.name != WEATHER_TOOL.name else "get_weather needs a city"
-            results.append(ToolResultContent(type="tool_result", tool_use_id=call.id, content=[TextContent(type="text", text=content)], is_error=True))
+            results.append(
+                ToolResultContent(
+                    type="tool_result",
+                    tool_use_id=call.id,
+                    content=[TextContent(type="text", text=content)],
+                    is_error=True,
+                )
+            )
             continue
         weather = _WEATHER.get(city.strip().lower(), "12 °C, cloudy")
-        results.append(ToolResultContent(type="tool_result", tool_use_id=call.id, content=[TextContent(type="text", text=f"{city}: {weather}")]))
-    history = [_user(question), SamplingMessage(role="assistant", content=first.content_as_list), SamplingMessage(role="user", content=results)]
-    return Sample(history, max_tokens=300, system_prompt=WEATHER_SYSTEM, tools=[WEATHER_TOOL], tool_choice=ToolChoice(mode="none"))
+        results.append(
+            ToolResultContent(
+                type="tool_result", tool_use_id=call.id, content=[TextContent(type="text", text=f"{city}: {weather}")]
+            )
+        )
+    history = [
+        _user(question),
+        SamplingMessage(role="assistant", content=first.content_as_list),
+        SamplingMessage(role="user", content=results),
+    ]
+    return Sample(
+        history, max_tokens=300, system_prompt=WEATHER_SYSTEM, tools=[WEATHER_TOOL], tool_choice=ToolChoice(mode="none")
+    )
 
 
 async def sample_with_tools(
@@ -777,7 +795,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from uvicorn.supervisors import Multiprocess
 
         config = uvicorn.Config(
-            "mcp_notebook.demo:http_app_from_env", factory=True, host=args.host, port=args.port, workers=args.workers, log_level="warning"
+            "mcp_notebook.demo:http_app_from_env",
+            factory=True,
+            host=args.host,
+            port=args.port,
+            workers=args.workers,
+            log_level="warning",
         )
         sock = config.bind_socket()  # what uvicorn.run does for workers; bound here so the address can be announced
         _announce(args.server, args.host, sock.getsockname()[1], f" ({args.workers} workers)")
@@ -787,7 +810,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             pass
         return 0
     app = http_app(args.server, args.keys_env, stateless=args.stateless, host=args.host)
-    server = _make_announcing_server()(uvicorn.Config(app, host=args.host, port=args.port, log_level="warning"), args.server)
+    server = _make_announcing_server()(
+        uvicorn.Config(app, host=args.host, port=args.port, log_level="warning"), args.server
+    )
     try:
         server.run()
     except KeyboardInterrupt:

@@ -29,7 +29,16 @@ from __future__ import annotations
 import copy
 from typing import Any, Literal
 
-__all__ = ["FlowError", "Kind", "MCPNotebookError", "Note", "SessionError", "describe_exception", "explain_code", "leaf_exceptions"]
+__all__ = [
+    "FlowError",
+    "Kind",
+    "MCPNotebookError",
+    "Note",
+    "SessionError",
+    "describe_exception",
+    "explain_code",
+    "leaf_exceptions",
+]
 
 #: Every ``kind`` a ``FlowError`` (or subclass) and a ``Note`` carry. mypy checks each ``kind=``
 #: against it, and ``magics/hints.py`` decides every one (a ``%mcp`` hint or none); a new kind goes

@@ -81,7 +81,9 @@ def inventory_diff(old: Inventory | None, new: Inventory) -> dict[str, list[str]
 
 def describe_diff(name: str, diff: dict[str, list[str]], first: bool) -> str:
     if first:
-        return f"Server {name!r} is connected in-process: " + (", ".join(diff["added"]) or "it offers nothing yet") + "."
+        return (
+            f"Server {name!r} is connected in-process: " + (", ".join(diff["added"]) or "it offers nothing yet") + "."
+        )
     parts = [f"{kind}: {', '.join(items)}" for kind, items in diff.items() if items]
     return f"Reloaded {name!r}. " + ("; ".join(parts) if parts else "Nothing changed.")
 
@@ -201,7 +203,9 @@ class ServedServer:
         origins = [f"http://{h}" for h in hosts]
         if self.host in LOOPBACK or self.host in WILDCARD:  # the SDK's own loopback default: any local port
             origins += ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
-        return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
+        return TransportSecuritySettings(
+            enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+        )
 
     def serves(self, url: str) -> bool:
         """Whether ``url`` is this server as the kernel itself reaches it (where its token may go).
@@ -216,7 +220,11 @@ class ServedServer:
             return False
         if parts.scheme != "http" or port != self.port or parts.path.rstrip("/") != "/mcp":
             return False
-        own = {self.host.lower()} | ({"127.0.0.1"} if self.host == "0.0.0.0" else set()) | ({"::1"} if self.host == "::" else set())
+        own = (
+            {self.host.lower()}
+            | ({"127.0.0.1"} if self.host == "0.0.0.0" else set())
+            | ({"::1"} if self.host == "::" else set())
+        )
         return (parts.hostname or "") in own
 
     def start(self, obj: Any | None = None) -> None:
@@ -285,9 +293,12 @@ class BearerTokenGate:
         if scope["type"] == "websocket":
             await send({"type": "websocket.close", "code": 1008})
             return
-        challenge = 'Bearer realm="mcp-notebook"' + ('' if given is None else ', error="invalid_token"')
+        challenge = 'Bearer realm="mcp-notebook"' + ("" if given is None else ', error="invalid_token"')
         body = json.dumps(
-            {"error": "invalid_token", "error_description": "This notebook server needs the header Authorization: Bearer <token> (printed by %mcp serve)."}
+            {
+                "error": "invalid_token",
+                "error_description": "This notebook server needs the header Authorization: Bearer <token> (printed by %mcp serve).",
+            }
         ).encode()
         await send(
             {
@@ -374,7 +385,9 @@ class Prototypes:
         """Serve ``name`` over HTTP; the returned object's ``token`` is what clients must send."""
         if name not in self.objects:
             raise FlowError(f"no notebook server named {name!r}: define it first with %%mcp server {name}")
-        served = ServedServer(name, self.objects[name], host, port, keys_env, no_auth=no_auth, allowed_hosts=allowed_hosts)
+        served = ServedServer(
+            name, self.objects[name], host, port, keys_env, no_auth=no_auth, allowed_hosts=allowed_hosts
+        )
         if name in self.served:
             self.served[name].stop()
         served.start()

@@ -31,7 +31,9 @@ def scrub(value: object, root: str) -> object:
 
 def refresh(path: Path) -> None:
     nb = nbformat.read(path, as_version=4)
-    client = nbclient.NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}})
+    client = nbclient.NotebookClient(
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}
+    )
     client.execute()
     root = str(NOTEBOOKS.parent)
     for cell in nb.cells:

@@ -13,7 +13,15 @@ import mcp_notebook
 from mcp_notebook.notebook.display import TraceView
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "images" / "trace.png"
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def main() -> None:
@@ -22,12 +30,16 @@ def main() -> None:
     parts = []
     for name, protocol in (("modern", "2026-07-28"), ("legacy", "legacy")):
         mcp_notebook.connect(name, "mcp_notebook.demo:demo", protocol=protocol)
-        flow = mcp_notebook.call(f"{name}.provision_db", {"name": "orders"}, answers={"region": "us-east-1"}, accept_defaults=True)
+        flow = mcp_notebook.call(
+            f"{name}.provision_db", {"name": "orders"}, answers={"region": "us-east-1"}, accept_defaults=True
+        )
         flow.result()
         parts.append(TraceView(flow)._repr_mimebundle_()["text/html"])
     page_html = "<html><body style='font-family:sans-serif;width:1100px'>" + "<hr/>".join(parts) + "</body></html>"
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
-        ctx = p.chromium.launch_persistent_context(tmp, executable_path="/usr/bin/chromium", headless=True, args=FLAGS, viewport={"width": 1140, "height": 900})
+        ctx = p.chromium.launch_persistent_context(
+            tmp, executable_path="/usr/bin/chromium", headless=True, args=FLAGS, viewport={"width": 1140, "height": 900}
+        )
         page = ctx.new_page()
         page.set_content(page_html)
         OUT.parent.mkdir(parents=True, exist_ok=True)

@@ -512,7 +512,9 @@ throw new Error("broken on purpose <b>not bold</b>");
 
 def one_line_html(bundle: str) -> str:
     """One line of text (body and paragraph margins 0): the frame should be about a line high."""
-    return page("One line", '<p id="line" style="margin: 0">waiting</p>', ONE_LINE_SCRIPT, bundle).replace("margin: 8px;", "margin: 0;", 1)
+    return page("One line", '<p id="line" style="margin: 0">waiting</p>', ONE_LINE_SCRIPT, bundle).replace(
+        "margin: 8px;", "margin: 0;", 1
+    )
 
 
 def broken_html() -> str:
@@ -544,26 +546,49 @@ class AppServerState:
 
 
 def count_result(count: int) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=f"count is {count}")], structured_content={"count": count})
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=f"count is {count}")], structured_content={"count": count}
+    )
 
 
 def json_result(data: dict[str, Any]) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(data, sort_keys=True))], structured_content=data)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=json.dumps(data, sort_keys=True))], structured_content=data
+    )
 
 
 class AppTestServer(MCPServer[Any]):
     """The counter and probe Apps on ``MCPServer(extensions=[Apps()])``; see the module docstring."""
 
-    def __init__(self, state: AppServerState | None = None, *, bundle: str | None = None, leak_target: str = "", leak_stun: str = "") -> None:
+    def __init__(
+        self,
+        state: AppServerState | None = None,
+        *,
+        bundle: str | None = None,
+        leak_target: str = "",
+        leak_stun: str = "",
+    ) -> None:
         self.app_state = state or AppServerState()
         self.leak_target, self.leak_stun = leak_target, leak_stun
         script = view_bundle() if bundle is None else bundle
         apps = Apps()
         apps.add_html_resource(
-            COUNTER_URI, counter_html(script), name="counter-app", title="Counter", description="Shows the count; its button calls increment.", csp=RESTRICTIVE_CSP, prefers_border=True
+            COUNTER_URI,
+            counter_html(script),
+            name="counter-app",
+            title="Counter",
+            description="Shows the count; its button calls increment.",
+            csp=RESTRICTIVE_CSP,
+            prefers_border=True,
         )
         apps.add_html_resource(
-            PROBE_URI, probe_html(script), name="probe-app", title="Sandbox probe", description="Tries to leave its sandbox and reports what happened.", csp=RESTRICTIVE_CSP, prefers_border=True
+            PROBE_URI,
+            probe_html(script),
+            name="probe-app",
+            title="Sandbox probe",
+            description="Tries to leave its sandbox and reports what happened.",
+            csp=RESTRICTIVE_CSP,
+            prefers_border=True,
         )
         apps.tool(
             resource_uri=COUNTER_URI,
@@ -573,9 +598,13 @@ class AppTestServer(MCPServer[Any]):
             description="Show the counter App with the current count (does not change it).",
             structured_output=False,
         )(self._counter)
-        apps.tool(resource_uri=COUNTER_URI, visibility=["app"], name=INCREMENT_TOOL, description="Add 1 to the count and return it (for the counter App only).", structured_output=False)(
-            self._increment
-        )
+        apps.tool(
+            resource_uri=COUNTER_URI,
+            visibility=["app"],
+            name=INCREMENT_TOOL,
+            description="Add 1 to the count and return it (for the counter App only).",
+            structured_output=False,
+        )(self._increment)
         apps.tool(
             resource_uri=PROBE_URI,
             visibility=["model", "app"],
@@ -584,7 +613,14 @@ class AppTestServer(MCPServer[Any]):
             description="Show an App that tries to escape its sandbox; read the outcomes with last_report.",
             structured_output=False,
         )(self._probe)
-        apps.add_html_resource(LEAK_URI, leak_html(script), name="leak-app", title="Leak", description="Tries to send data out one way.", csp=RESTRICTIVE_CSP)
+        apps.add_html_resource(
+            LEAK_URI,
+            leak_html(script),
+            name="leak-app",
+            title="Leak",
+            description="Tries to send data out one way.",
+            csp=RESTRICTIVE_CSP,
+        )
         apps.tool(
             resource_uri=LEAK_URI,
             visibility=["model", "app"],
@@ -592,13 +628,58 @@ class AppTestServer(MCPServer[Any]):
             description=f"Show an App that tries to send data to the test's listener one way (attempt: one of {', '.join(LEAK_ATTEMPTS)}).",
             structured_output=False,
         )(self._leak)
-        apps.add_html_resource(ONE_LINE_URI, one_line_html(script), name="one-line-app", title="One line", description="Shows one line of text.", csp=RESTRICTIVE_CSP)
-        apps.tool(resource_uri=ONE_LINE_URI, visibility=["model", "app"], name=ONE_LINE_TOOL, description="Show an App of one line.", structured_output=False)(self._one_line)
-        apps.add_html_resource(BROKEN_URI, broken_html(), name="broken-app", title="Broken", description="An App page that throws.", csp=RESTRICTIVE_CSP)
-        apps.tool(resource_uri=BROKEN_URI, visibility=["model", "app"], name=BROKEN_TOOL, description="A tool whose App throws; its text result stands.", structured_output=False)(self._broken)
-        apps.add_html_resource(SILENT_URI, silent_html(), name="silent-app", title="Silent", description="An App page that never starts.", csp=RESTRICTIVE_CSP)
-        apps.tool(resource_uri=SILENT_URI, visibility=["model", "app"], name=SILENT_TOOL, description="A tool whose App never starts; its text result stands.", structured_output=False)(self._silent)
-        apps.tool(resource_uri=PROBE_URI, visibility=["app"], name=REPORT_TOOL, description="Store the probe App's outcomes (for the probe App only).", structured_output=False)(self._report)
+        apps.add_html_resource(
+            ONE_LINE_URI,
+            one_line_html(script),
+            name="one-line-app",
+            title="One line",
+            description="Shows one line of text.",
+            csp=RESTRICTIVE_CSP,
+        )
+        apps.tool(
+            resource_uri=ONE_LINE_URI,
+            visibility=["model", "app"],
+            name=ONE_LINE_TOOL,
+            description="Show an App of one line.",
+            structured_output=False,
+        )(self._one_line)
+        apps.add_html_resource(
+            BROKEN_URI,
+            broken_html(),
+            name="broken-app",
+            title="Broken",
+            description="An App page that throws.",
+            csp=RESTRICTIVE_CSP,
+        )
+        apps.tool(
+            resource_uri=BROKEN_URI,
+            visibility=["model", "app"],
+            name=BROKEN_TOOL,
+            description="A tool whose App throws; its text result stands.",
+            structured_output=False,
+        )(self._broken)
+        apps.add_html_resource(
+            SILENT_URI,
+            silent_html(),
+            name="silent-app",
+            title="Silent",
+            description="An App page that never starts.",
+            csp=RESTRICTIVE_CSP,
+        )
+        apps.tool(
+            resource_uri=SILENT_URI,
+            visibility=["model", "app"],
+            name=SILENT_TOOL,
+            description="A tool whose App never starts; its text result stands.",
+            structured_output=False,
+        )(self._silent)
+        apps.tool(
+            resource_uri=PROBE_URI,
+            visibility=["app"],
+            name=REPORT_TOOL,
+            description="Store the probe App's outcomes (for the probe App only).",
+            structured_output=False,
+        )(self._report)
         super().__init__(
             "app-test-server",
             version="1.0.0",
@@ -606,7 +687,12 @@ class AppTestServer(MCPServer[Any]):
             extensions=[apps],
             log_level="WARNING",
         )
-        self.add_tool(self._last_report, name=LAST_REPORT_TOOL, description="The probe App's last report (null before one arrives).", structured_output=False)
+        self.add_tool(
+            self._last_report,
+            name=LAST_REPORT_TOOL,
+            description="The probe App's last report (null before one arrives).",
+            structured_output=False,
+        )
         self.custom_route("/test/report", methods=["GET"])(self._http_report)
         self.custom_route("/test/reset", methods=["POST"])(self._http_reset)
 
@@ -619,7 +705,13 @@ class AppTestServer(MCPServer[Any]):
 
     async def _probe(self) -> types.CallToolResult:
         self.app_state.report = None
-        return types.CallToolResult(content=[types.TextContent(type="text", text=f"The probe App tries to leave its sandbox and reports to {LAST_REPORT_TOOL}.")])
+        return types.CallToolResult(
+            content=[
+                types.TextContent(
+                    type="text", text=f"The probe App tries to leave its sandbox and reports to {LAST_REPORT_TOOL}."
+                )
+            ]
+        )
 
     async def _one_line(self) -> types.CallToolResult:
         return json_result({"line": "a single line"})
@@ -633,12 +725,16 @@ class AppTestServer(MCPServer[Any]):
     async def _leak(self, attempt: str) -> types.CallToolResult:
         return json_result({"attempt": attempt, "target": self.leak_target, "stun": self.leak_stun})
 
-    async def _report(self, outcomes: dict[str, str], details: dict[str, str] | None = None, done: bool = True) -> types.CallToolResult:
+    async def _report(
+        self, outcomes: dict[str, str], details: dict[str, str] | None = None, done: bool = True
+    ) -> types.CallToolResult:
         report = {"outcomes": outcomes, "details": details or {}, "done": done}
         self.app_state.report = report
         self.app_state.reports += 1
         logger.info("probe report: %s", json.dumps(report, sort_keys=True))
-        return types.CallToolResult(content=[types.TextContent(type="text", text=f"report {self.app_state.reports} stored (done: {done})")])
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=f"report {self.app_state.reports} stored (done: {done})")]
+        )
 
     async def _last_report(self) -> types.CallToolResult:
         return json_result(self.app_state.snapshot())
@@ -661,10 +757,15 @@ def make_server(state: AppServerState | None = None, *, leak_target: str = "", l
 
 # ------------------------------------------------------------------------------------------ running
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.app_servers", description="An MCP Apps server for tests: the counter App and the sandbox probe App.")
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.app_servers",
+        description="An MCP Apps server for tests: the counter App and the sandbox probe App.",
+    )
     parser.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=0, help="HTTP port on --host (0: the OS picks one; READY shows the URL)")
+    parser.add_argument(
+        "--port", type=int, default=0, help="HTTP port on --host (0: the OS picks one; READY shows the URL)"
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     try:
@@ -703,7 +804,11 @@ def running_app_server(*, host: str = "127.0.0.1", port: int = 0, startup_timeou
     """
     if not servers.EXT_APPS_VIEW_BUNDLE.exists():
         view_bundle()  # raises PeersMissing with the how-to
-    with running_ready_process(stdio_command("--transport", "http", "--host", host, "--port", str(port)), "MCP Apps test server", startup_timeout) as (url, _proc):
+    with running_ready_process(
+        stdio_command("--transport", "http", "--host", host, "--port", str(port)),
+        "MCP Apps test server",
+        startup_timeout,
+    ) as (url, _proc):
         yield url
 
 

@@ -51,7 +51,14 @@ def notebook(cells: list[str]) -> dict[str, Any]:
     """A notebook of code cells with the ids ``cell-0``, ``cell-1`` ... (what the tests click into)."""
     return {
         "cells": [
-            {"cell_type": "code", "execution_count": None, "id": f"cell-{i}", "metadata": {}, "outputs": [], "source": src}
+            {
+                "cell_type": "code",
+                "execution_count": None,
+                "id": f"cell-{i}",
+                "metadata": {},
+                "outputs": [],
+                "source": src,
+            }
             for i, src in enumerate(cells)
         ],
         "metadata": {
@@ -131,9 +138,13 @@ def running_lab(
         deadline = time.monotonic() + 60
         while True:
             if proc.poll() is not None:
-                raise RuntimeError(f"jupyter {app} exited with {proc.returncode}:\n{log_path.read_text(errors='replace')}")
+                raise RuntimeError(
+                    f"jupyter {app} exited with {proc.returncode}:\n{log_path.read_text(errors='replace')}"
+                )
             try:
-                with urllib.request.urlopen(urllib.request.Request(f"{url}/api/status", headers=auth), timeout=1) as reply:
+                with urllib.request.urlopen(
+                    urllib.request.Request(f"{url}/api/status", headers=auth), timeout=1
+                ) as reply:
                     if reply.status == 200:
                         break
             except OSError:
@@ -144,7 +155,9 @@ def running_lab(
         yield url, root
     finally:
         try:  # a clean shutdown also stops the kernels it started
-            urllib.request.urlopen(urllib.request.Request(f"{url}/api/shutdown", method="POST", headers=auth), timeout=5).close()
+            urllib.request.urlopen(
+                urllib.request.Request(f"{url}/api/shutdown", method="POST", headers=auth), timeout=5
+            ).close()
             proc.wait(timeout=20)
         except (OSError, subprocess.TimeoutExpired):
             proc.terminate()
@@ -164,7 +177,11 @@ def chromium_page(profile: Path, width: int = 1100, height: int = 900) -> Iterat
     executable = ensure_chromium()
     with sync_playwright() as pw:
         context = pw.chromium.launch_persistent_context(
-            str(profile), executable_path=executable, headless=True, args=CHROMIUM_FLAGS, viewport={"width": width, "height": height}
+            str(profile),
+            executable_path=executable,
+            headless=True,
+            args=CHROMIUM_FLAGS,
+            viewport={"width": width, "height": height},
         )
         try:
             yield context.pages[0] if context.pages else context.new_page()
@@ -198,7 +215,9 @@ def chromium_pages(base: Path, count: int, width: int = 1100, height: int = 900)
 def api(url: str, path: str, method: str = "GET", body: Any = None) -> Any:
     """Call the Jupyter server's REST API at ``url`` (``/api/PATH``); the decoded JSON reply, if any."""
     data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(f"{url}/api/{path}", data=data, method=method, headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        f"{url}/api/{path}", data=data, method=method, headers={"Content-Type": "application/json"}
+    )
     with urllib.request.urlopen(request, timeout=10) as reply:
         text = reply.read()
     return json.loads(text) if text else None
@@ -320,8 +339,12 @@ class Front:
                 continue
             self.page.keyboard.insert_text(source)  # CodeMirror closes no brackets, indents nothing
             break
-        typed = "([i, s]) => window.jupyterapp.shell.currentWidget.content.widgets[i].model.sharedModel.getSource() === s"
+        typed = (
+            "([i, s]) => window.jupyterapp.shell.currentWidget.content.widgets[i].model.sharedModel.getSource() === s"
+        )
         self.page.wait_for_function(typed, arg=[index, source], timeout=10_000)
         self.page.keyboard.press("Shift+Enter")
-        expect(cell.locator(".jp-InputPrompt")).to_have_text(re.compile(r"\[(\d+|\*)\]" if not wait else r"\[\d+\]"), timeout=timeout)
+        expect(cell.locator(".jp-InputPrompt")).to_have_text(
+            re.compile(r"\[(\d+|\*)\]" if not wait else r"\[\d+\]"), timeout=timeout
+        )
         return cell

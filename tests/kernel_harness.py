@@ -60,7 +60,9 @@ class Kernel:
             if value:
                 return value
             self.pump(0.1)
-        raise AssertionError(f"timed out waiting for {what}; last messages: {[m['msg_type'] for m in self.messages[-15:]]}")
+        raise AssertionError(
+            f"timed out waiting for {what}; last messages: {[m['msg_type'] for m in self.messages[-15:]]}"
+        )
 
     # ------------------------------------------------------------------ execution
     def execute(self, code: str, allow_stdin: bool = False, wait: bool = True, timeout: float = 60) -> str:
@@ -70,13 +72,17 @@ class Kernel:
             self.wait_idle(msg_id, timeout)
             errors = [m for m in self.for_cell(msg_id) if m["msg_type"] == "error"]
             if errors:
-                raise AssertionError(f"cell failed: {errors[0]['content']['ename']}: {errors[0]['content']['evalue']}\n{code}")
+                raise AssertionError(
+                    f"cell failed: {errors[0]['content']['ename']}: {errors[0]['content']['evalue']}\n{code}"
+                )
         return msg_id
 
     def wait_idle(self, msg_id: str, timeout: float = 60) -> None:
         self.wait_for(
             lambda: any(
-                m["msg_type"] == "status" and m["content"]["execution_state"] == "idle" and m["parent_header"].get("msg_id") == msg_id
+                m["msg_type"] == "status"
+                and m["content"]["execution_state"] == "idle"
+                and m["parent_header"].get("msg_id") == msg_id
                 for m in self.messages
             ),
             timeout,

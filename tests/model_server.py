@@ -65,7 +65,9 @@ class ModelServer:
                 data = reply.body.encode() if isinstance(reply.body, str) else json.dumps(reply.body).encode()
                 try:
                     self.send_response(reply.status)
-                    self.send_header("Content-Type", "text/plain" if isinstance(reply.body, str) else "application/json")
+                    self.send_header(
+                        "Content-Type", "text/plain" if isinstance(reply.body, str) else "application/json"
+                    )
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
                     self.wfile.write(data)
@@ -147,13 +149,23 @@ class ModelServer:
         )
 
     @staticmethod
-    def openai_tool_call(name: str, arguments: dict[str, Any], call_id: str = "call_1", model: str = "fake-gpt") -> Reply:
+    def openai_tool_call(
+        name: str, arguments: dict[str, Any], call_id: str = "call_1", model: str = "fake-gpt"
+    ) -> Reply:
         message = {
             "role": "assistant",
             "content": None,
-            "tool_calls": [{"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}],
+            "tool_calls": [
+                {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+            ],
         }
-        return Reply({"id": "chatcmpl-2", "model": model, "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}]})
+        return Reply(
+            {
+                "id": "chatcmpl-2",
+                "model": model,
+                "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
+            }
+        )
 
     @staticmethod
     def openai_error(status: int, message: str, kind: str = "server_error") -> Reply:
@@ -175,10 +187,25 @@ class ModelServer:
         )
 
     @staticmethod
-    def anthropic_tool_use(name: str, tool_input: dict[str, Any], tool_id: str = "toolu_1", text: str | None = None, model: str = "fake-claude") -> Reply:
+    def anthropic_tool_use(
+        name: str,
+        tool_input: dict[str, Any],
+        tool_id: str = "toolu_1",
+        text: str | None = None,
+        model: str = "fake-claude",
+    ) -> Reply:
         content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
         content.append({"type": "tool_use", "id": tool_id, "name": name, "input": tool_input})
-        return Reply({"id": "msg_2", "type": "message", "role": "assistant", "model": model, "content": content, "stop_reason": "tool_use"})
+        return Reply(
+            {
+                "id": "msg_2",
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": content,
+                "stop_reason": "tool_use",
+            }
+        )
 
     @staticmethod
     def anthropic_error(status: int, message: str, kind: str = "api_error") -> Reply:

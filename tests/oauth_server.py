@@ -194,21 +194,32 @@ class InMemoryAuthProvider:
 
     # ---- tokens
 
-    async def load_authorization_code(self, client: OAuthClientInformationFull, authorization_code: str) -> AuthorizationCode | None:
+    async def load_authorization_code(
+        self, client: OAuthClientInformationFull, authorization_code: str
+    ) -> AuthorizationCode | None:
         code = self.codes.get(authorization_code)
         return code if code is not None and code.client_id == client.client_id else None
 
-    async def exchange_authorization_code(self, client: OAuthClientInformationFull, authorization_code: AuthorizationCode) -> OAuthToken:
+    async def exchange_authorization_code(
+        self, client: OAuthClientInformationFull, authorization_code: AuthorizationCode
+    ) -> OAuthToken:
         # One use only: the SDK has checked PKCE, expiry and the redirect URI by now.
         del self.codes[authorization_code.code]
         self.code_grants += 1
-        return self._issue(authorization_code.client_id, authorization_code.scopes, authorization_code.resource, authorization_code.subject)
+        return self._issue(
+            authorization_code.client_id,
+            authorization_code.scopes,
+            authorization_code.resource,
+            authorization_code.subject,
+        )
 
     async def load_refresh_token(self, client: OAuthClientInformationFull, refresh_token: str) -> RefreshToken | None:
         token = self.refresh_tokens.get(refresh_token)
         return token if token is not None and token.client_id == client.client_id else None
 
-    async def exchange_refresh_token(self, client: OAuthClientInformationFull, refresh_token: RefreshToken, scopes: list[str]) -> OAuthToken:
+    async def exchange_refresh_token(
+        self, client: OAuthClientInformationFull, refresh_token: RefreshToken, scopes: list[str]
+    ) -> OAuthToken:
         # Rotation: the old refresh token is spent; the access token issued with it stays valid until it expires.
         self.refresh_tokens.pop(refresh_token.token, None)
         self.access_of_refresh.pop(refresh_token.token, None)
@@ -220,10 +231,19 @@ class InMemoryAuthProvider:
         refresh = secrets.token_urlsafe(32)
         expires_at = time.time() + self.token_ttl
         self.access_tokens[access] = _Issued(
-            AccessToken(token=access, client_id=client_id, scopes=scopes, expires_at=int(expires_at), resource=resource, subject=subject),
+            AccessToken(
+                token=access,
+                client_id=client_id,
+                scopes=scopes,
+                expires_at=int(expires_at),
+                resource=resource,
+                subject=subject,
+            ),
             expires_at,
         )
-        self.refresh_tokens[refresh] = RefreshToken(token=refresh, client_id=client_id, scopes=scopes, resource=resource, subject=subject)
+        self.refresh_tokens[refresh] = RefreshToken(
+            token=refresh, client_id=client_id, scopes=scopes, resource=resource, subject=subject
+        )
         self.access_of_refresh[refresh] = access
         self.issued_hashes.append(token_hash(access))
         return OAuthToken(
@@ -282,7 +302,11 @@ class InMemoryAuthProvider:
 
 # --------------------------------------------------------------------------- consent page and test routes
 
-_NO_STORE = {"Cache-Control": "no-store", "X-Frame-Options": "DENY", "Content-Security-Policy": "frame-ancestors 'none'"}
+_NO_STORE = {
+    "Cache-Control": "no-store",
+    "X-Frame-Options": "DENY",
+    "Content-Security-Policy": "frame-ancestors 'none'",
+}
 
 
 def _consent_page(req: str, pending: _Pending, action: str) -> str:
@@ -333,7 +357,9 @@ def _routes(provider: InMemoryAuthProvider) -> list[Route]:
         pending = provider.take_pending(req)
         if pending is None:
             return _error_page(400, "This consent request is unknown, expired or already answered.")
-        target = provider.approve(pending.client, pending.params) if decision == "allow" else provider.deny(pending.params)
+        target = (
+            provider.approve(pending.client, pending.params) if decision == "allow" else provider.deny(pending.params)
+        )
         return RedirectResponse(target, status_code=302, headers={"Cache-Control": "no-store"})
 
     async def stats(request: Request) -> Response:
@@ -382,7 +408,9 @@ def _rebase(routes: list[BaseRoute], base: str) -> list[BaseRoute]:
             path = route.path
         else:
             path = base + route.path
-        rebased.append(Route(path, route.endpoint, methods=sorted(route.methods) if route.methods else None, name=route.name))
+        rebased.append(
+            Route(path, route.endpoint, methods=sorted(route.methods) if route.methods else None, name=route.name)
+        )
     return rebased
 
 
@@ -409,7 +437,9 @@ class _AuthorizeQuery:
             data = json.loads(bytes(body))
             data["authorization_endpoint"] = f"{data['authorization_endpoint']}?{self.query}"
             new = json.dumps(data).encode()
-            headers = [(k, v) for k, v in start["headers"] if k.lower() != b"content-length"] + [(b"content-length", str(len(new)).encode())]
+            headers = [(k, v) for k, v in start["headers"] if k.lower() != b"content-length"] + [
+                (b"content-length", str(len(new)).encode())
+            ]
             await send({**start, "headers": headers})
             await send({"type": "http.response.body", "body": new})
 
@@ -430,7 +460,13 @@ def _with_authorize_query(routes: list[BaseRoute], query: str) -> list[BaseRoute
 
 
 def build_app(
-    port: int, *, token_ttl: float = 3600, consent: Consent = "click", scopes: Sequence[str] = DEFAULT_SCOPES, base_path: str = "/", authorize_query: str = ""
+    port: int,
+    *,
+    token_ttl: float = 3600,
+    consent: Consent = "click",
+    scopes: Sequence[str] = DEFAULT_SCOPES,
+    base_path: str = "/",
+    authorize_query: str = "",
 ) -> tuple[Starlette, InMemoryAuthProvider]:
     """The ASGI app for a server listening on 127.0.0.1:`port`, and its provider (for in-process inspection).
 
@@ -443,7 +479,9 @@ def build_app(
     issuer = f"http://127.0.0.1:{port}{base}"
     resource = f"{issuer}/mcp"
     scope_list = list(scopes)
-    provider = InMemoryAuthProvider(issuer=issuer, resource=resource, scopes=scope_list, token_ttl=token_ttl, consent=consent)
+    provider = InMemoryAuthProvider(
+        issuer=issuer, resource=resource, scopes=scope_list, token_ttl=token_ttl, consent=consent
+    )
     # Strings, not `AnyHttpUrl(...)`: only validation inside `AuthSettings` keeps a path-less
     # issuer without a trailing slash ("http://h:p"); a bare `AnyHttpUrl` becomes "http://h:p/",
     # which the metadata then advertises and the client's RFC 9207 `iss` check compares exactly.
@@ -453,7 +491,9 @@ def build_app(
             "resource_server_url": resource,
             "required_scopes": scope_list or None,
             "validate_token_resource": True,  # refuse tokens bound (RFC 8707) to another resource
-            "client_registration_options": ClientRegistrationOptions(enabled=True, valid_scopes=scope_list or None, default_scopes=scope_list or None),
+            "client_registration_options": ClientRegistrationOptions(
+                enabled=True, valid_scopes=scope_list or None, default_scopes=scope_list or None
+            ),
             "revocation_options": RevocationOptions(enabled=True),
         }
     )
@@ -490,13 +530,30 @@ async def _serve(sock: socket.socket, app: Starlette, issuer: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.oauth_server", description="A local OAuth AS in front of the demo MCP server (tests only).")
-    parser.add_argument("--port", type=int, required=True, help="port on 127.0.0.1 (0: the OS picks one; READY shows it)")
-    parser.add_argument("--token-ttl", type=float, default=3600.0, help="access-token lifetime in seconds (default 3600)")
-    parser.add_argument("--consent", choices=("click", "auto"), default="click", help="click: a consent page; auto: approve at once")
-    parser.add_argument("--scopes", default=" ".join(DEFAULT_SCOPES), help='space-separated scopes, all required by the MCP endpoint (default "mcp:read mcp:write")')
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.oauth_server",
+        description="A local OAuth AS in front of the demo MCP server (tests only).",
+    )
+    parser.add_argument(
+        "--port", type=int, required=True, help="port on 127.0.0.1 (0: the OS picks one; READY shows it)"
+    )
+    parser.add_argument(
+        "--token-ttl", type=float, default=3600.0, help="access-token lifetime in seconds (default 3600)"
+    )
+    parser.add_argument(
+        "--consent", choices=("click", "auto"), default="click", help="click: a consent page; auto: approve at once"
+    )
+    parser.add_argument(
+        "--scopes",
+        default=" ".join(DEFAULT_SCOPES),
+        help='space-separated scopes, all required by the MCP endpoint (default "mcp:read mcp:write")',
+    )
     parser.add_argument("--base-path", default="/", help="path prefix of the issuer and every endpoint (default /)")
-    parser.add_argument("--authorize-query", default="", help="a query the advertised authorization_endpoint carries (a hostile AS), e.g. state=forged")
+    parser.add_argument(
+        "--authorize-query",
+        default="",
+        help="a query the advertised authorization_endpoint carries (a hostile AS), e.g. state=forged",
+    )
     args = parser.parse_args(argv)
     if args.token_ttl <= 0:
         parser.error("--token-ttl must be positive")
@@ -506,7 +563,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     sock.bind(("127.0.0.1", args.port))
     sock.listen(128)
     port = int(sock.getsockname()[1])
-    app, provider = build_app(port, token_ttl=args.token_ttl, consent=args.consent, scopes=args.scopes.split(), base_path=args.base_path, authorize_query=args.authorize_query)
+    app, provider = build_app(
+        port,
+        token_ttl=args.token_ttl,
+        consent=args.consent,
+        scopes=args.scopes.split(),
+        base_path=args.base_path,
+        authorize_query=args.authorize_query,
+    )
     asyncio.run(_serve(sock, app, provider.issuer))
     return 0
 

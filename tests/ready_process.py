@@ -21,10 +21,14 @@ from typing import Any
 
 
 @contextmanager
-def running_ready_process(args: Sequence[str], what: str, timeout: float = 30.0, cwd: Path | None = None) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+def running_ready_process(
+    args: Sequence[str], what: str, timeout: float = 30.0, cwd: Path | None = None
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """Yield ``(url from the READY line, process)``; ``what`` names the server in a start-up error."""
     with tempfile.TemporaryFile() as log:
-        proc = subprocess.Popen(list(args), cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, start_new_session=True)
+        proc = subprocess.Popen(
+            list(args), cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, start_new_session=True
+        )
         try:
             yield _await_ready(proc, log, timeout, what), proc
         finally:

@@ -129,24 +129,40 @@ class JobArgs(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    duration: Annotated[float, Field(ge=0, le=600, description="Seconds of simulated work, reported in steps of half a second.")] = 1.0
+    duration: Annotated[
+        float, Field(ge=0, le=600, description="Seconds of simulated work, reported in steps of half a second.")
+    ] = 1.0
     fail: Annotated[bool, Field(description="End with the JSON-RPC error -32603 (the task ends failed).")] = False
-    tool_error: Annotated[bool, Field(description="End with an isError result (failed on 2025-11-25, completed on 2026-07-28).")] = False
-    ask: Annotated[bool, Field(description="Halfway, ask 'Which region?' (field region); the result is 'Done in REGION'.")] = False
+    tool_error: Annotated[
+        bool, Field(description="End with an isError result (failed on 2025-11-25, completed on 2026-07-28).")
+    ] = False
+    ask: Annotated[
+        bool, Field(description="Halfway, ask 'Which region?' (field region); the result is 'Done in REGION'.")
+    ] = False
     slow_start: Annotated[float, Field(ge=0, le=60, description="Seconds tools/call takes before it answers.")] = 0.0
-    ttl_ms: Annotated[int | None, Field(ge=1, le=MAX_TTL_MS, description="The task's ttl in ms (2025-11-25: when the task param has none).")] = None
-    poll_interval_ms: Annotated[int | None, Field(ge=1, le=60_000, description="The pollInterval the task suggests, in ms.")] = None
+    ttl_ms: Annotated[
+        int | None,
+        Field(ge=1, le=MAX_TTL_MS, description="The task's ttl in ms (2025-11-25: when the task param has none)."),
+    ] = None
+    poll_interval_ms: Annotated[
+        int | None, Field(ge=1, le=60_000, description="The pollInterval the task suggests, in ms.")
+    ] = None
 
 
 JOB_SCHEMA: dict[str, Any] = JobArgs.model_json_schema()
-STATS_SCHEMA: dict[str, Any] = {"type": "object", "properties": {"reset": {"type": "boolean", "description": "Clear the counters after reading them."}}}
+STATS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"reset": {"type": "boolean", "description": "Clear the counters after reading them."}},
+}
 
 
 def parse_args(arguments: Mapping[str, Any] | None) -> JobArgs:
     try:
         return JobArgs.model_validate(dict(arguments or {}))
     except ValidationError as exc:
-        raise MCPError(code=INVALID_PARAMS, message=f"Invalid arguments: {exc.errors(include_url=False, include_input=False)}") from None
+        raise MCPError(
+            code=INVALID_PARAMS, message=f"Invalid arguments: {exc.errors(include_url=False, include_input=False)}"
+        ) from None
 
 
 @dataclass
@@ -190,7 +206,9 @@ async def run_job(args: JobArgs, *, progress: ProgressFn, ask: AskFn) -> JobOutc
         return JobOutcome(error={"code": INTERNAL_ERROR, "message": SIMULATED_FAILURE})
     if args.tool_error:
         return JobOutcome(result=tool_result(SIMULATED_TOOL_ERROR, is_error=True))
-    return JobOutcome(result=tool_result(f"Done in {region}" if region is not None else f"Done after {args.duration:g}s"))
+    return JobOutcome(
+        result=tool_result(f"Done in {region}" if region is not None else f"Done after {args.duration:g}s")
+    )
 
 
 # ------------------------------------------------------------------------------------------ tasks
@@ -236,7 +254,14 @@ class TaskRecord:
     def expired(self, now: float) -> bool:
         return self.ttl_ms is not None and now >= self.created_monotonic + self.ttl_ms / 1000
 
-    async def update(self, *, status: str | None = None, message: str | None = None, result: dict[str, Any] | None = None, error: dict[str, Any] | None = None) -> None:
+    async def update(
+        self,
+        *,
+        status: str | None = None,
+        message: str | None = None,
+        result: dict[str, Any] | None = None,
+        error: dict[str, Any] | None = None,
+    ) -> None:
         """Change the task (never once terminal) and tell whoever listens."""
         if self.terminal:
             return
@@ -262,7 +287,9 @@ class TaskRecord:
 
     async def finish(self, outcome: JobOutcome) -> None:
         if outcome.error is not None:
-            await self.update(status="failed", message=f"Tool execution failed: {outcome.error['message']}", error=outcome.error)
+            await self.update(
+                status="failed", message=f"Tool execution failed: {outcome.error['message']}", error=outcome.error
+            )
             return
         result = outcome.result or tool_result("")
         if result.get("isError") and self.generation == "2025":  # SEP-1686: an isError tool result fails the task
@@ -291,7 +318,12 @@ class TaskRecord:
         task: dict[str, Any] = {"taskId": self.task_id, "status": self.status}
         if self.status_message is not None:
             task["statusMessage"] = self.status_message
-        task.update(createdAt=self.created_at, lastUpdatedAt=self.last_updated_at, ttl=self.ttl_ms, pollInterval=self.poll_interval_ms)
+        task.update(
+            createdAt=self.created_at,
+            lastUpdatedAt=self.last_updated_at,
+            ttl=self.ttl_ms,
+            pollInterval=self.poll_interval_ms,
+        )
         return task
 
     def wire_2026(self, *, detailed: bool) -> dict[str, Any]:
@@ -299,7 +331,12 @@ class TaskRecord:
         task: dict[str, Any] = {"taskId": self.task_id, "status": self.status}
         if self.status_message is not None:
             task["statusMessage"] = self.status_message
-        task.update(createdAt=self.created_at, lastUpdatedAt=self.last_updated_at, ttlMs=self.ttl_ms, pollIntervalMs=self.poll_interval_ms)
+        task.update(
+            createdAt=self.created_at,
+            lastUpdatedAt=self.last_updated_at,
+            ttlMs=self.ttl_ms,
+            pollIntervalMs=self.poll_interval_ms,
+        )
         if detailed:
             if self.status == "completed" and self.result is not None:
                 task["result"] = self.result
@@ -331,7 +368,10 @@ class TaskStore:
         self.purge()
         record = self.tasks.get(task_id)
         if record is None:
-            raise MCPError(code=INVALID_PARAMS, message="Failed to retrieve task: Task not found (unknown, or expired and forgotten)")
+            raise MCPError(
+                code=INVALID_PARAMS,
+                message="Failed to retrieve task: Task not found (unknown, or expired and forgotten)",
+            )
         return record
 
     def newest_first(self) -> list[TaskRecord]:
@@ -401,14 +441,19 @@ class TaskServerState:
             "notifications_received": dict(stats.notifications_received),
             "notifications_sent": dict(stats.notifications_sent),
             "tasks_created": stats.tasks_created,
-            "tasks": {r.task_id: {"tool": r.tool, "status": r.status, "statusMessage": r.status_message} for r in self.store.newest_first()},
+            "tasks": {
+                r.task_id: {"tool": r.tool, "status": r.status, "statusMessage": r.status_message}
+                for r in self.store.newest_first()
+            },
         }
 
     def stats_result(self, arguments: Mapping[str, Any] | None) -> types.CallToolResult:
         snapshot = self.snapshot()
         if (arguments or {}).get("reset"):
             self.stats.reset()
-        return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(snapshot))], structured_content=snapshot)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=json.dumps(snapshot))], structured_content=snapshot
+        )
 
     async def count_requests(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         """``Server.middleware``: count every inbound message by method (and task id)."""
@@ -490,13 +535,17 @@ class LegacyTaskServer(Server[Any]):
         *,
         protocol_version: str | None = None,
     ) -> types.ServerCapabilities:
-        capabilities = super().get_capabilities(notification_options, experimental_capabilities, extensions, protocol_version=protocol_version)
+        capabilities = super().get_capabilities(
+            notification_options, experimental_capabilities, extensions, protocol_version=protocol_version
+        )
         if protocol_version in MODERN:
             return capabilities
         tasks = types.ServerTasksCapability(
             list=types.TasksListCapability(),
             cancel=types.TasksCancelCapability(),
-            requests=types.ServerTasksRequestsCapability(tools=types.TasksToolsCapability(call=types.TasksCallCapability())),
+            requests=types.ServerTasksRequestsCapability(
+                tools=types.TasksToolsCapability(call=types.TasksCallCapability())
+            ),
         )
         return capabilities.model_copy(update={"tasks": tasks})
 
@@ -505,7 +554,11 @@ class LegacyTaskServer(Server[Any]):
         if ctx.protocol_version in MODERN:
             if ctx.request_id is None:
                 return None
-            raise MCPError(code=METHOD_NOT_FOUND, message="This server speaks the handshake protocol (2025-11-25) only", data=ctx.method)
+            raise MCPError(
+                code=METHOD_NOT_FOUND,
+                message="This server speaks the handshake protocol (2025-11-25) only",
+                data=ctx.method,
+            )
         return await call_next(ctx)
 
     async def _task_augmented_call(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
@@ -517,25 +570,34 @@ class LegacyTaskServer(Server[Any]):
         except ValidationError:
             raise MCPError(code=INVALID_PARAMS, message="Invalid tools/call params") from None
         if params.name not in TASK_SUPPORT:  # forbidden (or unknown): SEP-1686 says -32601
-            raise MCPError(code=METHOD_NOT_FOUND, message=f"Tool {params.name!r} does not support task-augmented execution")
+            raise MCPError(
+                code=METHOD_NOT_FOUND, message=f"Tool {params.name!r} does not support task-augmented execution"
+            )
         args = parse_args(params.arguments)
         if args.slow_start:
             await asyncio.sleep(args.slow_start)
         state = self.task_state
         requested = params.task.ttl if params.task is not None else None
-        record = state.new_task(params.name, args, requested if requested is not None else (args.ttl_ms or state.default_ttl_ms))
+        record = state.new_task(
+            params.name, args, requested if requested is not None else (args.ttl_ms or state.default_ttl_ms)
+        )
         record.session = ctx.session
         record.on_change = self._send_status
         meta = raw.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, Mapping) else None
         start_worker(record, None if token is None else self._progress_sender(record, token))
-        return {"task": record.wire_2025(), "_meta": {IMMEDIATE_RESPONSE_META: f"Started task {record.task_id}; its result comes with tasks/result."}}
+        return {
+            "task": record.wire_2025(),
+            "_meta": {IMMEDIATE_RESPONSE_META: f"Started task {record.task_id}; its result comes with tasks/result."},
+        }
 
     # -- notifications (standalone channel of the session that last touched the task)
     async def _send_status(self, record: TaskRecord) -> None:
         if record.session is None:
             return
-        notification = types.TaskStatusNotification.model_validate({"method": "notifications/tasks/status", "params": record.wire_2025()})
+        notification = types.TaskStatusNotification.model_validate(
+            {"method": "notifications/tasks/status", "params": record.wire_2025()}
+        )
         await record.session.send_notification(cast(Any, notification))
         self.task_state.stats.notifications_sent["notifications/tasks/status"] += 1
 
@@ -543,9 +605,17 @@ class LegacyTaskServer(Server[Any]):
         async def send(step: int, steps: int, message: str) -> None:
             if record.session is None:
                 return
-            params = {"progressToken": token, "progress": step, "total": steps, "message": message, "_meta": {RELATED_TASK_META: {"taskId": record.task_id}}}
+            params = {
+                "progressToken": token,
+                "progress": step,
+                "total": steps,
+                "message": message,
+                "_meta": {RELATED_TASK_META: {"taskId": record.task_id}},
+            }
             try:
-                await record.session.send_notification(types.ProgressNotification.model_validate({"method": "notifications/progress", "params": params}))
+                await record.session.send_notification(
+                    types.ProgressNotification.model_validate({"method": "notifications/progress", "params": params})
+                )
             except Exception:
                 logger.debug("task %s: progress notification failed", record.task_id, exc_info=True)
                 return
@@ -554,14 +624,29 @@ class LegacyTaskServer(Server[Any]):
         return send
 
     # -- tools
-    async def _list_tools(self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
         def job_tool(name: str, support: Literal["optional", "required"], what: str) -> types.Tool:
-            return types.Tool(name=name, description=what, input_schema=JOB_SCHEMA, execution=types.ToolExecution(task_support=support))
+            return types.Tool(
+                name=name,
+                description=what,
+                input_schema=JOB_SCHEMA,
+                execution=types.ToolExecution(task_support=support),
+            )
 
         return types.ListToolsResult(
             tools=[
-                job_tool(OPTIONAL_TOOL, "optional", "A simulated job; runs inline, or as a task when the call has a task param."),
-                job_tool(REQUIRED_TOOL, "required", "A simulated job that runs as a task only (a call without a task param gets -32601)."),
+                job_tool(
+                    OPTIONAL_TOOL,
+                    "optional",
+                    "A simulated job; runs inline, or as a task when the call has a task param.",
+                ),
+                job_tool(
+                    REQUIRED_TOOL,
+                    "required",
+                    "A simulated job that runs as a task only (a call without a task param gets -32601).",
+                ),
                 types.Tool(
                     name=STATS_TOOL,
                     description="What this server has seen (requests per method and task, notifications sent, tasks).",
@@ -571,13 +656,20 @@ class LegacyTaskServer(Server[Any]):
             ]
         )
 
-    async def _call_tool(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
         if params.name == STATS_TOOL:
             return self.task_state.stats_result(params.arguments)
         if params.name == REQUIRED_TOOL:
-            raise MCPError(code=METHOD_NOT_FOUND, message=f"Tool {REQUIRED_TOOL!r} requires task-augmented execution (a task param)")
+            raise MCPError(
+                code=METHOD_NOT_FOUND,
+                message=f"Tool {REQUIRED_TOOL!r} requires task-augmented execution (a task param)",
+            )
         if params.name != OPTIONAL_TOOL:
-            return types.CallToolResult(content=[types.TextContent(type="text", text=f"Unknown tool: {params.name}")], is_error=True)
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=f"Unknown tool: {params.name}")], is_error=True
+            )
         args = parse_args(params.arguments)
         if args.slow_start:
             await asyncio.sleep(args.slow_start)
@@ -603,7 +695,9 @@ class LegacyTaskServer(Server[Any]):
     async def _tasks_get(self, ctx: ServerRequestContext[Any], params: types.GetTaskRequestParams) -> dict[str, Any]:
         return self._touch(ctx, params.task_id).wire_2025()
 
-    async def _tasks_result(self, ctx: ServerRequestContext[Any], params: types.GetTaskPayloadRequestParams) -> dict[str, Any]:
+    async def _tasks_result(
+        self, ctx: ServerRequestContext[Any], params: types.GetTaskPayloadRequestParams
+    ) -> dict[str, Any]:
         """Blocks until the task is terminal; a pending question goes out on this request's stream."""
         record = self._touch(ctx, params.task_id)
         related = {RELATED_TASK_META: {"taskId": record.task_id}}
@@ -612,8 +706,12 @@ class LegacyTaskServer(Server[Any]):
                 answer_future = record.answer
                 record.asking = True
                 try:
-                    request = types.ElicitRequest.model_validate({"method": "elicitation/create", "params": ask_params(related)})
-                    answer = await ctx.session.send_request(request, types.ElicitResult, metadata=ServerMessageMetadata(related_request_id=ctx.request_id))
+                    request = types.ElicitRequest.model_validate(
+                        {"method": "elicitation/create", "params": ask_params(related)}
+                    )
+                    answer = await ctx.session.send_request(
+                        request, types.ElicitResult, metadata=ServerMessageMetadata(related_request_id=ctx.request_id)
+                    )
                 except BaseException:
                     record.asking = False
                     raise
@@ -642,15 +740,21 @@ class LegacyTaskServer(Server[Any]):
             result["nextCursor"] = str(start + page)
         return result
 
-    async def _tasks_cancel(self, ctx: ServerRequestContext[Any], params: types.CancelTaskRequestParams) -> dict[str, Any]:
+    async def _tasks_cancel(
+        self, ctx: ServerRequestContext[Any], params: types.CancelTaskRequestParams
+    ) -> dict[str, Any]:
         record = self._touch(ctx, params.task_id)
         if record.terminal:
-            raise MCPError(code=INVALID_PARAMS, message=f"Cannot cancel task: already in terminal status '{record.status}'")
+            raise MCPError(
+                code=INVALID_PARAMS, message=f"Cannot cancel task: already in terminal status '{record.status}'"
+            )
         await record.cancel()
         return record.wire_2025()
 
 
-def build_2025_server(*, poll_interval_ms: int = DEFAULT_POLL_INTERVAL_MS, default_ttl_ms: int = DEFAULT_TTL_MS) -> LegacyTaskServer:
+def build_2025_server(
+    *, poll_interval_ms: int = DEFAULT_POLL_INTERVAL_MS, default_ttl_ms: int = DEFAULT_TTL_MS
+) -> LegacyTaskServer:
     return LegacyTaskServer(TaskServerState("2025", poll_interval_ms=poll_interval_ms, default_ttl_ms=default_ttl_ms))
 
 
@@ -676,12 +780,23 @@ class TasksExtension(Extension):
 
     def methods(self) -> Sequence[MethodBinding]:
         return [
-            MethodBinding(method="tasks/get", params_type=types.GetTaskRequestParams, handler=self._get, protocol_versions=MODERN),
-            MethodBinding(method="tasks/update", params_type=UpdateTaskParams, handler=self._update, protocol_versions=MODERN),
-            MethodBinding(method="tasks/cancel", params_type=types.CancelTaskRequestParams, handler=self._cancel, protocol_versions=MODERN),
+            MethodBinding(
+                method="tasks/get", params_type=types.GetTaskRequestParams, handler=self._get, protocol_versions=MODERN
+            ),
+            MethodBinding(
+                method="tasks/update", params_type=UpdateTaskParams, handler=self._update, protocol_versions=MODERN
+            ),
+            MethodBinding(
+                method="tasks/cancel",
+                params_type=types.CancelTaskRequestParams,
+                handler=self._cancel,
+                protocol_versions=MODERN,
+            ),
         ]
 
-    async def intercept_tool_call(self, params: types.CallToolRequestParams, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    async def intercept_tool_call(
+        self, params: types.CallToolRequestParams, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
         support = TASK_SUPPORT.get(params.name)
         if support is None:
             return await call_next(ctx)
@@ -700,7 +815,11 @@ class TasksExtension(Extension):
         require_client_extension(ctx, TASKS_EXTENSION)
         request = ctx.request
         headers = getattr(request, "headers", None)
-        if headers is not None and (name := decode_header_value(headers.get(MCP_NAME_HEADER))) is not None and name != task_id:
+        if (
+            headers is not None
+            and (name := decode_header_value(headers.get(MCP_NAME_HEADER))) is not None
+            and name != task_id
+        ):
             raise MCPError(code=HEADER_MISMATCH, message=f"Mcp-Name header {name!r} does not match params.taskId")
         return self.state.store.get(task_id)
 
@@ -711,15 +830,21 @@ class TasksExtension(Extension):
         record = self._record(ctx, params.task_id)
         response = params.input_responses.get(ASK_KEY)
         future = record.answer
-        if response is not None and record.question is not None and future is not None and not future.done():  # other keys: ignored
+        if (
+            response is not None and record.question is not None and future is not None and not future.done()
+        ):  # other keys: ignored
             try:
                 answer = wire(types.ElicitResult.model_validate(response, by_name=False))
             except ValidationError:
-                raise MCPError(code=INVALID_PARAMS, message=f"inputResponses[{ASK_KEY!r}] is not an ElicitResult") from None
+                raise MCPError(
+                    code=INVALID_PARAMS, message=f"inputResponses[{ASK_KEY!r}] is not an ElicitResult"
+                ) from None
             future.set_result(answer)
         return {"resultType": "complete"}
 
-    async def _cancel(self, ctx: ServerRequestContext[Any, Any], params: types.CancelTaskRequestParams) -> dict[str, Any]:
+    async def _cancel(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CancelTaskRequestParams
+    ) -> dict[str, Any]:
         await self._record(ctx, params.task_id).cancel()
         return {"resultType": "complete"}
 
@@ -739,9 +864,24 @@ class ModernTaskServer(MCPServer[Any]):
         self.task_state = state
         for route in state.http_routes():
             self.custom_route(route.path, methods=sorted(route.methods or ()))(route.endpoint)
-        self.add_tool(self._slow_job, name=OPTIONAL_TOOL, description="A simulated job; runs as a task when the client declares io.modelcontextprotocol/tasks, else inline.", structured_output=False)
-        self.add_tool(self._slow_job, name=REQUIRED_TOOL, description="A simulated job that runs as a task only (without the extension: -32021).", structured_output=False)
-        self.add_tool(self._task_stats, name=STATS_TOOL, description="What this server has seen (requests per method and task, tasks).", structured_output=False)
+        self.add_tool(
+            self._slow_job,
+            name=OPTIONAL_TOOL,
+            description="A simulated job; runs as a task when the client declares io.modelcontextprotocol/tasks, else inline.",
+            structured_output=False,
+        )
+        self.add_tool(
+            self._slow_job,
+            name=REQUIRED_TOOL,
+            description="A simulated job that runs as a task only (without the extension: -32021).",
+            structured_output=False,
+        )
+        self.add_tool(
+            self._task_stats,
+            name=STATS_TOOL,
+            description="What this server has seen (requests per method and task, tasks).",
+            structured_output=False,
+        )
 
     async def _task_stats(self, reset: bool = False) -> types.CallToolResult:
         return self.task_state.stats_result({"reset": reset})
@@ -758,7 +898,15 @@ class ModernTaskServer(MCPServer[Any]):
         poll_interval_ms: int | None = None,
     ) -> types.CallToolResult | types.InputRequiredResult:
         """Inline: the job runs within the call (a question is a 2026 input_required round, or an elicitation on 2025)."""
-        args = JobArgs(duration=duration, fail=fail, tool_error=tool_error, ask=ask, slow_start=slow_start, ttl_ms=ttl_ms, poll_interval_ms=poll_interval_ms)
+        args = JobArgs(
+            duration=duration,
+            fail=fail,
+            tool_error=tool_error,
+            ask=ask,
+            slow_start=slow_start,
+            ttl_ms=ttl_ms,
+            poll_interval_ms=poll_interval_ms,
+        )
         modern = ctx.protocol_version in MODERN
         given = (ctx.input_responses or {}).get(ASK_KEY)
         if args.ask and modern and given is None:
@@ -781,11 +929,15 @@ class ModernTaskServer(MCPServer[Any]):
         return types.CallToolResult.model_validate(outcome.result)
 
 
-def build_2026_server(*, poll_interval_ms: int = DEFAULT_POLL_INTERVAL_MS, default_ttl_ms: int = DEFAULT_TTL_MS) -> ModernTaskServer:
+def build_2026_server(
+    *, poll_interval_ms: int = DEFAULT_POLL_INTERVAL_MS, default_ttl_ms: int = DEFAULT_TTL_MS
+) -> ModernTaskServer:
     return ModernTaskServer(TaskServerState("2026", poll_interval_ms=poll_interval_ms, default_ttl_ms=default_ttl_ms))
 
 
-def make_server(generation: Generation, *, poll_interval_ms: int = DEFAULT_POLL_INTERVAL_MS, default_ttl_ms: int = DEFAULT_TTL_MS) -> LegacyTaskServer | ModernTaskServer:
+def make_server(
+    generation: Generation, *, poll_interval_ms: int = DEFAULT_POLL_INTERVAL_MS, default_ttl_ms: int = DEFAULT_TTL_MS
+) -> LegacyTaskServer | ModernTaskServer:
     """A fresh server (its own tasks and counters) for in-process use or to run."""
     if generation == "2025":
         return build_2025_server(poll_interval_ms=poll_interval_ms, default_ttl_ms=default_ttl_ms)
@@ -813,13 +965,25 @@ def http_app(server: LegacyTaskServer | ModernTaskServer) -> Any:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.task_servers", description="An MCP task server for tests (2025-11-25 tasks or the 2026-07-28 tasks extension).")
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.task_servers",
+        description="An MCP task server for tests (2025-11-25 tasks or the 2026-07-28 tasks extension).",
+    )
     parser.add_argument("generation", choices=GENERATIONS)
     parser.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=0, help="HTTP port on --host (0: the OS picks one; READY shows the URL)")
-    parser.add_argument("--poll-interval-ms", type=int, default=DEFAULT_POLL_INTERVAL_MS, help="the pollInterval tasks suggest (a call's poll_interval_ms wins)")
-    parser.add_argument("--default-ttl-ms", type=int, default=DEFAULT_TTL_MS, help="ttl of a task whose call names none")
+    parser.add_argument(
+        "--port", type=int, default=0, help="HTTP port on --host (0: the OS picks one; READY shows the URL)"
+    )
+    parser.add_argument(
+        "--poll-interval-ms",
+        type=int,
+        default=DEFAULT_POLL_INTERVAL_MS,
+        help="the pollInterval tasks suggest (a call's poll_interval_ms wins)",
+    )
+    parser.add_argument(
+        "--default-ttl-ms", type=int, default=DEFAULT_TTL_MS, help="ttl of a task whose call names none"
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     server = make_server(args.generation, poll_interval_ms=args.poll_interval_ms, default_ttl_ms=args.default_ttl_ms)
@@ -856,7 +1020,9 @@ def running_task_server(
     start beforehand: the client spawns ``stdio_command(generation)``.
     """
     if transport != "http":
-        raise ValueError("running_task_server starts HTTP servers; for stdio let the client spawn stdio_command(generation)")
+        raise ValueError(
+            "running_task_server starts HTTP servers; for stdio let the client spawn stdio_command(generation)"
+        )
     options = ["--transport", "http", "--port", "0"]
     if poll_interval_ms is not None:
         options += ["--poll-interval-ms", str(poll_interval_ms)]

@@ -38,7 +38,12 @@ TRANSPORTS: tuple[Transport, ...] = ("inprocess", "stdio", "http")
 NPM_EXAMPLES = {"vanillajs": servers.basic_vanillajs, "preact": servers.basic_preact}
 """Both serve the tool ``get-time`` and its App ``ui://get-time/mcp-app.html``; only vanillajs adds structuredContent."""
 GET_TIME_URI = "ui://get-time/mcp-app.html"
-EMPTY_CSP: dict[str, list[str]] = {"connectDomains": [], "resourceDomains": [], "frameDomains": [], "baseUriDomains": []}
+EMPTY_CSP: dict[str, list[str]] = {
+    "connectDomains": [],
+    "resourceDomains": [],
+    "frameDomains": [],
+    "baseUriDomains": [],
+}
 
 
 @pytest.fixture
@@ -112,8 +117,22 @@ def report_over_http(url: str) -> dict[str, Any]:
 async def test_tools_carry_their_app_and_visibility(transport: Transport, http_url: str) -> None:
     async with connected(transport, http_url) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-        assert set(tools) == {"counter", "increment", "probe", "report", "leak", "last_report", apps.ONE_LINE_TOOL, apps.BROKEN_TOOL, apps.SILENT_TOOL}
-        for name, uri in ((apps.ONE_LINE_TOOL, apps.ONE_LINE_URI), (apps.BROKEN_TOOL, apps.BROKEN_URI), (apps.SILENT_TOOL, apps.SILENT_URI)):
+        assert set(tools) == {
+            "counter",
+            "increment",
+            "probe",
+            "report",
+            "leak",
+            "last_report",
+            apps.ONE_LINE_TOOL,
+            apps.BROKEN_TOOL,
+            apps.SILENT_TOOL,
+        }
+        for name, uri in (
+            (apps.ONE_LINE_TOOL, apps.ONE_LINE_URI),
+            (apps.BROKEN_TOOL, apps.BROKEN_URI),
+            (apps.SILENT_TOOL, apps.SILENT_URI),
+        ):
             assert ui_meta(tools[name]) == {"resourceUri": uri, "visibility": ["model", "app"]}
         assert ui_meta(tools["leak"]) == {"resourceUri": apps.LEAK_URI, "visibility": ["model", "app"]}
         assert ui_meta(tools["counter"]) == {"resourceUri": apps.COUNTER_URI, "visibility": ["model", "app"]}
@@ -142,7 +161,11 @@ async def test_ui_resources_are_app_html_with_a_closed_csp(transport: Transport,
             assert html.count('<script type="module">') == 2
             assert bundle in html  # the ext-apps view bundle, inlined whole
             assert html.index(bundle) < html.index("const { App } = globalThis.__mcpExtApps;")
-            assert "<script src" not in html and "http://" not in html.replace(bundle, "") and "https://" not in html.replace(bundle, "")
+            assert (
+                "<script src" not in html
+                and "http://" not in html.replace(bundle, "")
+                and "https://" not in html.replace(bundle, "")
+            )
         assert 'id="count"' in pages[apps.COUNTER_URI] and 'id="inc"' in pages[apps.COUNTER_URI]
         assert 'name: "increment"' in pages[apps.COUNTER_URI]
         probe = pages[apps.PROBE_URI]
@@ -174,8 +197,13 @@ async def test_report_is_kept_and_read_back(transport: Transport, http_url: str)
         assert json.loads(texts(empty)) == {"report": None, "reports": 0}
         first = await client.call_tool("report", {"outcomes": {**outcomes, "top.location=": "pending"}, "done": False})
         assert texts(first) == "report 1 stored (done: False)"
-        await client.call_tool("report", {"outcomes": outcomes, "details": {"parent.document": "Blocked a frame"}, "done": True})
-        expected = {"report": {"outcomes": outcomes, "details": {"parent.document": "Blocked a frame"}, "done": True}, "reports": 2}
+        await client.call_tool(
+            "report", {"outcomes": outcomes, "details": {"parent.document": "Blocked a frame"}, "done": True}
+        )
+        expected = {
+            "report": {"outcomes": outcomes, "details": {"parent.document": "Blocked a frame"}, "done": True},
+            "reports": 2,
+        }
         kept = await client.call_tool("last_report", {})
         assert kept.structured_content == expected and json.loads(texts(kept)) == expected
         if transport == "http":
@@ -224,9 +252,16 @@ def test_inlined_bundle_runs_as_a_module_and_exposes_app() -> None:
         "{ const m = globalThis.__mcpExtApps;"
         " console.log(JSON.stringify({app: typeof m.App, transport: typeof m.PostMessageTransport, version: m.LATEST_PROTOCOL_VERSION, frozen: Object.isFrozen(m)})); }"
     )
-    done = subprocess.run([str(servers.NODE), "--input-type=module", "-"], input=script, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [str(servers.NODE), "--input-type=module", "-"], input=script, capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == {"app": "function", "transport": "function", "version": "2026-01-26", "frozen": True}
+    assert json.loads(done.stdout) == {
+        "app": "function",
+        "transport": "function",
+        "version": "2026-01-26",
+        "frozen": True,
+    }
 
 
 def test_a_missing_bundle_says_how_to_install_it(tmp_path: Path) -> None:
@@ -238,7 +273,11 @@ def test_a_missing_bundle_says_how_to_install_it(tmp_path: Path) -> None:
 @pytest.mark.parametrize("example", sorted(NPM_EXAMPLES))
 async def test_npm_example_get_time_app(example: str) -> None:
     command = NPM_EXAMPLES[example]()
-    assert command[0] == str(servers.NODE) and command[1].endswith(f"server-basic-{example}/dist/index.js") and command[2:] == ["--stdio"]
+    assert (
+        command[0] == str(servers.NODE)
+        and command[1].endswith(f"server-basic-{example}/dist/index.js")
+        and command[2:] == ["--stdio"]
+    )
     async with apps_client(StdioServerParameters(command=command[0], args=command[1:])) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert "get-time" in tools
@@ -256,7 +295,9 @@ async def test_npm_example_get_time_app(example: str) -> None:
         time = texts(result)
         assert datetime.fromisoformat(time.replace("Z", "+00:00")).tzinfo is not None
         if example == "vanillajs":  # declares an outputSchema and answers structuredContent too
-            assert tools["get-time"].output_schema is not None and "time" in tools["get-time"].output_schema["properties"]
+            assert (
+                tools["get-time"].output_schema is not None and "time" in tools["get-time"].output_schema["properties"]
+            )
             assert result.structured_content == {"time": time}
         else:  # the preact example (2.0.3) answers the text only
             assert tools["get-time"].output_schema is None

@@ -18,9 +18,9 @@ from mcp.server.mcpserver import Context, MCPServer
 
 from mcp_notebook.magics.listings import listing_rows
 from mcp_notebook.notebook.apps import OUTPUT_MIME
-from mcp_notebook.wire.apps_ext import checked_csp
 from mcp_notebook.notebook.views import NotebookViews
 from mcp_notebook.session.session import CallOptions, Session
+from mcp_notebook.wire.apps_ext import checked_csp
 
 from .kernel_harness import Kernel
 from .test_resume_kernel import FakeLab, run
@@ -101,12 +101,18 @@ class Page(FakeLab):
     def ask(self, op: str, app: str, **fields: Any) -> dict[str, Any]:
         """Send and wait for the kernel's reply with that ``req``."""
         req = self.send(op, app, **fields)
-        found: dict[str, Any] = self.wait(lambda: [d for d in self.received if d.get("req") == req], f"the reply to {op}")[0]
+        found: dict[str, Any] = self.wait(
+            lambda: [d for d in self.received if d.get("req") == req], f"the reply to {op}"
+        )[0]
         return found
 
 
 def app_output(k: Kernel, cell: str) -> dict[str, Any]:
-    bundles = [m["content"]["data"] for m in k.for_cell(cell) if m["msg_type"] in ("display_data", "update_display_data") and OUTPUT_MIME in m["content"]["data"]]
+    bundles = [
+        m["content"]["data"]
+        for m in k.for_cell(cell)
+        if m["msg_type"] in ("display_data", "update_display_data") and OUTPUT_MIME in m["content"]["data"]
+    ]
     assert bundles, "the call's report carries the App"
     data: dict[str, Any] = bundles[-1]
     return data
@@ -126,13 +132,26 @@ def test_an_app_in_a_kernel(tmp_path: Path) -> None:
         bundle = app_output(k, cell)
         data = bundle[OUTPUT_MIME]
         assert "count is 0 (apps: yes)" in bundle["text/plain"]  # the fallback; and the server saw the Apps extension
-        assert (data["v"], data["server"], data["tool"], data["uri"], data["tool_input"]) == (1, "counter", "counter", "ui://counter/app.html", {})
+        assert (data["v"], data["server"], data["tool"], data["uri"], data["tool_input"]) == (
+            1,
+            "counter",
+            "counter",
+            "ui://counter/app.html",
+            {},
+        )
         assert data["tool_result"]["content"][0]["text"] == "count is 0 (apps: yes)" and "html" not in data
         app = data["app"]
 
         opened = page.ask("app_open", app)
-        assert opened["op"] == "app_resource" and opened["html"].startswith("<button id='inc'>") and opened["html"].endswith("v1")
-        assert opened["csp"] == {"connectDomains": ["https://api.example.com"], "resourceDomains": ["https://cdn.example.com"]}  # the rest dropped
+        assert (
+            opened["op"] == "app_resource"
+            and opened["html"].startswith("<button id='inc'>")
+            and opened["html"].endswith("v1")
+        )
+        assert opened["csp"] == {
+            "connectDomains": ["https://api.example.com"],
+            "resourceDomains": ["https://cdn.example.com"],
+        }  # the rest dropped
         assert opened["permissions"] == {"clipboardWrite": {}} and opened["prefers_border"] is True
         assert opened["tool_result"] == data["tool_result"]
 
@@ -151,21 +170,47 @@ def test_an_app_in_a_kernel(tmp_path: Path) -> None:
         mine = page.ask("app_request", app, method="tools/call", params={"name": "counter", "arguments": {}})
         assert mine["result"]["content"][0]["text"] == "count is 1 (apps: yes)"
         reopened = page.ask("app_open", app)
-        assert (reopened["tool_input"], reopened["tool_result"]) == ({}, mine["result"]) and reopened["tool_result"] != data["tool_result"]
+        assert (reopened["tool_input"], reopened["tool_result"]) == ({}, mine["result"]) and reopened[
+            "tool_result"
+        ] != data["tool_result"]
 
         # a question the App's call raises is a form in the App's cell
         before = set(k.comms)
         req = page.send("app_request", app, method="tools/call", params={"name": "sign", "arguments": {}})
-        field = k.wait_for(lambda: [c for c in k.find_widgets("TextModel") if c not in before], what="the form in the App's cell")[0]
+        field = k.wait_for(
+            lambda: [c for c in k.find_widgets("TextModel") if c not in before], what="the form in the App's cell"
+        )[0]
         k.set_value(field, "Ada")
-        k.click(k.wait_for(lambda: [c for c in k.find_widgets("ButtonModel", description="Accept") if c not in before], what="Accept")[0])
+        k.click(
+            k.wait_for(
+                lambda: [c for c in k.find_widgets("ButtonModel", description="Accept") if c not in before],
+                what="Accept",
+            )[0]
+        )
         signed = page.wait(lambda: [d for d in page.received if d.get("req") == req], "the signed reply")[0]
         assert signed["result"]["content"][0]["text"] == "signed by Ada at 1"
-        assert any(m["msg_type"] == "comm_open" and m["parent_header"].get("msg_id") == cell for m in k.messages)  # shown in that cell
+        assert any(
+            m["msg_type"] == "comm_open" and m["parent_header"].get("msg_id") == cell for m in k.messages
+        )  # shown in that cell
 
-        page.send("app_notify", app, method="ui/update-model-context", params={"content": [{"type": "text", "text": "the user looks at 1"}]})
-        page.send("app_notify", app, method="ui/message", params={"role": "user", "content": [{"type": "text", "text": "hello"}]})
-        kept = k.text_of_cell(run(k, f"_a = get_ipython().magics_manager.registry['MCPMagics'].session.apps.get('{app}')\nprint(_a.model_context['content'][0]['text'], len(_a.messages))"))
+        page.send(
+            "app_notify",
+            app,
+            method="ui/update-model-context",
+            params={"content": [{"type": "text", "text": "the user looks at 1"}]},
+        )
+        page.send(
+            "app_notify",
+            app,
+            method="ui/message",
+            params={"role": "user", "content": [{"type": "text", "text": "hello"}]},
+        )
+        kept = k.text_of_cell(
+            run(
+                k,
+                f"_a = get_ipython().magics_manager.registry['MCPMagics'].session.apps.get('{app}')\nprint(_a.model_context['content'][0]['text'], len(_a.messages))",
+            )
+        )
         assert "the user looks at 1 1" in kept
 
         # re-running the server's cell reloads its Apps in place
@@ -178,13 +223,30 @@ def test_an_app_in_a_kernel(tmp_path: Path) -> None:
         # a reopened notebook's App: unknown here until the user activates it
         unknown = page.ask("app_open", "0123456789abcdef")
         assert (unknown["op"], unknown["kind"]) == ("app_error", "not_live")
-        wrong = page.ask("app_activate", "0123456789abcdef", server="counter", tool="counter", uri="ui://elsewhere/x.html")
+        wrong = page.ask(
+            "app_activate", "0123456789abcdef", server="counter", tool="counter", uri="ui://elsewhere/x.html"
+        )
         assert wrong["op"] == "app_error" and "no longer offers that App" in wrong["message"]
-        gone = page.ask("app_activate", "0123456789abcdef", server="nosuch", tool="counter", uri="ui://counter/app.html")
+        gone = page.ask(
+            "app_activate", "0123456789abcdef", server="nosuch", tool="counter", uri="ui://counter/app.html"
+        )
         assert "not connected in this kernel" in gone["message"]
-        again = page.ask("app_activate", "0123456789abcdef", server="counter", tool="counter", uri="ui://counter/app.html", tool_input={}, tool_result=data["tool_result"])
+        again = page.ask(
+            "app_activate",
+            "0123456789abcdef",
+            server="counter",
+            tool="counter",
+            uri="ui://counter/app.html",
+            tool_input={},
+            tool_result=data["tool_result"],
+        )
         assert again["op"] == "app_resource" and again["html"].endswith("v2")
-        assert page.ask("app_request", "0123456789abcdef", method="tools/call", params={"name": "increment"})["result"]["content"][0]["text"] == "count is 1"  # the redefined server counts anew
+        assert (
+            page.ask("app_request", "0123456789abcdef", method="tools/call", params={"name": "increment"})["result"][
+                "content"
+            ][0]["text"]
+            == "count is 1"
+        )  # the redefined server counts anew
         # the saved input and result reach the App only from an output this user's kernel signed
         assert again["saved_data"] == "unsigned" and (again["tool_input"], again["tool_result"]) == ({}, None)
         assert data["sig"].startswith("hmac-sha256:")
@@ -222,16 +284,36 @@ def test_without_the_extension_the_text_is_the_output(tmp_path: Path) -> None:
 
 def test_checked_csp_keeps_plain_origins_only() -> None:
     hostile = {
-        "connectDomains": ["https://api.example.com", "http://evil.example", "https://a.example 'unsafe-eval'", "data:", "*", "https://b.example/path"],
-        "resourceDomains": ["https://cdn.example.com:8443", "http://localhost:3000", "ws://127.0.0.1:9", "https://*.example.org"],
+        "connectDomains": [
+            "https://api.example.com",
+            "http://evil.example",
+            "https://a.example 'unsafe-eval'",
+            "data:",
+            "*",
+            "https://b.example/path",
+        ],
+        "resourceDomains": [
+            "https://cdn.example.com:8443",
+            "http://localhost:3000",
+            "ws://127.0.0.1:9",
+            "https://*.example.org",
+        ],
         "frameDomains": "https://not-a-list.example",
         "unknownKey": ["https://x.example"],
     }
     assert checked_csp(hostile) == {
         "connectDomains": ["https://api.example.com"],
-        "resourceDomains": ["https://cdn.example.com:8443", "http://localhost:3000", "ws://127.0.0.1:9", "https://*.example.org"],
+        "resourceDomains": [
+            "https://cdn.example.com:8443",
+            "http://localhost:3000",
+            "ws://127.0.0.1:9",
+            "https://*.example.org",
+        ],
     }
-    assert checked_csp(None) == {} and checked_csp({"connectDomains": ["https://x.example"] * 100})["connectDomains"] == ["https://x.example"] * 32
+    assert (
+        checked_csp(None) == {}
+        and checked_csp({"connectDomains": ["https://x.example"] * 100})["connectDomains"] == ["https://x.example"] * 32
+    )
 
 
 def test_without_a_kernel_the_result_is_plain_and_the_server_sees_the_extension() -> None:

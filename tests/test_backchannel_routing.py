@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 import mcp_notebook
-from mcp_notebook.session.api import default_session
 from mcp_notebook.errors import FlowError
+from mcp_notebook.session.api import default_session
 
 from .conftest import free_port
 
@@ -68,7 +68,9 @@ def script(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def http_url(script: Path) -> Iterator[str]:
     port = free_port()
-    proc = subprocess.Popen([sys.executable, str(script), "http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), "http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     deadline = time.monotonic() + 30
     import socket
 
@@ -114,13 +116,22 @@ def test_untellable_questions_use_no_call_presets(script: Path, kind: str) -> No
         assert not conn.tags_calls
         red, blue = both(name)
         # the server was told "cancel" (a plain elicitation result), and each call's report says why
-        assert red.result(timeout=30).content[0].text == "a:cancel" and blue.result(timeout=30).content[0].text == "b:cancel"
+        assert (
+            red.result(timeout=30).content[0].text == "a:cancel"
+            and blue.result(timeout=30).content[0].text == "b:cancel"
+        )
         for flow in (red, blue):
             notes = [n for n in flow.notes if "went unanswered" in n]
             assert len(notes) == 2  # two questions, each of which may have been this call's
             for note in notes:
-                assert note.startswith("a question that may have been this call's went unanswered and the server was told 'cancel': ")
-                assert "2 calls are running" in note and f"{name}.pick ({red.id})" in note and f"{name}.pick ({blue.id})" in note
+                assert note.startswith(
+                    "a question that may have been this call's went unanswered and the server was told 'cancel': "
+                )
+                assert (
+                    "2 calls are running" in note
+                    and f"{name}.pick ({red.id})" in note
+                    and f"{name}.pick ({blue.id})" in note
+                )
                 assert "no call's preset answers are used" in note
     finally:
         default_session().registry.disconnect(name)
@@ -175,7 +186,10 @@ def test_an_unanswered_question_is_cancelled_for_the_server_and_explained_here(t
         answered = mcp_notebook.call("recorder.ask", {}, answers={"region": "eu-west"}, timeout=30).result(timeout=30)
         assert answered.content[0].text == "accept"
         heard = mcp_notebook.call("recorder.heard", {}, timeout=30).result(timeout=30)
-        assert json.loads(heard.content[0].text) == [{"action": "cancel", "content": None}, {"action": "accept", "content": {"region": "eu-west"}}]
+        assert json.loads(heard.content[0].text) == [
+            {"action": "cancel", "content": None},
+            {"action": "accept", "content": {"region": "eu-west"}},
+        ]
     finally:
         default_session().registry.disconnect("recorder")
 
@@ -194,9 +208,13 @@ def test_in_a_kernel_cell_the_error_names_the_field_and_the_server_saw_cancel(tm
         cell = k.execute("%mcp call rec.ask", wait=False)
         k.wait_idle(cell)
         [error] = [m["content"] for m in k.for_cell(cell) if m["msg_type"] == "error"]
-        assert error["ename"] == "FlowError" and "region" in error["evalue"] and "--answer region=VALUE" in error["evalue"]
+        assert (
+            error["ename"] == "FlowError" and "region" in error["evalue"] and "--answer region=VALUE" in error["evalue"]
+        )
         heard = k.execute("r = %mcp call rec.heard\nprint('HEARD', r.content[0].text)")
-        assert json.loads(k.text_of_cell(heard).split("HEARD ", 1)[1].splitlines()[0]) == [{"action": "cancel", "content": None}]
+        assert json.loads(k.text_of_cell(heard).split("HEARD ", 1)[1].splitlines()[0]) == [
+            {"action": "cancel", "content": None}
+        ]
     finally:
         k.close()
 

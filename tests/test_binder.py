@@ -22,7 +22,9 @@ def test_binder_configuration_builds_a_working_environment(tmp_path: Path) -> No
     shutil.copytree(
         REPO_ROOT,
         checkout,
-        ignore=shutil.ignore_patterns(".venv", ".git", "node_modules", ".conformance", "__pycache__", "*.egg-info", ".pytest_cache", "lib"),
+        ignore=shutil.ignore_patterns(
+            ".venv", ".git", "node_modules", ".conformance", "__pycache__", "*.egg-info", ".pytest_cache", "lib"
+        ),
     )
     env_dir = tmp_path / "binder-env"
     venv.EnvBuilder(with_pip=True).create(env_dir)
@@ -37,7 +39,12 @@ def test_binder_configuration_builds_a_working_environment(tmp_path: Path) -> No
 
     run(str(bin_dir / "python"), "-m", "pip", "install", "-q", "-r", "binder/requirements.txt")
     run("bash", "binder/postBuild")
-    imported = run(str(bin_dir / "python"), "-c", "import mcp_notebook, mcp_notebook.magics; print(mcp_notebook.__file__)", cwd=tmp_path)
+    imported = run(
+        str(bin_dir / "python"),
+        "-c",
+        "import mcp_notebook, mcp_notebook.magics; print(mcp_notebook.__file__)",
+        cwd=tmp_path,
+    )
     assert str(env_dir) in imported  # the installed copy, not the checkout
     listing = run(str(bin_dir / "jupyter"), "labextension", "list")
     assert "mcp-notebook" in listing and "enabled" in listing and "OK" in listing

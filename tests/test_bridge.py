@@ -150,7 +150,9 @@ def test_to_kernel_after_the_loop_closed_runs_at_once(loop_thread: LoopThread) -
     assert seen == [1]
 
 
-def test_to_kernel_reports_a_failure_and_keeps_the_loop_alive(loop_thread: LoopThread, capfd: pytest.CaptureFixture[str]) -> None:
+def test_to_kernel_reports_a_failure_and_keeps_the_loop_alive(
+    loop_thread: LoopThread, capfd: pytest.CaptureFixture[str]
+) -> None:
     async def make() -> KernelLoop:
         return KernelLoop()
 

@@ -83,7 +83,9 @@ def test_an_app_that_does_not_start_leaves_the_tools_text(front: Front) -> None:
 
     panel = start(front, "broken.ipynb", [SERVER_CELL, "%mcp call apps.broken", "%mcp call apps.silent"])
     broken = panel.locator(".jp-Cell").nth(2).locator(".mcp-notebook-app")
-    expect(broken).to_have_attribute("data-app-started", "failed", timeout=5_000)  # said at once, not after the 10 s wait
+    expect(broken).to_have_attribute(
+        "data-app-started", "failed", timeout=5_000
+    )  # said at once, not after the 10 s wait
     note = broken.locator(".mcp-notebook-app-note")
     expect(note).to_contain_text("The App failed before it started: Uncaught Error: broken on purpose <b>not bold</b>.")
     expect(note.locator("b")).to_have_count(0)  # the App's error message is text, never HTML
@@ -96,7 +98,9 @@ def test_an_app_that_does_not_start_leaves_the_tools_text(front: Front) -> None:
     expect(silent).to_have_attribute("data-app-state", "live")
     expect(silent).to_have_attribute("data-app-started", "waiting")
     expect(silent).to_have_attribute("data-app-started", "failed", timeout=20_000)
-    expect(silent.locator(".mcp-notebook-app-note")).to_contain_text('The App did not start (it sent no "initialized" within 10 s).')
+    expect(silent.locator(".mcp-notebook-app-note")).to_contain_text(
+        'The App did not start (it sent no "initialized" within 10 s).'
+    )
     expect(silent.locator(".mcp-notebook-app-result-text")).to_be_visible()
     expect(silent.locator(".mcp-notebook-app-result-text")).to_have_text("the silent tool's result: 43")
 
@@ -114,7 +118,9 @@ def test_a_reload_shows_what_the_app_fetched_last(front: Front) -> None:
     expect(shown).to_have_text(iso)
     first = shown.text_content() or ""
     time.sleep(1.1)  # the server's clock moves on
-    app.frame_locator(FRAME).frame_locator(INNER).get_by_role("button", name="Get Server Time").click()  # the App calls get-time itself
+    app.frame_locator(FRAME).frame_locator(INNER).get_by_role(
+        "button", name="Get Server Time"
+    ).click()  # the App calls get-time itself
     expect(shown).not_to_have_text(first)
     fetched = shown.text_content() or ""
     assert iso.search(fetched), fetched
@@ -127,7 +133,9 @@ def test_a_reload_shows_what_the_app_fetched_last(front: Front) -> None:
     expect(app).to_have_attribute("data-app-state", "live")
     shown = app.frame_locator(FRAME).frame_locator(INNER).locator("#server-time")
     expect(shown).to_have_text(fetched)  # what the App showed last, not the cell's first result
-    expect(app.locator(".mcp-notebook-app-result-text")).to_contain_text(first[:19])  # the cell's text is the call's own
+    expect(app.locator(".mcp-notebook-app-result-text")).to_contain_text(
+        first[:19]
+    )  # the cell's text is the call's own
 
 
 def minimal_pdf(text: str) -> bytes:
@@ -164,15 +172,21 @@ def test_the_official_pdf_app_renders_a_page(front: Front, lab: tuple[str, Path]
     console: list[str] = []
     front.page.on("console", lambda message: console.append(f"{message.type}: {message.text}"))
     command = shlex.join(servers.pdf("--stdio", str(papers)))
-    panel = start(front, "pdf.ipynb", [f"%mcp connect pdf -- {command}", f"%mcp call pdf.display_pdf url={shlex.quote(str(pdf))}"])
+    panel = start(
+        front, "pdf.ipynb", [f"%mcp connect pdf -- {command}", f"%mcp call pdf.display_pdf url={shlex.quote(str(pdf))}"]
+    )
     app = panel.locator(".mcp-notebook-app").first
-    expect(app.locator(".mcp-notebook-app-status")).to_have_text("App: display_pdf from pdf (ui://pdf-viewer/mcp-app.html)")
+    expect(app.locator(".mcp-notebook-app-status")).to_have_text(
+        "App: display_pdf from pdf (ui://pdf-viewer/mcp-app.html)"
+    )
     expect(app).to_have_attribute("data-app-started", "yes", timeout=60_000)
     view = app.frame_locator(FRAME).frame_locator(INNER)
     expect(view.locator("#total-pages")).to_contain_text("1", timeout=60_000)  # PDF.js read the document
     canvas = view.locator("#pdf-canvas")
     expect(canvas).to_be_visible()
-    drawn = canvas.evaluate("c => { const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; let ink = 0; for (let i = 0; i < d.length; i += 4) if (d[i] < 128 && d[i + 3] > 0) ink++; return [c.width, c.height, ink]; }")
+    drawn = canvas.evaluate(
+        "c => { const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; let ink = 0; for (let i = 0; i < d.length; i += 4) if (d[i] < 128 && d[i + 3] > 0) ink++; return [c.width, c.height, ink]; }"
+    )
     assert drawn[0] > 100 and drawn[1] > 100 and drawn[2] > 50, drawn  # a page with dark text pixels on it
     refused = [line for line in console if "Content Security Policy" in line]
     assert refused == [], refused

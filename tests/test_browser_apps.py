@@ -29,7 +29,9 @@ from .browser import APPS, Front, has_class, notebook, put_notebook, running_lab
 pytestmark = pytest.mark.timeout(300)
 
 SERVER_CELL = "%%mcp server apps\nfrom tests.app_servers import make_server\napps_server = make_server()"
-FRAME = "iframe.mcp-notebook-app-frame"  # the guard's frame (labextension/src/apps.ts); the App's own frame is inside it
+FRAME = (
+    "iframe.mcp-notebook-app-frame"  # the guard's frame (labextension/src/apps.ts); the App's own frame is inside it
+)
 INNER = "iframe"
 APP_SCREENSHOT = Path(__file__).resolve().parent.parent / "docs" / "images" / "app.png"
 
@@ -42,8 +44,6 @@ def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     app = request.param
     with running_lab(tmp_path_factory.mktemp(f"apps-{app}"), app=app, expose_app=True) as (url, _root):
         yield url, app
-
-
 
 
 def start(front: Front, name: str, calls: list[str], blank: int = 4) -> Any:
@@ -62,7 +62,11 @@ def srcdoc_frame(front: Front, index: int = 0) -> Any:
     """The Playwright frame of the ``index``-th App (an ``about:srcdoc`` document inside the guard's ``about:srcdoc``)."""
 
     def apps() -> list[Any]:
-        return [f for f in front.page.frames if f.url == "about:srcdoc" and f.parent_frame is not None and f.parent_frame.url == "about:srcdoc"]
+        return [
+            f
+            for f in front.page.frames
+            if f.url == "about:srcdoc" and f.parent_frame is not None and f.parent_frame.url == "about:srcdoc"
+        ]
 
     return wait_for(apps, "the App's frame")[index]
 
@@ -83,10 +87,16 @@ def test_an_app_runs_sandboxed_and_reaches_only_its_server(front: Front) -> None
     inner = app.frame_locator(FRAME).locator(INNER)
     expect(inner).to_have_attribute("sandbox", "allow-scripts allow-forms")
     srcdoc = inner.get_attribute("srcdoc") or ""
-    assert "delete window[name]" in srcdoc.split("</script>", 1)[0]  # the prelude runs before the App: no RTCPeerConnection
+    assert (
+        "delete window[name]" in srcdoc.split("</script>", 1)[0]
+    )  # the prelude runs before the App: no RTCPeerConnection
     policy = "default-src 'none'; script-src 'unsafe-inline' data: blob:; style-src 'unsafe-inline' data: blob:; img-src data: blob:; font-src data: blob:; media-src data: blob:; worker-src blob:; connect-src 'none'; frame-src 'none'; base-uri 'none'; object-src 'none'; form-action 'none'"
-    assert srcdoc.startswith(f'<!DOCTYPE html><meta http-equiv="Content-Security-Policy" content="{policy}">'), srcdoc[:500]
-    assert guard.startswith(f'<!DOCTYPE html><meta http-equiv="Content-Security-Policy" content="{policy}">'), guard[:500]  # the App's srcdoc inherits it: the same, frame-src 'none' always
+    assert srcdoc.startswith(f'<!DOCTYPE html><meta http-equiv="Content-Security-Policy" content="{policy}">'), srcdoc[
+        :500
+    ]
+    assert guard.startswith(f'<!DOCTYPE html><meta http-equiv="Content-Security-Policy" content="{policy}">'), guard[
+        :500
+    ]  # the App's srcdoc inherits it: the same, frame-src 'none' always
     expect(app.locator(".mcp-notebook-app-fallback")).to_have_count(0)  # live: no fallback text
 
     view = app.frame_locator(FRAME).frame_locator(INNER)
@@ -110,12 +120,18 @@ def test_a_link_opens_only_after_the_dialog(front: Front) -> None:
     from playwright.sync_api import expect
 
     panel = start(front, "links.ipynb", ["%mcp call apps.counter"])
-    expect(panel.locator(".mcp-notebook-app").first.frame_locator(FRAME).frame_locator(INNER).locator("body")).to_have_attribute("data-state", "connected")
+    expect(
+        panel.locator(".mcp-notebook-app").first.frame_locator(FRAME).frame_locator(INNER).locator("body")
+    ).to_have_attribute("data-state", "connected")
     inner = srcdoc_frame(front)
-    inner.evaluate("() => { window.__replies = {}; addEventListener('message', e => { if (e.data && e.data.id >= 900) window.__replies[e.data.id] = e.data; }); }")
+    inner.evaluate(
+        "() => { window.__replies = {}; addEventListener('message', e => { if (e.data && e.data.id >= 900) window.__replies[e.data.id] = e.data; }); }"
+    )
 
     def ask(req: int, url: str) -> None:
-        inner.evaluate(f"() => parent.postMessage({{jsonrpc: '2.0', id: {req}, method: 'ui/open-link', params: {{url: {json.dumps(url)}}}}}, '*')")
+        inner.evaluate(
+            f"() => parent.postMessage({{jsonrpc: '2.0', id: {req}, method: 'ui/open-link', params: {{url: {json.dumps(url)}}}}}, '*')"
+        )
 
     def reply(req: int) -> Any:
         return wait_for(lambda: inner.evaluate(f"() => window.__replies[{req}]"), f"the reply to {req}")
@@ -130,7 +146,9 @@ def test_a_link_opens_only_after_the_dialog(front: Front) -> None:
     ask(902, target)
     expect(dialog).to_be_visible()
     expect(dialog).to_contain_text(target)
-    expect(dialog.locator(".mcp-notebook-app-link-host")).to_have_text(f"127.0.0.1:{port}")  # what the browser will visit
+    expect(dialog.locator(".mcp-notebook-app-link-host")).to_have_text(
+        f"127.0.0.1:{port}"
+    )  # what the browser will visit
     dialog.get_by_role("button", name="Cancel").click()
     assert reply(902)["result"] == {"isError": True}
 
@@ -193,7 +211,9 @@ def test_reload_restart_and_activate_in_a_new_kernel(front: Front) -> None:
     app.locator("button.mcp-notebook-app-activate").click()
     view = app.frame_locator(FRAME).frame_locator(INNER)
     expect(view.locator("body")).to_have_attribute("data-state", "connected")
-    expect(view.locator("#status")).to_have_text("tool-result")  # the user's own output is signed: its saved result reached the App
+    expect(view.locator("#status")).to_have_text(
+        "tool-result"
+    )  # the user's own output is signed: its saved result reached the App
     expect(view.locator("#count")).to_have_text("0")
     assert app.get_attribute("data-saved-data") is None
     view.locator("#inc").click()
@@ -216,7 +236,11 @@ def test_the_official_example_apps_call_their_server_from_the_cell(front: Front,
     app = panel.locator(".mcp-notebook-app").first
     expect(app.locator(".mcp-notebook-app-status")).to_have_text("App: get-time from time (ui://get-time/mcp-app.html)")
     view = app.frame_locator(FRAME).frame_locator(INNER)
-    shown = view.locator("#server-time") if example == "vanillajs" else view.locator("p", has=view.locator("strong", has_text="Server Time:")).locator("code")
+    shown = (
+        view.locator("#server-time")
+        if example == "vanillajs"
+        else view.locator("p", has=view.locator("strong", has_text="Server Time:")).locator("code")
+    )
     iso = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
     if example == "vanillajs":
         expect(shown).to_have_text(iso)  # from the tool result the host sent (structuredContent.time)

@@ -26,7 +26,15 @@ from typing import Any
 import pytest
 
 from .browser import APPS, Front, chromium_pages, has_class, notebook, running_lab, wait_for
-from .test_browser_reload import answer, cells, check_saved, expect_one_report, expect_working_form, flow_cell, saved_report
+from .test_browser_reload import (
+    answer,
+    cells,
+    check_saved,
+    expect_one_report,
+    expect_working_form,
+    flow_cell,
+    saved_report,
+)
 
 KEY_ENV = "MCPNB_BROWSER_COLLAB_KEY"
 
@@ -41,7 +49,10 @@ def test_two_pages_one_writes_the_report(tmp_path: Any, demo_url: str, app: str)
     from playwright.sync_api import expect
 
     name = "shared.ipynb"
-    with running_lab(tmp_path, {name: notebook(cells(demo_url))}, app=app, expose_app=True, collaborative=True) as (url, _root):
+    with running_lab(tmp_path, {name: notebook(cells(demo_url))}, app=app, expose_app=True, collaborative=True) as (
+        url,
+        _root,
+    ):
         with chromium_pages(tmp_path, 2) as (page_a, page_b):
             for page in (page_a, page_b):
                 page.set_default_timeout(30_000)

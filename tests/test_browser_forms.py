@@ -23,7 +23,7 @@ from .conftest import REPO_ROOT
 
 SCREENSHOT = REPO_ROOT / "docs" / "images" / "form.png"
 
-SERVER_CELL = '''\
+SERVER_CELL = """\
 from typing import Annotated, Literal
 from pydantic import BaseModel, Field
 from mcp.server.mcpserver import Elicit, MCPServer, Resolve
@@ -44,7 +44,7 @@ beta = MCPServer("beta")
 async def register(form: Annotated[SignUp, Resolve(ask_signup)]) -> str:
     topics = ",".join(form.topics) or "none"
     return f"Registered {form.name} <{form.email}> on {form.plan}; topics={topics}; newsletter={form.newsletter}"
-'''
+"""
 
 CELLS = ["%load_ext mcp_notebook", SERVER_CELL, "%mcp connect beta beta", "%mcp call beta.register"]
 EXPECTED = "Registered Ada Lovelace <ada@example.com> on team; topics=releases,events; newsletter=True"
@@ -54,10 +54,11 @@ EXPECTED = "Registered Ada Lovelace <ada@example.com> on team; topics=releases,e
 def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
     """A JupyterLab or Notebook 7 server on a free port serving a temp folder with ``form.ipynb``; yields (URL, app)."""
     app = request.param
-    with running_lab(tmp_path_factory.mktemp(app), {"form.ipynb": notebook(CELLS)}, app=app, expose_app=True) as (url, _root):
+    with running_lab(tmp_path_factory.mktemp(app), {"form.ipynb": notebook(CELLS)}, app=app, expose_app=True) as (
+        url,
+        _root,
+    ):
         yield url, app
-
-
 
 
 def test_fill_the_form_like_a_person(front: Front) -> None:

@@ -11,7 +11,6 @@ the saved flow and ``%mcp resume ID`` continues it to the result, in a form that
 from __future__ import annotations
 
 import re
-
 from typing import Any
 
 import pytest
@@ -29,10 +28,17 @@ def demo_url(start_http_server: Any) -> str:
     return start_http_server("demo", keys_env=KEY_ENV)
 
 
-def test_restart_marks_the_form_stale_and_resume_continues(front: Front, demo_url: str) -> None:  # noqa: F811
+def test_restart_marks_the_form_stale_and_resume_continues(front: Front, demo_url: str) -> None:  # noqa: F811 - front is the shared fixture of the browser tests, imported by name
     from playwright.sync_api import expect
 
-    cells = ["%load_ext mcp_notebook", f"%mcp connect demo {demo_url}", "%mcp call demo.provision_db name=orders", "", "", ""]
+    cells = [
+        "%load_ext mcp_notebook",
+        f"%mcp connect demo {demo_url}",
+        "%mcp call demo.provision_db name=orders",
+        "",
+        "",
+        "",
+    ]
     put_notebook(front.url, "restart.ipynb", notebook(cells))
     panel = front.open("restart.ipynb")
     front.run_all()
@@ -74,7 +80,9 @@ def test_restart_marks_the_form_stale_and_resume_continues(front: Front, demo_ur
     expect(listing.locator(".jp-OutputArea")).to_contain_text(flow_id)
     expect(listing.locator(".jp-OutputArea")).to_contain_text("provision_db")
 
-    resumed = front.run_in_cell(5, f"%mcp resume {flow_id}", wait=False)  # the cell ends with its flow, after the clicks
+    resumed = front.run_in_cell(
+        5, f"%mcp resume {flow_id}", wait=False
+    )  # the cell ends with its flow, after the clicks
     new_form = resumed.locator(".mcp-elicitation").last
     expect(new_form).to_contain_text("Which region should 'orders' live in?", timeout=60_000)
     expect(resumed.locator(".mcp-notebook-stale-banner")).to_have_count(0)  # the new kernel's form is live

@@ -28,7 +28,10 @@ CELLS = [
 
 @pytest.fixture(scope="module")
 def front(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Front]:
-    with running_lab(tmp_path_factory.mktemp("lab"), {"map.ipynb": notebook(CELLS)}, app="lab", expose_app=True) as (url, _root):
+    with running_lab(tmp_path_factory.mktemp("lab"), {"map.ipynb": notebook(CELLS)}, app="lab", expose_app=True) as (
+        url,
+        _root,
+    ):
         with chromium_page(tmp_path_factory.mktemp("chromium-profile")) as page:
             page.set_default_timeout(30_000)
             yield Front(page, url, "lab")
@@ -60,7 +63,10 @@ def test_a_question_answered_once_for_every_row(front: Front) -> None:
     confirm.get_by_role("button", name="Accept").click()
 
     result = panel.locator(".jp-Cell").nth(3).locator(".jp-OutputArea-output")
-    expect(result).to_contain_text(f"{ROWS} Provisioned 'db0' in us-west-2 (size small). Provisioned 'db{ROWS - 1}' in us-west-2 (size small).", timeout=60_000)
+    expect(result).to_contain_text(
+        f"{ROWS} Provisioned 'db0' in us-west-2 (size small). Provisioned 'db{ROWS - 1}' in us-west-2 (size small).",
+        timeout=60_000,
+    )
     expect(cell.locator(".mcp-map-question")).to_have_count(0)  # no form left
     expect(cell.locator(".mcp-notebook-map")).to_contain_text(f"demo.provision_db: {ROWS} of {ROWS}")
     expect(cell.locator(".mcp-notebook-map")).not_to_contain_text("waiting for your answer")

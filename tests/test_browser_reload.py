@@ -110,7 +110,10 @@ def saved_report(url: str, name: str) -> list[dict[str, Any]]:
 
 
 def check_saved(url: str, name: str) -> dict[str, Any]:
-    wait_for(lambda: not saved_flows(url, name) and any(RESULT in str(o.get("data")) for o in saved_report(url, name)), "the report saved, the record gone")
+    wait_for(
+        lambda: not saved_flows(url, name) and any(RESULT in str(o.get("data")) for o in saved_report(url, name)),
+        "the report saved, the record gone",
+    )
     outputs = saved_report(url, name)
     assert len(outputs) == 1, outputs
     (output,) = outputs
@@ -143,7 +146,9 @@ def test_reload_then_answer_shows_the_result(front: Front, demo_url: str) -> Non
     front.save()
     check_saved(front.url, "reload.ipynb")
     # the page told the kernel it shows the report: nothing is kept for a later page
-    pending = front.run_in_cell(3, "print(len(get_ipython().magics_manager.registry['MCPMagics'].session.frontend.pending_reports()))")
+    pending = front.run_in_cell(
+        3, "print(len(get_ipython().magics_manager.registry['MCPMagics'].session.frontend.pending_reports()))"
+    )
     expect(pending.locator(".jp-OutputArea")).to_have_text(re.compile(r"^\s*0\s*$"))
 
 

@@ -41,7 +41,7 @@ def test_save_close_reopen_resume(front: Front, demo_url: str) -> None:  # noqa:
 
     front.save()
     flows = wait_for(lambda: saved_flows(url, "resume.ipynb"), "the record on disk")
-    (flow_id, record), = flows.items()
+    ((flow_id, record),) = flows.items()
     assert record["cell_id"] == "cell-2" and record["round"] == 1 and record["server"]["name"] == "demo"
 
     shut_down_kernels(url)
@@ -63,7 +63,9 @@ def test_save_close_reopen_resume(front: Front, demo_url: str) -> None:  # noqa:
     confirm = cell.locator(".mcp-elicitation").last
     expect(confirm).to_contain_text("Create 'orders' (small) in us-west-2?")
     confirm.get_by_role("button", name="Accept").click()
-    expect(cell.locator(".jp-OutputArea").first).to_contain_text("Provisioned 'orders' in us-west-2 (size small).", timeout=30_000)
+    expect(cell.locator(".jp-OutputArea").first).to_contain_text(
+        "Provisioned 'orders' in us-west-2 (size small).", timeout=30_000
+    )
     expect(cell).not_to_have_class(has_class("mcp-notebook-waiting"))  # the record is gone from the model
     front.save()
     wait_for(lambda: not saved_flows(url, "resume.ipynb"), "the record removed on disk")

@@ -70,7 +70,9 @@ def labs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., Lab
                 data = base / "data"
                 data.mkdir()
                 env = {"JUPYTER_DATA_DIR": str(data)}
-                url, _root = stack.enter_context(running_lab(base, app=app, expose_app=True, base_url=base_url, env=env))
+                url, _root = stack.enter_context(
+                    running_lab(base, app=app, expose_app=True, base_url=base_url, env=env)
+                )
                 started[app, base_url] = Lab(app, url, data, base / "lab.log")
             return started[app, base_url]
 
@@ -200,7 +202,11 @@ def test_sign_in_from_a_cell(app: str, labs: Callable[..., Lab], oauth_server: O
     from playwright.sync_api import expect
 
     lab = labs(app)
-    cells = ["%load_ext mcp_notebook", f"%mcp connect secure {oauth_server.url}", "%mcp call secure.echo text=hello-after-sign-in"]
+    cells = [
+        "%load_ext mcp_notebook",
+        f"%mcp connect secure {oauth_server.url}",
+        "%mcp call secure.echo text=hello-after-sign-in",
+    ]
     put_notebook(lab.url, "sign-in.ipynb", notebook(cells))
     front = Front(browser, lab.url, app)
     front.open("sign-in.ipynb")
@@ -254,13 +260,19 @@ def test_sign_in_behind_a_base_url(labs: Callable[..., Lab], oauth_server: OAuth
 
     lab = labs("lab", base_url="/user/ada/")
     assert lab.url.endswith("/user/ada")
-    cells = ["%load_ext mcp_notebook", f"%mcp connect secure {oauth_server.url}", "%mcp call secure.echo text=hello-behind-a-base-url"]
+    cells = [
+        "%load_ext mcp_notebook",
+        f"%mcp connect secure {oauth_server.url}",
+        "%mcp call secure.echo text=hello-behind-a-base-url",
+    ]
     put_notebook(lab.url, "hub.ipynb", notebook(cells))
     front = Front(browser, lab.url, "lab")
     front.open("hub.ipynb")
     run_cell(front, 0)
     panel = run_cell(front, 1).locator(".mcp-sign-in")
-    expect(panel.locator(".mcp-sign-in-title")).to_have_text(f"Sign in to secure at {oauth_server.issuer}", timeout=30_000)
+    expect(panel.locator(".mcp-sign-in-title")).to_have_text(
+        f"Sign in to secure at {oauth_server.issuer}", timeout=30_000
+    )
 
     landing = sign_in_in_a_tab(browser, panel)
     port = urlsplit(lab.url).port
@@ -271,11 +283,17 @@ def test_sign_in_behind_a_base_url(labs: Callable[..., Lab], oauth_server: OAuth
     expect(call.locator(".jp-OutputArea")).to_contain_text("hello-behind-a-base-url", timeout=30_000)
 
 
-def test_a_call_that_hits_401_signs_in_and_goes_on(labs: Callable[..., Lab], oauth_server: OAuthServer, browser: Any) -> None:
+def test_a_call_that_hits_401_signs_in_and_goes_on(
+    labs: Callable[..., Lab], oauth_server: OAuthServer, browser: Any
+) -> None:
     from playwright.sync_api import expect
 
     lab = labs("lab")
-    cells = ["%load_ext mcp_notebook", f"%mcp connect secure {oauth_server.url}", "%mcp call secure.echo text=continued"]
+    cells = [
+        "%load_ext mcp_notebook",
+        f"%mcp connect secure {oauth_server.url}",
+        "%mcp call secure.echo text=continued",
+    ]
     put_notebook(lab.url, "401.ipynb", notebook(cells))
     front = Front(browser, lab.url, "lab")
     front.open("401.ipynb")
@@ -289,7 +307,9 @@ def test_a_call_that_hits_401_signs_in_and_goes_on(labs: Callable[..., Lab], oau
     call = start_cell(front, 2)  # whether the cell returns at once or waits for the sign-in is not the point
     output = call.locator(".jp-OutputArea")
     panel = call.locator(".mcp-sign-in")
-    expect(panel.locator(".mcp-sign-in-title")).to_have_text(f"Sign in to secure at {oauth_server.issuer}", timeout=30_000)
+    expect(panel.locator(".mcp-sign-in-title")).to_have_text(
+        f"Sign in to secure at {oauth_server.issuer}", timeout=30_000
+    )
     expect(output).not_to_contain_text("continued")
 
     landing = sign_in_in_a_tab(browser, panel)
@@ -307,7 +327,13 @@ def test_denied_consent_says_so_in_the_cell(labs: Callable[..., Lab], oauth_serv
 
     lab = labs("lab")
     url = oauth_server.url
-    cells = ["%load_ext mcp_notebook", f"%mcp connect secure {url}", "%mcp call secure.echo text=never-sent", f"%mcp connect secure {url}", "%mcp call secure.echo text=after-a-denial"]
+    cells = [
+        "%load_ext mcp_notebook",
+        f"%mcp connect secure {url}",
+        "%mcp call secure.echo text=never-sent",
+        f"%mcp connect secure {url}",
+        "%mcp call secure.echo text=after-a-denial",
+    ]
     put_notebook(lab.url, "deny.ipynb", notebook(cells))
     front = Front(browser, lab.url, "lab")
     front.open("deny.ipynb")
@@ -320,7 +346,9 @@ def test_denied_consent_says_so_in_the_cell(labs: Callable[..., Lab], oauth_serv
     assert landing.text.startswith("Sign-in did not complete: access_denied")
     expect(panel).to_contain_text("Sign-in to secure did not complete (access_denied)", timeout=30_000)
     refused = run_cell(front, 2)
-    expect(refused.locator(".jp-OutputArea")).to_contain_text("the authorization server answered 'access_denied'", timeout=30_000)
+    expect(refused.locator(".jp-OutputArea")).to_contain_text(
+        "the authorization server answered 'access_denied'", timeout=30_000
+    )
     expect(refused.locator(".jp-OutputArea")).not_to_contain_text("never-sent")
 
     again = run_cell(front, 3).locator(".mcp-sign-in")
@@ -345,11 +373,15 @@ def test_sign_in_in_the_first_cell(app: str, labs: Callable[..., Lab], oauth_ser
     cell = run_cell(front, 0)
     output = cell.locator(".jp-OutputArea")
     panel = cell.locator(".mcp-sign-in")
-    expect(panel.locator(".mcp-sign-in-title")).to_have_text(f"Sign in to secure at {oauth_server.issuer}", timeout=30_000)
+    expect(panel.locator(".mcp-sign-in-title")).to_have_text(
+        f"Sign in to secure at {oauth_server.issuer}", timeout=30_000
+    )
     expect(output).to_contain_text("Waiting for the sign-in to secure shown above", timeout=30_000)  # the call's line
     expect(panel).to_have_count(1)  # one panel for the connect and the call waiting on it
     href = panel.locator("a.mcp-open-link").get_attribute("href") or ""
-    assert parse_qs(urlsplit(href).query)["redirect_uri"] == [f"{lab.url}/{CALLBACK}"]  # Jupyter's, not the kernel's loopback
+    assert parse_qs(urlsplit(href).query)["redirect_uri"] == [
+        f"{lab.url}/{CALLBACK}"
+    ]  # Jupyter's, not the kernel's loopback
     assert lab.url.endswith("/user/grace")
 
     landing = sign_in_in_a_tab(browser, panel)
@@ -364,6 +396,8 @@ def test_sign_in_in_the_first_cell(app: str, labs: Callable[..., Lab], oauth_ser
     listing = run_cell(front, 2).locator(".jp-OutputArea table")
     expect(listing).to_have_count(1, timeout=30_000)
     rows = [[td.strip() for td in row.locator("td").all_inner_texts()] for row in listing.locator("tr").all()[1:]]
-    assert [row[:4] + row[5:] for row in rows] == [["secure", oauth_server.url, oauth_server.issuer, "mcp:read mcp:write", "yes"]]
+    assert [row[:4] + row[5:] for row in rows] == [
+        ["secure", oauth_server.url, oauth_server.issuer, "mcp:read mcp:write", "yes"]
+    ]
     assert re.fullmatch(r"in \d+ min", rows[0][4]), rows
     assert oauth_server.stats()["authorization_code_grants"] == 1  # no second sign-in

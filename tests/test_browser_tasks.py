@@ -165,7 +165,11 @@ def test_task_survives_the_kernel_and_resumes(lab: Lab, task_server: str, browse
     assert kept[entry["ref"]]["flow_id"] == flow_id
 
     # no kernel follows the task now: the server finishes it on its own
-    wait_for(lambda: server_tasks(task_server)[task_id]["status"] == "completed", "the server to complete the task", timeout=30)
+    wait_for(
+        lambda: server_tasks(task_server)[task_id]["status"] == "completed",
+        "the server to complete the task",
+        timeout=30,
+    )
     polls_before = server_stats(task_server)["task_requests"].get(task_id, {}).get("tasks/get", 0)
 
     # a new kernel on the same notebook (the page reopened): the saved record lists and resumes
@@ -191,7 +195,9 @@ def test_task_survives_the_kernel_and_resumes(lab: Lab, task_server: str, browse
     expect(resumed.locator(".mcp-confirm-resume")).to_have_count(0)
     expect(out).to_contain_text("task completed")
     assert task_id not in out.inner_text()
-    assert server_stats(task_server)["task_requests"][task_id]["tasks/get"] > polls_before  # the new kernel asked the server
+    assert (
+        server_stats(task_server)["task_requests"][task_id]["tasks/get"] > polls_before
+    )  # the new kernel asked the server
 
     # the record leaves the notebook, the handle leaves tasks.json
     expect(panel.locator(".jp-Cell.mcp-notebook-waiting")).to_have_count(0, timeout=15_000)

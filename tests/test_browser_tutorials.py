@@ -66,7 +66,9 @@ class Click:
 
 
 CLICKS: dict[str, list[Click]] = {
-    "02-forms.ipynb": [Click(9, "Decline", sees="must be ≤ 150", shows="decline")],  # the unfitting preset, marked at once
+    "02-forms.ipynb": [
+        Click(9, "Decline", sees="must be ≤ 150", shows="decline")
+    ],  # the unfitting preset, marked at once
     "03-sampling.ipynb": [
         Click(25, "Send", shows="Summary (echo)"),  # review on purpose (%mcp review ask): the request, then the reply
         Click(25, "Return", shows="Summary (echo): echo: Summarize: Review shows what a server asks your model"),
@@ -84,7 +86,9 @@ def test_every_tutorial_is_covered() -> None:
         cells = nbformat.read(NOTEBOOKS / name, as_version=4).cells
         for click in clicks:
             assert cells[click.cell].cell_type == "code", f"{name}: cell {click.cell} is not a code cell"
-            assert _asked_for(cells, click), f"{name}: no text before cell {click.cell} asks the reader to click **{click.button}**"
+            assert _asked_for(cells, click), (
+                f"{name}: no text before cell {click.cell} asks the reader to click **{click.button}**"
+            )
 
 
 def _asked_for(cells: list[Any], click: Click) -> bool:
@@ -200,7 +204,9 @@ every output is in the page (tutorial 08's App bundles made a cell's outputs com
 def _run_all_with_clicks(front: Front, name: str, clicks: list[Click]) -> None:
     """Run All, make the tutorial's clicks as their buttons show, until every code cell ran."""
     front.page.evaluate(_COUNT_REPLIES)
-    cells = front.page.evaluate("() => window.jupyterapp.shell.currentWidget.content.widgets.filter(c => c.model.type === 'code').length")
+    cells = front.page.evaluate(
+        "() => window.jupyterapp.shell.currentWidget.content.widgets.filter(c => c.model.type === 'code').length"
+    )
     front.run_all()
     pending = list(clicks)
     last, progress = None, time.monotonic()
@@ -212,7 +218,9 @@ def _run_all_with_clicks(front: Front, name: str, clicks: list[Click]) -> None:
             cell = front.page.locator(".jp-NotebookPanel:visible .jp-Cell").nth(click.cell)
             button = cell.get_by_role("button", name=click.button)  # an icon may add a space to the name
             if button.count() and button.first.is_visible() and button.first.is_enabled():
-                assert click.sees in cell.inner_text(), f"{name}: cell {click.cell} does not show {click.sees!r} before **{click.button}**"
+                assert click.sees in cell.inner_text(), (
+                    f"{name}: cell {click.cell} does not show {click.sees!r} before **{click.button}**"
+                )
                 button.first.click()
                 pending.pop(0)
                 progress = time.monotonic()
@@ -227,8 +235,14 @@ def _run_all_with_clicks(front: Front, name: str, clicks: list[Click]) -> None:
             shown = ""
             if waiting is not None:
                 shown = front.page.locator(".jp-NotebookPanel:visible .jp-Cell").nth(waiting).inner_text()
-            missing = f"; the click on **{pending[0].button}** in cell {pending[0].cell} never became possible" if pending else ""
-            raise AssertionError(f"{name}: Run All stuck at cell {waiting} (kernel {state['status']}){missing}; the cell shows:\n{shown[:2000]}")
+            missing = (
+                f"; the click on **{pending[0].button}** in cell {pending[0].cell} never became possible"
+                if pending
+                else ""
+            )
+            raise AssertionError(
+                f"{name}: Run All stuck at cell {waiting} (kernel {state['status']}){missing}; the cell shows:\n{shown[:2000]}"
+            )
         time.sleep(0.3)
 
 
@@ -251,7 +265,9 @@ def _saved(root: Path, name: str, front: Front) -> Any:
 
 
 @pytest.mark.parametrize("name", TUTORIALS)
-def test_run_all_in_the_browser_shows_what_nbval_sees(front: Front, served: tuple[str, str], name: str, tmp_path: Path) -> None:
+def test_run_all_in_the_browser_shows_what_nbval_sees(
+    front: Front, served: tuple[str, str], name: str, tmp_path: Path
+) -> None:
     front.open(name)
     clicks = CLICKS.get(name, [])
     _run_all_with_clicks(front, name, clicks)
@@ -273,7 +289,9 @@ def test_run_all_in_the_browser_shows_what_nbval_sees(front: Front, served: tupl
         if i in clicked:
             text = json.dumps([o for o in cell.outputs], default=str)
             if clicked[i].shows not in text:
-                problems.append(f"cell {i} ({first!r}) after **{clicked[i].button}** does not show {clicked[i].shows!r}")
+                problems.append(
+                    f"cell {i} ({first!r}) after **{clicked[i].button}** does not show {clicked[i].shows!r}"
+                )
             continue
         if "nbval-ignore-output" in tags or "NBVAL_IGNORE_OUTPUT" in cell.source:
             continue

@@ -20,7 +20,9 @@ def transformed(cell: str) -> str:
 
 
 def test_flow_lines_are_awaited_and_assignments_bind() -> None:
-    out = transformed("x = %mcp call demo.add a=1 b=2\n%mcp prompt demo.greet name=é\n%mcp read demo res://x\n%mcp resume 3f9c2a1b\n")
+    out = transformed(
+        "x = %mcp call demo.add a=1 b=2\n%mcp prompt demo.greet name=é\n%mcp read demo res://x\n%mcp resume 3f9c2a1b\n"
+    )
     assert out.splitlines() == [
         f"x = (await {HELPER}.line('mcp', 'call demo.add a=1 b=2', bind=True))",
         f"(await {HELPER}.line('mcp', 'prompt demo.greet name=é', bind=False))",
@@ -43,7 +45,9 @@ def test_other_lines_and_function_bodies_stay_as_they_are() -> None:
 
 
 def test_blocks_at_the_top_level_are_rewritten() -> None:
-    out = transformed("for i in range(2):\n    %mcp call demo.add a=1 b=1\ntry:\n    r = %mcp call demo.add\nexcept Exception:\n    pass\n")
+    out = transformed(
+        "for i in range(2):\n    %mcp call demo.add a=1 b=1\ntry:\n    r = %mcp call demo.add\nexcept Exception:\n    pass\n"
+    )
     assert out.count(f"(await {HELPER}.line(") == 2
     assert f"    r = (await {HELPER}.line('mcp', 'call demo.add', bind=True))" in out.splitlines()
 

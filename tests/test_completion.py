@@ -128,7 +128,20 @@ register(get_ipython(), get_ipython().magics_manager.registry["MCPMagics"].sessi
 '''
 
 # every type this completer gives its completions (the reply's metadata carries them)
-OURS = {"subcommand", "flag", "value", "server", "tool", "prompt", "argument", "resource", "template", "connection", "flow", "model"}
+OURS = {
+    "subcommand",
+    "flag",
+    "value",
+    "server",
+    "tool",
+    "prompt",
+    "argument",
+    "resource",
+    "template",
+    "connection",
+    "flow",
+    "model",
+}
 
 
 @pytest.fixture(scope="module")
@@ -161,7 +174,10 @@ def test_subcommands_and_flags(kernel: Kernel) -> None:
     assert complete(kernel, "r = %mcp cal") == ["call"]
     reply = reply_of(kernel, "%mcp call shop.order --t")
     assert reply["matches"] == ["--task", "--timeout", "--trace", "--ttl"]
-    assert (reply["cursor_start"], reply["cursor_end"]) == (len("%mcp call shop.order "), len("%mcp call shop.order --t"))
+    assert (reply["cursor_start"], reply["cursor_end"]) == (
+        len("%mcp call shop.order "),
+        len("%mcp call shop.order --t"),
+    )
     # a flag given once is not offered again; one that may repeat (--answer) is
     every = sorted(o for a in parsers["call"]._actions for o in a.option_strings if o.startswith("--"))
     assert complete(kernel, "%mcp call shop.order --wait --answer a=1 --") == [o for o in every if o != "--wait"]
@@ -248,7 +264,10 @@ def test_names_flow_ids_and_models(kernel: Kernel) -> None:
 
 
 def _flow_ids(kernel: Kernel) -> list[str]:
-    text = printed(kernel, "print(' '.join(r['id'] for r in get_ipython().magics_manager.registry['MCPMagics'].session.store.all()))")
+    text = printed(
+        kernel,
+        "print(' '.join(r['id'] for r in get_ipython().magics_manager.registry['MCPMagics'].session.store.all()))",
+    )
     return text.split()
 
 
@@ -256,7 +275,13 @@ def test_several_servers_and_one_without_completions(kernel: Kernel) -> None:
     kernel.execute("%mcp connect plain plain_server")
     try:
         # tools of a server not listed yet are listed on Tab (in-process: at once)
-        assert printed(kernel, "print(get_ipython().magics_manager.registry['MCPMagics'].session.registry.get('plain').cached_tools)") == "None"
+        assert (
+            printed(
+                kernel,
+                "print(get_ipython().magics_manager.registry['MCPMagics'].session.registry.get('plain').cached_tools)",
+            )
+            == "None"
+        )
         assert complete(kernel, "%mcp call plain.") == ["plain.ping"]
         # two servers: SERVER. only, no bare names
         assert complete(kernel, "%mcp call ") == ["plain.", "shop."]
@@ -265,7 +290,10 @@ def test_several_servers_and_one_without_completions(kernel: Kernel) -> None:
         assert complete(kernel, "%mcp disconnect ") == ["plain", "shop"]
         assert complete(kernel, "%mcp prompt plain.ask ") == ["topic="]
         # no `completions` capability: this completer offers nothing and asks nothing
-        assert printed(kernel, "print(completer_of(get_ipython()).complete('%mcp prompt plain.ask topic=a'))") == "Found(fragment='a', items=[])"
+        assert (
+            printed(kernel, "print(completer_of(get_ipython()).complete('%mcp prompt plain.ask topic=a'))")
+            == "Found(fragment='a', items=[])"
+        )
         reply = reply_of(kernel, "%mcp prompt plain.ask topic=a")
         assert not {c["type"] for c in reply["metadata"]["_jupyter_types_experimental"]} & OURS
     finally:
@@ -284,7 +312,9 @@ def test_a_slow_listing_never_blocks_tab(kernel: Kernel) -> None:
         first = reply_of(kernel, "%mcp call lag.")
         assert not {c["type"] for c in first["metadata"]["_jupyter_types_experimental"]} & OURS
         # the listing went on in the background: a later Tab has it
-        kernel.wait_for(lambda: complete(kernel, "%mcp call lag.") == ["lag.ping_lag"], timeout=10, what="the late tools listing")
+        kernel.wait_for(
+            lambda: complete(kernel, "%mcp call lag.") == ["lag.ping_lag"], timeout=10, what="the late tools listing"
+        )
     finally:
         kernel.execute("%mcp disconnect lag")
 
@@ -304,7 +334,10 @@ def test_latency_with_the_server_connected(kernel: Kernel) -> None:
             assert complete(kernel, code)
             times.append((time.perf_counter() - started) * 1000)
         figures[label] = (statistics.median(times), max(times))
-    print("Tab round trip (complete_request to reply), ms, median / max of 20:", {k: f"{m:.1f} / {x:.1f}" for k, (m, x) in figures.items()})
+    print(
+        "Tab round trip (complete_request to reply), ms, median / max of 20:",
+        {k: f"{m:.1f} / {x:.1f}" for k, (m, x) in figures.items()},
+    )
     for label, (median, _) in figures.items():
         assert median < 50, f"{label}: median {median:.1f} ms"
 

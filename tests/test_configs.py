@@ -18,6 +18,7 @@ import pytest
 from IPython.core.error import UsageError
 
 from mcp_notebook.session.from_config import COLUMNS, config_rows, connect_from_config
+from mcp_notebook.session.session import CallOptions, Session
 from mcp_notebook.wire.configs import (
     ConfigError,
     _parse_jsonc,
@@ -25,7 +26,6 @@ from mcp_notebook.wire.configs import (
     references,
     user_config_paths,
 )
-from mcp_notebook.session.session import CallOptions, Session
 
 DEMO = {"command": sys.executable, "args": ["-m", "mcp_notebook.demo", "demo"]}
 
@@ -63,7 +63,9 @@ def write(path: Path, data: Any) -> Path:
 
 
 def call(session: Session, server: str, tool: str, arguments: dict[str, Any]) -> Any:
-    flow = session.call("tools/call", session.registry.get(server), tool, arguments, CallOptions(), interactive=False, cell_id=None)
+    flow = session.call(
+        "tools/call", session.registry.get(server), tool, arguments, CallOptions(), interactive=False, cell_id=None
+    )
     assert flow is not None
     return flow.result(timeout=60)
 
@@ -78,13 +80,22 @@ def row_of(rows: list[list[Any]], name: str) -> dict[str, Any]:
     return matches[0]
 
 
-def test_claude_code_project_file_found_from_the_notebook_folder(home: Path, session: Session, http_demo_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_claude_code_project_file_found_from_the_notebook_folder(
+    home: Path, session: Session, http_demo_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     project = home / "proj"
     write(
         project / ".mcp.json",
         {
             "mcpServers": {
-                "demo": {**DEMO, "env": {"NB_FLAVOUR": "${FLAVOUR}", "NB_PLAIN": "$PLAIN costs $$5", "NB_DEFAULT": "${NB_UNSET_VAR:-fallback}"}},
+                "demo": {
+                    **DEMO,
+                    "env": {
+                        "NB_FLAVOUR": "${FLAVOUR}",
+                        "NB_PLAIN": "$PLAIN costs $$5",
+                        "NB_DEFAULT": "${NB_UNSET_VAR:-fallback}",
+                    },
+                },
                 "web": {"type": "http", "url": "${DEMO_URL}", "headers": {"X-Api-Key": "${API_KEY}"}},
             }
         },
@@ -95,29 +106,44 @@ def test_claude_code_project_file_found_from_the_notebook_folder(home: Path, ses
     monkeypatch.setenv("DEMO_URL", http_demo_server)
 
     files = [f for f in find_configs() if f.path.is_relative_to(home)]
-    assert [(f.path, f.kind, [s.name for s in f.servers], f.problems) for f in files] == [(project / ".mcp.json", "claude-code", ["demo", "web"], [])]
+    assert [(f.path, f.kind, [s.name for s in f.servers], f.problems) for f in files] == [
+        (project / ".mcp.json", "claude-code", ["demo", "web"], [])
+    ]
 
     rows, notes = connect_from_config(session, None, ["demo", "web"], False, trust_project=True)
     assert notes == ["demo: connected from ~/proj/.mcp.json (stdio).", "web: connected from ~/proj/.mcp.json (http)."]
     assert row_of(rows, "demo")["status"] == "connected" and row_of(rows, "web")["status"] == "connected"
-    assert "NB_FLAVOUR=${FLAVOUR}" in row_of(rows, "demo")["target"] and "X-Api-Key: ${API_KEY}" in row_of(rows, "web")["target"]
+    assert (
+        "NB_FLAVOUR=${FLAVOUR}" in row_of(rows, "demo")["target"]
+        and "X-Api-Key: ${API_KEY}" in row_of(rows, "web")["target"]
+    )
 
     assert call(session, "demo", "echo", {"text": "hello"}).content[0].text == "hello"
     info = call(session, "demo", "process_info", {"var": "NB_FLAVOUR"}).structured_content
     assert info["value"] == "mint-secret-1"
     assert Path(info["cwd"]).resolve() == project.resolve()  # project servers start in the project, as in Claude Code
-    assert call(session, "demo", "process_info", {"var": "NB_PLAIN"}).structured_content["value"] == "plain-secret costs $5"
+    assert (
+        call(session, "demo", "process_info", {"var": "NB_PLAIN"}).structured_content["value"]
+        == "plain-secret costs $5"
+    )
     assert call(session, "demo", "process_info", {"var": "NB_DEFAULT"}).structured_content["value"] == "fallback"
-    assert call(session, "web", "request_headers", {"names": ["x-api-key"]}).structured_content == {"x-api-key": "key-secret-2"}
+    assert call(session, "web", "request_headers", {"names": ["x-api-key"]}).structured_content == {
+        "x-api-key": "key-secret-2"
+    }
 
     saved = json.dumps([session.registry.get("demo").target.saved(), session.registry.get("web").target.saved()])
     for secret in ("mint-secret-1", "plain-secret", "key-secret-2"):
         assert secret not in saved and secret not in shown(rows)
     assert session.registry.get("demo").target.saved()["env"] == ["NB_DEFAULT", "NB_FLAVOUR", "NB_PLAIN"]
-    assert session.registry.get("web").target.saved() == {"target": http_demo_server, "headers": ["X-Api-Key"]}  # the URL's variable is no secret
+    assert session.registry.get("web").target.saved() == {
+        "target": http_demo_server,
+        "headers": ["X-Api-Key"],
+    }  # the URL's variable is no secret
 
 
-def test_vscode_file_with_comments_env_references_inputs_and_env_file(home: Path, session: Session, http_demo_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_vscode_file_with_comments_env_references_inputs_and_env_file(
+    home: Path, session: Session, http_demo_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     project = home / "proj"
     write(project / ".env", '# for the local server\nexport NB_FROM_FILE="from-file"\n')
     write(
@@ -139,20 +165,33 @@ def test_vscode_file_with_comments_env_references_inputs_and_env_file(home: Path
     monkeypatch.setenv("NB_NOTE", "note-secret-4")
 
     (config,) = [f for f in find_configs() if f.path.is_relative_to(home)]
-    assert config.kind == "vscode" and config.problems == [] and [s.name for s in config.servers] == ["remote", "local", "github"]
+    assert (
+        config.kind == "vscode"
+        and config.problems == []
+        and [s.name for s in config.servers] == ["remote", "local", "github"]
+    )
     github = config.servers[2]
     assert github.problem is not None and "${input:pat}" in github.problem and "${env:NAME}" in github.problem
 
     rows, notes = connect_from_config(session, None, ["remote", "local", "github"], False, trust_project=True)
-    assert notes[:2] == ["remote: connected from ~/proj/.vscode/mcp.json (http).", "local: connected from ~/proj/.vscode/mcp.json (stdio)."]
-    assert notes[2].startswith(f"github failed: {project / '.vscode' / 'mcp.json'}, server 'github': uses ${{input:pat}} in header Authorization")
+    assert notes[:2] == [
+        "remote: connected from ~/proj/.vscode/mcp.json (http).",
+        "local: connected from ~/proj/.vscode/mcp.json (stdio).",
+    ]
+    assert notes[2].startswith(
+        f"github failed: {project / '.vscode' / 'mcp.json'}, server 'github': uses ${{input:pat}} in header Authorization"
+    )
     assert "github" not in session.registry
     assert row_of(rows, "github")["status"].startswith("cannot connect: uses ${input:pat}")
 
     headers = call(session, "remote", "request_headers", {"names": ["authorization", "x-notebook"]}).structured_content
     assert headers == {"authorization": "Bearer tok-secret-3", "x-notebook": "note-secret-4"}
     remote = session.registry.get("remote").target.saved()
-    assert remote == {"target": http_demo_server, "headers": ["X-Notebook"], "bearer_env": "TOKEN"}  # names, never values
+    assert remote == {
+        "target": http_demo_server,
+        "headers": ["X-Notebook"],
+        "bearer_env": "TOKEN",
+    }  # names, never values
     assert "Authorization: ${env:TOKEN}" in row_of(rows, "remote")["target"]
 
     assert call(session, "local", "process_info", {"var": "NB_FROM_FILE"}).structured_content["value"] == "from-file"
@@ -164,7 +203,9 @@ def test_vscode_file_with_comments_env_references_inputs_and_env_file(home: Path
         assert secret not in saved and secret not in shown(rows) and secret not in shown(notes)
 
 
-def test_claude_desktop_and_jupyter_mcp_manager_user_files(home: Path, session: Session, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_claude_desktop_and_jupyter_mcp_manager_user_files(
+    home: Path, session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
     desktop = next(p for p, kind in user_config_paths() if kind == "claude-desktop")
     if sys.platform == "linux":
         assert desktop == home / ".config" / "Claude" / "claude_desktop_config.json"
@@ -174,7 +215,12 @@ def test_claude_desktop_and_jupyter_mcp_manager_user_files(home: Path, session: 
         {
             "mcp_servers": [
                 {"name": "jmm", "type": "stdio", **DEMO, "env": [{"name": "NB_FLAVOUR", "value": "${FLAVOUR}"}]},
-                {"name": "off", "type": "http", "url": "http://127.0.0.1:9/mcp", "headers": [{"name": "Authorization", "value": "Bearer literal-secret-5"}]},
+                {
+                    "name": "off",
+                    "type": "http",
+                    "url": "http://127.0.0.1:9/mcp",
+                    "headers": [{"name": "Authorization", "value": "Bearer literal-secret-5"}],
+                },
             ]
         },
     )
@@ -193,7 +239,11 @@ def test_claude_desktop_and_jupyter_mcp_manager_user_files(home: Path, session: 
     assert files[2].servers[1].disabled
 
     rows, notes = connect_from_config(session, None, [], True)
-    desk_from = "~/.config/Claude/claude_desktop_config.json" if sys.platform == "linux" else notes[0].split(" from ")[1].split(" (")[0]
+    desk_from = (
+        "~/.config/Claude/claude_desktop_config.json"
+        if sys.platform == "linux"
+        else notes[0].split(" from ")[1].split(" (")[0]
+    )
     assert notes == [
         f"desk: connected from {desk_from} (stdio).",
         "jmm: connected from ~/.jupyter/mcp_servers.json (stdio).",
@@ -211,7 +261,9 @@ def test_claude_desktop_and_jupyter_mcp_manager_user_files(home: Path, session: 
     assert [r[-1] for r in again_rows if r[0] in ("desk", "jmm")] == ["connected", "connected"]
 
 
-def test_errors_name_the_file_and_entry_and_spare_the_rest(home: Path, session: Session, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_errors_name_the_file_and_entry_and_spare_the_rest(
+    home: Path, session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
     project = home / "proj"
     mcp_json = write(
         project / ".mcp.json",
@@ -222,7 +274,11 @@ def test_errors_name_the_file_and_entry_and_spare_the_rest(home: Path, session: 
                 "broken": {"command": sys.executable, "args": "-m mcp_notebook.demo demo"},
                 "leaky": {"command": "npx", "args": ["some-server", "--token", "${MY_TOKEN}"]},
                 "homely": {**DEMO, "cwd": "${HOME}"},
-                "literal": {"command": "npx", "args": ["some-server", "--api-key", "sk-literal-7"], "env": {"PASSWORD": "hunter2"}},
+                "literal": {
+                    "command": "npx",
+                    "args": ["some-server", "--api-key", "sk-literal-7"],
+                    "env": {"PASSWORD": "hunter2"},
+                },
                 "old": {"type": "sse", "url": "http://127.0.0.1:9/sse"},
             }
         },
@@ -238,15 +294,29 @@ def test_errors_name_the_file_and_entry_and_spare_the_rest(home: Path, session: 
     assert [s.name for s in good.servers] == ["good", "needs", "leaky", "homely", "literal", "old"]
     assert good.problems == [f"{mcp_json}, server 'broken': args must be a list of strings"]
     problems = {s.name: s.problem for s in good.servers}
-    assert problems["good"] is None and problems["needs"] is None and problems["homely"] is None and problems["literal"] is None
-    assert problems["leaky"] is not None and "${MY_TOKEN} in args" in problems["leaky"] and "pass it in env" in problems["leaky"]
+    assert (
+        problems["good"] is None
+        and problems["needs"] is None
+        and problems["homely"] is None
+        and problems["literal"] is None
+    )
+    assert (
+        problems["leaky"] is not None
+        and "${MY_TOKEN} in args" in problems["leaky"]
+        and "pass it in env" in problems["leaky"]
+    )
     assert problems["old"] is not None and "SSE" in problems["old"]
 
     needs = good.servers[1]
     with pytest.raises(ConfigError) as info:
         needs.connect(session)
-    assert str(info.value) == f"{mcp_json}, server 'needs': environment variable NB_NOT_SET_VAR is not set (used in env NB_X)"
-    assert info.value.details == {"file": str(mcp_json), "variable": "NB_NOT_SET_VAR"} and info.value.kind == "bad_config"
+    assert (
+        str(info.value)
+        == f"{mcp_json}, server 'needs': environment variable NB_NOT_SET_VAR is not set (used in env NB_X)"
+    )
+    assert (
+        info.value.details == {"file": str(mcp_json), "variable": "NB_NOT_SET_VAR"} and info.value.kind == "bad_config"
+    )
     assert "needs" not in session.registry
 
     rows, notes = connect_from_config(session, None, ["good", "needs", "broken", "nope"], False, trust_project=True)
@@ -263,7 +333,12 @@ def test_errors_name_the_file_and_entry_and_spare_the_rest(home: Path, session: 
     assert row_of(rows, "")["status"].startswith("unreadable: not valid JSON (line 3")
     assert row_of(rows, "")["from file"] == "~/proj/.vscode/mcp.json"
     literal = row_of(rows, "literal")["target"]
-    assert "sk-literal-7" not in literal and "hunter2" not in literal and "--api-key •••" in literal and "PASSWORD=•••" in literal
+    assert (
+        "sk-literal-7" not in literal
+        and "hunter2" not in literal
+        and "--api-key •••" in literal
+        and "PASSWORD=•••" in literal
+    )
 
     homely_rows, homely_notes = connect_from_config(session, None, ["homely"], False, trust_project=True)
     assert homely_notes == ["homely: connected from ~/proj/.mcp.json (stdio)."]
@@ -281,7 +356,13 @@ def test_a_path_lists_only_and_names_what_it_cannot_find(home: Path, session: Se
     ]  # a file given by path is not one of the user-level files: its entries wait for approval too
     assert [(r[0], r[1], r[2], r[3], r[5]) for r in rows] == [
         ("one", "mcpServers", "~/elsewhere/servers.json", "stdio", "needs approval (project file)"),
-        ("two.three (as two_three)", "mcpServers", "~/elsewhere/servers.json", "stdio", "needs approval (project file)"),  # SERVER.TOOL cannot hold a dot
+        (
+            "two.three (as two_three)",
+            "mcpServers",
+            "~/elsewhere/servers.json",
+            "stdio",
+            "needs approval (project file)",
+        ),  # SERVER.TOOL cannot hold a dot
     ]
     assert rows[0][4] == "-- " + " ".join([sys.executable, "-m", "mcp_notebook.demo", "demo"])
 
@@ -301,7 +382,9 @@ def test_jsonc_and_references() -> None:
     assert [(r.kind, r.name, r.default) for r in refs] == [
         ("env", "A", None), ("env", "B", "x"), ("env", "C", None), ("input", "E", None), ("builtin", "workspaceFolder", None), ("unsupported", "config:F", None),
     ]  # fmt: skip
-    assert [r.name for r in references("sh -c 'echo $HOME' ${X}", bare=False)] == ["X"]  # a command line's bare $ is the shell's
+    assert [r.name for r in references("sh -c 'echo $HOME' ${X}", bare=False)] == [
+        "X"
+    ]  # a command line's bare $ is the shell's
 
 
 def test_the_magic_lists_then_connects_from_a_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -325,7 +408,9 @@ def test_the_magic_lists_then_connects_from_a_config(tmp_path: Path, monkeypatch
     registry = session_of(ip).registry  # type: ignore[attr-defined]
     try:
         flow = ip.run_line_magic("mcp", "call magic-demo.process_info var=NB_NOTE")
-        assert flow.result().structured_content["value"] == "magic-secret-7"  # the value reached the server, nothing else
+        assert (
+            flow.result().structured_content["value"] == "magic-secret-7"
+        )  # the value reached the server, nothing else
         with pytest.raises(UsageError, match="name the servers to connect, or --all, not both"):
             ip.run_line_magic("mcp", f"connect --from-config {config} magic-demo --all")
     finally:

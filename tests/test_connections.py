@@ -45,7 +45,7 @@ def test_headers_and_bearer_reach_the_http_server(ip: Any, start_http_server: An
     url = start_http_server("demo")
     monkeypatch.setenv("NB_TEST_TOKEN", "s3cret-token")
     ip.run_line_magic("mcp", f"connect hdr {url} --header X-Notebook:tutorial-1 --bearer-env NB_TEST_TOKEN")
-    flow = ip.run_line_magic("mcp", "call hdr.request_headers --json '{\"names\": [\"x-notebook\", \"authorization\"]}'")
+    flow = ip.run_line_magic("mcp", 'call hdr.request_headers --json \'{"names": ["x-notebook", "authorization"]}\'')
     assert structured(flow) == {"x-notebook": "tutorial-1", "authorization": "Bearer s3cret-token"}
     # what could be saved names the header and the variable, never their values
     saved = json.dumps(flow.conn.target.saved())
@@ -188,8 +188,18 @@ def test_unload_and_load_close_connections(ip: Any) -> None:
         assert "ul_inproc" not in registry() and "ul_stdio" not in registry()
         with pytest.raises(FlowError, match=r"^connection 'ul_stdio' is closed\.$") as info:
             conns[1].live  # noqa: B018 - the property raises
-        assert (info.value.kind, info.value.server, info.value.details["connection"]) == ("connection_closed", "ul_stdio", conns[1])
-        assert for_magics(info.value).args[0].endswith(f"Reconnect with %mcp connect ul_stdio --cwd {shlex.quote(str(REPO_ROOT))} -- {shlex.join([sys.executable, '-m', 'mcp_notebook.demo', 'echo'])}.")
+        assert (info.value.kind, info.value.server, info.value.details["connection"]) == (
+            "connection_closed",
+            "ul_stdio",
+            conns[1],
+        )
+        assert (
+            for_magics(info.value)
+            .args[0]
+            .endswith(
+                f"Reconnect with %mcp connect ul_stdio --cwd {shlex.quote(str(REPO_ROOT))} -- {shlex.join([sys.executable, '-m', 'mcp_notebook.demo', 'echo'])}."
+            )
+        )
     finally:
         ip.run_line_magic("load_ext", "mcp_notebook")
         ip.run_line_magic("config", "MCPMagics.interactive = False")
@@ -245,8 +255,12 @@ def test_listing_says_which_servers_offer_none(ip: Any) -> None:
     try:
         prompts = ip.run_line_magic("mcp", "prompts")
         assert any(row[0] == "lp_demo" and row[1] for row in prompts.rows)
-        assert [row for row in prompts.rows if row[0] == "lp_echo"] == [["lp_echo", "", "", "(this server offers no prompts)", ""]]
-        assert [row for row in prompts.rows if row[0] == "lp_prov"] == [["lp_prov", "", "", "(this server offers no prompts)", ""]]
+        assert [row for row in prompts.rows if row[0] == "lp_echo"] == [
+            ["lp_echo", "", "", "(this server offers no prompts)", ""]
+        ]
+        assert [row for row in prompts.rows if row[0] == "lp_prov"] == [
+            ["lp_prov", "", "", "(this server offers no prompts)", ""]
+        ]
         resources = ip.run_line_magic("mcp", "resources lp_echo")
         assert resources.rows == [["lp_echo", "", "", "", "(this server offers no resources)"]]
         assert any(row[0] == "lp_demo" for row in ip.run_line_magic("mcp", "resources").rows)
@@ -286,7 +300,12 @@ def test_connect_timeout_from_read_timeout(ip: Any) -> None:
         elapsed = time.monotonic() - started
     assert elapsed < 5, elapsed
     error = info.value
-    assert (type(error).__name__, error.kind, error.server, error.details["timeout"]) == ("ConnectionFailed", "connect_timeout", "mute", 1.0)
+    assert (type(error).__name__, error.kind, error.server, error.details["timeout"]) == (
+        "ConnectionFailed",
+        "connect_timeout",
+        "mute",
+        1.0,
+    )
     assert "'mute'" in str(error) and "within 1 s" in str(error) and "MCPMagics.connect_timeout" in str(error)
     assert "mute" not in registry()
 
@@ -330,7 +349,13 @@ def revocable_demo_server() -> Iterator[tuple[str, threading.Event]]:
 
     async def gate(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http" and revoked.is_set():
-            await send({"type": "http.response.start", "status": 401, "headers": [(b"www-authenticate", b'Bearer error="invalid_token"'), (b"content-length", b"0")]})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 401,
+                    "headers": [(b"www-authenticate", b'Bearer error="invalid_token"'), (b"content-length", b"0")],
+                }
+            )
             await send({"type": "http.response.body", "body": b""})
             return
         await inner(scope, receive, send)
@@ -353,7 +378,10 @@ def test_http_401_during_a_call_says_the_server_wants_credentials(ip: Any) -> No
     with revocable_demo_server() as (url, revoked):
         ip.run_line_magic("mcp", f"connect revoking {url}")
         try:
-            assert ip.run_line_magic("mcp", "call revoking.echo text=before --no-save").result().content[0].text == "before"
+            assert (
+                ip.run_line_magic("mcp", "call revoking.echo text=before --no-save").result().content[0].text
+                == "before"
+            )
             revoked.set()
             with pytest.raises(FlowError) as info:
                 ip.run_line_magic("mcp", "call revoking.echo text=after --no-save")
@@ -364,6 +392,8 @@ def test_http_401_during_a_call_says_the_server_wants_credentials(ip: Any) -> No
             assert "revoking.echo failed" in text and "HTTP 401 (Unauthorized)" in text and "internal error" not in text
             assert f"%mcp connect revoking {url} --bearer-env VAR" in text
             revoked.clear()  # credentials back: the same connection works again, nothing was lost
-            assert ip.run_line_magic("mcp", "call revoking.echo text=again --no-save").result().content[0].text == "again"
+            assert (
+                ip.run_line_magic("mcp", "call revoking.echo text=again --no-save").result().content[0].text == "again"
+            )
         finally:
             ip.run_line_magic("mcp", "disconnect revoking")

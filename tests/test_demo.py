@@ -206,9 +206,19 @@ async def test_plain_tools_and_content(mode: Mode) -> None:
     async with Client(demo, mode=mode) as client:
         tools = {tool.name for tool in (await client.list_tools()).tools}
         assert tools == {
-            "provision_db", "slow_count", "echo", "add", "inventory", "showcase", "fail", "ask_everything",
-            "request_headers", "process_info",  # transport checks
-            "summarize", "sample_with_tools", "list_my_roots",  # sampling and roots (issue 4)
+            "provision_db",
+            "slow_count",
+            "echo",
+            "add",
+            "inventory",
+            "showcase",
+            "fail",
+            "ask_everything",
+            "request_headers",
+            "process_info",  # transport checks
+            "summarize",
+            "sample_with_tools",
+            "list_my_roots",  # sampling and roots (issue 4)
         }
 
         echoed = await client.call_tool("echo", {"text": "hello"})
@@ -220,7 +230,9 @@ async def test_plain_tools_and_content(mode: Mode) -> None:
 
         stock = await client.call_tool("inventory", {})
         assert stock.structured_content == {"result": [dict(row) for row in STOCK]}
-        assert [json.loads(text_of(b)) for b in stock.content] == [dict(row) for row in STOCK]  # the SDK: one text block per record
+        assert [json.loads(text_of(b)) for b in stock.content] == [
+            dict(row) for row in STOCK
+        ]  # the SDK: one text block per record
 
         failed = await client.call_tool("fail", {"message": "no luck"})
         assert failed.is_error
@@ -319,15 +331,31 @@ async def test_http_cli_prints_its_url_once_listening(workers: int) -> None:
 
     from .conftest import REPO_ROOT
 
-    command = [sys.executable, "-m", "mcp_notebook.demo", "demo", "--transport", "http", "--port", "0", "--workers", str(workers)]
+    command = [
+        sys.executable,
+        "-m",
+        "mcp_notebook.demo",
+        "demo",
+        "--transport",
+        "http",
+        "--port",
+        "0",
+        "--workers",
+        str(workers),
+    ]
     env = {**os.environ, "MCP_NOTEBOOK_TEST_STATE_KEY": "k" * 32}
     if workers > 1:
         command += ["--keys-env", "MCP_NOTEBOOK_TEST_STATE_KEY"]
-    proc = subprocess.Popen(command, cwd=str(REPO_ROOT), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        command, cwd=str(REPO_ROOT), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()  # blocks until the line comes: it is flushed when the server is up
-        prefix, suffix = "Serving demo on http://127.0.0.1:", "/mcp" + (f" ({workers} workers)" if workers > 1 else "") + ". Ctrl-C stops it.\n"
+        prefix, suffix = (
+            "Serving demo on http://127.0.0.1:",
+            "/mcp" + (f" ({workers} workers)" if workers > 1 else "") + ". Ctrl-C stops it.\n",
+        )
         assert line.startswith(prefix) and line.endswith(suffix), line
         port = int(line[len(prefix) : -len(suffix)])
         url = f"http://127.0.0.1:{port}/mcp"

@@ -56,8 +56,18 @@ def _produced() -> set[str]:
         for node in ast.walk(tree):
             if not isinstance(node, ast.Call):
                 continue
-            found |= {kw.value.value for kw in node.keywords if kw.arg == "kind" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str)}
-            if isinstance(node.func, ast.Name) and node.func.id == "Note" and len(node.args) > 1 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+            found |= {
+                kw.value.value
+                for kw in node.keywords
+                if kw.arg == "kind" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str)
+            }
+            if (
+                isinstance(node.func, ast.Name)
+                and node.func.id == "Note"
+                and len(node.args) > 1
+                and isinstance(node.args[1], ast.Constant)
+                and isinstance(node.args[1].value, str)
+            ):
                 found.add(node.args[1].value)
     return found
 
@@ -68,14 +78,20 @@ def _compared() -> list[tuple[str, int, str]]:
     found: list[tuple[str, int, str]] = []
     for path, tree in _sources():
         for node in ast.walk(tree):
-            if not (isinstance(node, ast.Compare) and isinstance(node.left, ast.Attribute) and node.left.attr == "kind"):
+            if not (
+                isinstance(node, ast.Compare) and isinstance(node.left, ast.Attribute) and node.left.attr == "kind"
+            ):
                 continue
             owner = node.left.value
             if not (isinstance(owner, ast.Name) and owner.id in errorish):
                 continue
             for right in node.comparators:
                 items = right.elts if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else [right]
-                found += [(path.name, node.lineno, item.value) for item in items if isinstance(item, ast.Constant) and isinstance(item.value, str)]
+                found += [
+                    (path.name, node.lineno, item.value)
+                    for item in items
+                    if isinstance(item, ast.Constant) and isinstance(item.value, str)
+                ]
     return found
 
 
@@ -94,7 +110,9 @@ def test_every_kind_has_a_hint_decision(monkeypatch: pytest.MonkeyPatch) -> None
     fields = _every_field()
     outcomes = {kind: hint(kind, fields) for kind in KINDS}  # type: ignore[arg-type]  # each one of Kind
     assert {kind for kind, text in outcomes.items() if text is None} == NO_HINT
-    assert all(isinstance(text, str) and "%" in text for kind, text in outcomes.items() if kind not in NO_HINT)  # each names a magic
+    assert all(
+        isinstance(text, str) and "%" in text for kind, text in outcomes.items() if kind not in NO_HINT
+    )  # each names a magic
 
 
 def test_every_kind_is_raised_or_noted_somewhere_in_the_package() -> None:
@@ -116,7 +134,9 @@ def test_an_unknown_kind_at_run_time_gets_no_hint_and_no_error() -> None:
 
 
 def test_a_session_error_becomes_a_usage_error_ending_with_its_hint() -> None:
-    error = SessionError("no saved flow 'abc' (waiting: none).", kind="no_saved_flow", flow_id="abc", details={"ids": []})
+    error = SessionError(
+        "no saved flow 'abc' (waiting: none).", kind="no_saved_flow", flow_id="abc", details={"ids": []}
+    )
     shown = for_magics(error)
     assert isinstance(shown, UsageError) and str(shown) == "no saved flow 'abc' (waiting: none). See %mcp flows."
 
@@ -124,15 +144,31 @@ def test_a_session_error_becomes_a_usage_error_ending_with_its_hint() -> None:
 def test_conditional_hints_speak_only_with_what_they_need() -> None:
     fields: dict[str, Any] = {"flow_id": "abc", "server": "demo", "reason": "unanswered", "missing_field": "region"}
     assert hint("still_saved", fields) == "Continue it with %mcp resume abc --answer region=VALUE."
-    assert hint("still_saved", {**fields, "reason": "task"}) == "Follow it again with %mcp resume abc (from this or a new kernel); %mcp tasks lists tasks."
+    assert (
+        hint("still_saved", {**fields, "reason": "task"})
+        == "Follow it again with %mcp resume abc (from this or a new kernel); %mcp tasks lists tasks."
+    )
     assert hint("connection_dead", {"details": {}}) is None  # no connection to print a line for
-    assert hint("connection_dead", {"details": {"connection": _demo_connection()}}) == "Reconnect with %mcp connect demo -- python -m demo_server again."
-    assert hint("connection_closed", {"details": {"connection": _demo_connection()}}) == "Reconnect with %mcp connect demo -- python -m demo_server."
-    assert hint("reconnect_needed", {**fields, "reason": "env"}) == "Connect again with %mcp connect demo --env NAME=VALUE ... -- COMMAND, then %mcp resume abc."
+    assert (
+        hint("connection_dead", {"details": {"connection": _demo_connection()}})
+        == "Reconnect with %mcp connect demo -- python -m demo_server again."
+    )
+    assert (
+        hint("connection_closed", {"details": {"connection": _demo_connection()}})
+        == "Reconnect with %mcp connect demo -- python -m demo_server."
+    )
+    assert (
+        hint("reconnect_needed", {**fields, "reason": "env"})
+        == "Connect again with %mcp connect demo --env NAME=VALUE ... -- COMMAND, then %mcp resume abc."
+    )
 
 
 def test_a_note_of_a_kind_without_a_hint_is_shown_as_it_is() -> None:
     text = "Reconnected 'demo' to -- python -m demo_server to resume flow abc."
     assert with_hint(Note(text, "reconnected", flow_id="abc", server="demo")) == text
-    waiting = Note("This cell has a saved flow abc waiting for input (round 1); starting a new call.", "saved_flow_waiting", flow_id="abc")
+    waiting = Note(
+        "This cell has a saved flow abc waiting for input (round 1); starting a new call.",
+        "saved_flow_waiting",
+        flow_id="abc",
+    )
     assert with_hint(waiting) == f"{waiting} To continue the saved one instead: %mcp resume abc"

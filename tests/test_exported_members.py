@@ -27,7 +27,9 @@ def test_the_lazy_api_resolves_to_its_floors() -> None:
 
 def test_importing_the_package_imports_no_floor() -> None:
     """``import mcp_notebook`` (and so ``%load_ext``'s first step) loads none of its subpackages, nor the SDK."""
-    code = "import sys, mcp_notebook; print(sorted(m for m in sys.modules if m.startswith('mcp_notebook.') or m == 'mcp'))"
+    code = (
+        "import sys, mcp_notebook; print(sorted(m for m in sys.modules if m.startswith('mcp_notebook.') or m == 'mcp'))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"

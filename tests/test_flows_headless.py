@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from IPython.core.error import UsageError
 
-from mcp_notebook.notebook.display import FlowReport
 from mcp_notebook.errors import FlowError
+from mcp_notebook.notebook.display import FlowReport
 
 from .conftest import REPO_ROOT
 
@@ -38,14 +38,21 @@ def servers(ip: Any, start_http_server: Any) -> Iterator[dict[str, str]]:
     prov_url = start_http_server("provisioner")
     targets = {
         "inproc": ("mcp_notebook.demo:demo", "mcp_notebook.demo:provisioner"),
-        "stdio": (f"-- {sys.executable} -m mcp_notebook.demo demo", f"-- {sys.executable} -m mcp_notebook.demo provisioner"),
+        "stdio": (
+            f"-- {sys.executable} -m mcp_notebook.demo demo",
+            f"-- {sys.executable} -m mcp_notebook.demo provisioner",
+        ),
         "http": (demo_url, prov_url),
     }
     for transport, (demo_target, prov_target) in targets.items():
         for generation in GENERATIONS:
             cwd = f" --cwd {REPO_ROOT}" if transport == "stdio" else ""
-            ip.run_line_magic("mcp", f"connect demo_{transport}_{generation} --protocol {generation}{cwd} {demo_target}")
-            ip.run_line_magic("mcp", f"connect prov_{transport}_{generation} --protocol {generation}{cwd} {prov_target}")
+            ip.run_line_magic(
+                "mcp", f"connect demo_{transport}_{generation} --protocol {generation}{cwd} {demo_target}"
+            )
+            ip.run_line_magic(
+                "mcp", f"connect prov_{transport}_{generation} --protocol {generation}{cwd} {prov_target}"
+            )
     yield {"demo_url": demo_url, "prov_url": prov_url}
     from .conftest import session_of
 
@@ -65,7 +72,10 @@ def test_same_answers_same_result_everywhere(ip: Any, servers: Any, transport: s
     expected_version = "2026-07-28" if generation == "auto" else "2025-11-25"
     assert flow.conn.protocol_version == expected_version
 
-    two = call(ip, f'call demo_{suffix}.provision_db name=orders size=large --answers \'{{"region": "us-east-1"}}\' --accept-defaults')
+    two = call(
+        ip,
+        f'call demo_{suffix}.provision_db name=orders size=large --answers \'{{"region": "us-east-1"}}\' --accept-defaults',
+    )
     assert two.result().content[0].text == "Provisioned 'orders' in us-east-1 (size large)."
     if generation == "auto":
         assert two.round == 2  # two questions, two rounds, both returned to the client
@@ -96,7 +106,7 @@ def test_progress_logs_and_content(ip: Any, servers: Any, transport: str) -> Non
     showcase = call(ip, f"call demo_{transport}_auto.showcase")
     bundle = FlowReport(showcase)._repr_mimebundle_()
     html = bundle["text/html"]
-    assert "<img src=\"data:image/png;base64," in html
+    assert '<img src="data:image/png;base64,' in html
     assert "<audio controls" in html
     assert "download</a>" in html  # blob resource
     assert "🔗" in html  # resource link
@@ -105,7 +115,9 @@ def test_progress_logs_and_content(ip: Any, servers: Any, transport: str) -> Non
     structured = call(ip, f"call demo_{transport}_auto.add a=2 b=3")
     assert structured.result().structured_content == {"result": 5}
     html = FlowReport(structured)._repr_mimebundle_()["text/html"]
-    assert "<pre>5</pre>" in html and "structured content" not in html  # {"result": 5} only wraps the text "5": shown once
+    assert (
+        "<pre>5</pre>" in html and "structured content" not in html
+    )  # {"result": 5} only wraps the text "5": shown once
 
 
 def test_tool_error_is_shown_as_error_and_fails_the_cell(ip: Any, servers: Any, capsys: Any) -> None:
@@ -114,9 +126,13 @@ def test_tool_error_is_shown_as_error_and_fails_the_cell(ip: Any, servers: Any, 
     with pytest.raises(FlowError) as raised:
         call(ip, "call demo_inproc_auto.fail message=kaputt -o failed_result")
     assert raised.value.kind == "tool_error" and raised.value.server == "demo_inproc_auto"
-    assert "kaputt" not in str(raised.value) and "-o VAR" in str(raised.value)  # the server's text is in the report, not repeated
+    assert "kaputt" not in str(raised.value) and "-o VAR" in str(
+        raised.value
+    )  # the server's text is in the report, not repeated
     out = capsys.readouterr().out
-    assert out.count("kaputt") == 1 and "Tool error: Error executing tool fail: kaputt" in out and "Traceback" not in out
+    assert (
+        out.count("kaputt") == 1 and "Tool error: Error executing tool fail: kaputt" in out and "Traceback" not in out
+    )
     result = ip.user_ns["failed_result"]
     assert result.is_error and result.content[0].text == "Error executing tool fail: kaputt"
     from mcp_notebook.session.api import default_session
@@ -130,7 +146,7 @@ def test_tool_error_is_shown_as_error_and_fails_the_cell(ip: Any, servers: Any, 
 def test_string_parameter_keeps_leading_zero(ip: Any, servers: Any) -> None:
     flow = call(ip, "call demo_inproc_auto.echo text=012")
     assert flow.result().content[0].text == "012"
-    cell = call(ip, "call demo_inproc_auto.add --json '{\"a\": 40, \"b\": 2}'")
+    cell = call(ip, 'call demo_inproc_auto.add --json \'{"a": 40, "b": 2}\'')
     assert cell.result().structured_content == {"result": 42}
 
 
@@ -184,7 +200,12 @@ def test_missing_answer_names_the_field(ip: Any, servers: Any) -> None:
     text = str(info.value)
     assert "'region'" in text and "--answer region=VALUE" in text
     # the connection is still usable after the failure
-    assert call(ip, "call prov_stdio_auto.provision name=orders --accept-defaults").result().content[0].text.startswith("Provisioned")
+    assert (
+        call(ip, "call prov_stdio_auto.provision name=orders --accept-defaults")
+        .result()
+        .content[0]
+        .text.startswith("Provisioned")
+    )
 
 
 def test_invalid_preset_is_refused_before_sending(ip: Any, servers: Any) -> None:
@@ -237,7 +258,28 @@ def test_server_dying_mid_flow(ip: Any, tmp_path: Any) -> None:
 
 
 def test_help_on_every_subcommand(ip: Any, capsys: Any) -> None:
-    for sub in ["connect", "servers", "disconnect", "tools", "prompts", "resources", "call", "prompt", "read", "flows", "resume", "forget", "trace", "roots", "model", "review", "server", "serve", "stop", "log"]:
+    for sub in [
+        "connect",
+        "servers",
+        "disconnect",
+        "tools",
+        "prompts",
+        "resources",
+        "call",
+        "prompt",
+        "read",
+        "flows",
+        "resume",
+        "forget",
+        "trace",
+        "roots",
+        "model",
+        "review",
+        "server",
+        "serve",
+        "stop",
+        "log",
+    ]:
         call(ip, f"{sub} --help")
         out = capsys.readouterr().out
         assert f"%mcp {sub}" in out, sub
@@ -275,9 +317,14 @@ def test_python_api_without_magics(servers: Any) -> None:
     import mcp_notebook
 
     mcp_notebook.connect("api_demo", "mcp_notebook.demo:demo")
-    flow = mcp_notebook.call("api_demo.provision_db", {"name": "api"}, answers={"region": "eu-central-1"}, accept_defaults=True)
+    flow = mcp_notebook.call(
+        "api_demo.provision_db", {"name": "api"}, answers={"region": "eu-central-1"}, accept_defaults=True
+    )
     assert flow.result(timeout=30).content[0].text == "Provisioned 'api' in eu-central-1 (size small)."
-    assert mcp_notebook.read("notes://bo/latest", "api_demo", accept_defaults=True).result().contents[0].text == "note for bo"
+    assert (
+        mcp_notebook.read("notes://bo/latest", "api_demo", accept_defaults=True).result().contents[0].text
+        == "note for bo"
+    )
 
 
 @pytest.mark.parametrize("generation", GENERATIONS)
@@ -303,20 +350,23 @@ def test_unanswered_question_fails_the_cell_in_both_generations(ip: Any, servers
 def test_decline_and_cancel_headless(ip: Any, servers: Any, generation: str, flags: str, text: str) -> None:
     from mcp_notebook.session.api import default_session
 
-    with pytest.raises(FlowError) as raised:  # the provisioner answers a refusal with isError: the cell fails, -o still binds
+    with pytest.raises(
+        FlowError
+    ) as raised:  # the provisioner answers a refusal with isError: the cell fails, -o still binds
         call(ip, f"call prov_inproc_{generation}.provision name=orders {flags} --no-save -o refused")
     assert raised.value.kind == "tool_error"
     assert ip.user_ns["refused"].content[0].text == text
     flow = default_session().last_flow
     assert flow.result().content[0].text == text
-    assert flow.answer_summary[-1].endswith(text.rsplit(" ", 1)[-1].rstrip(".").replace("cancelled", "cancel").replace("declined", "decline"))
+    assert flow.answer_summary[-1].endswith(
+        text.rsplit(" ", 1)[-1].rstrip(".").replace("cancelled", "cancel").replace("declined", "decline")
+    )
 
 
 def test_decline_names_a_question_that_is_not_asked(ip: Any, servers: Any) -> None:
     with pytest.raises(FlowError) as info:
         call(ip, "call prov_inproc_legacy.provision name=orders --decline other --no-save")
     assert info.value.missing_field == "region"
-
 
 
 def test_unknown_server_prefix_with_one_server_open() -> None:
@@ -347,7 +397,9 @@ def test_output_variable_must_be_an_identifier(ip: Any, servers: Any, var: str) 
 
 @pytest.mark.parametrize("generation", GENERATIONS)
 def test_answer_summary_names_the_question(ip: Any, servers: Any, generation: str) -> None:
-    flow = call(ip, f"call demo_inproc_{generation}.provision_db name=orders --answer region=us-east-1 --answer ok=true")
+    flow = call(
+        ip, f"call demo_inproc_{generation}.provision_db name=orders --answer region=us-east-1 --answer ok=true"
+    )
     assert flow.answer_summary == [
         "“Which region should 'orders' live in?”: accept (region)",
         "“Create 'orders' (small) in us-east-1?”: accept (ok)",

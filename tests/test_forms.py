@@ -34,12 +34,11 @@ from mcp.types import (
 )
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from mcp_notebook.forms.model import Question
-from mcp_notebook.session.session import Session
 from mcp_notebook.errors import FlowError
-from mcp_notebook.forms.model import Answers, FormModel, wire_problem
-from mcp_notebook.forms.widgets import ElicitationPanel, FieldWidget, url_html
 from mcp_notebook.flows.ui import HeadlessUI
+from mcp_notebook.forms.model import Answers, FormModel, Question, wire_problem
+from mcp_notebook.forms.widgets import ElicitationPanel, FieldWidget, url_html
+from mcp_notebook.session.session import Session
 
 GENERATIONS = ["auto", "legacy"]  # auto negotiates 2026-07-28 in-process; legacy is 2025-11-25
 
@@ -63,9 +62,14 @@ async def _call_tool(ctx: Any, params: Any) -> CallToolResult | InputRequiredRes
         ask = ElicitRequestURLParams(message=args["message"], url=args["url"])
         requests = {"open": ask}
     elif params.name == "ask_many":
-        requests = {f"q{i}": ElicitRequestFormParams(message=f"question {i}", requested_schema=s) for i, s in enumerate(args["schemas"])}
+        requests = {
+            f"q{i}": ElicitRequestFormParams(message=f"question {i}", requested_schema=s)
+            for i, s in enumerate(args["schemas"])
+        }
     else:
-        requests = {"q": ElicitRequestFormParams(message=args.get("message", "Please fill in"), requested_schema=args["schema"])}
+        requests = {
+            "q": ElicitRequestFormParams(message=args.get("message", "Please fill in"), requested_schema=args["schema"])
+        }
     answers: dict[str, Any] = {}
     if modern:
         got = params.input_responses or {}
@@ -77,7 +81,9 @@ async def _call_tool(ctx: Any, params: Any) -> CallToolResult | InputRequiredRes
             if isinstance(p, ElicitRequestURLParams):
                 answers[key] = await ctx.session.elicit_url(p.message, p.url, "e-1", related_request_id=ctx.request_id)
             else:
-                answers[key] = await ctx.session.elicit_form(p.message, p.requested_schema, related_request_id=ctx.request_id)
+                answers[key] = await ctx.session.elicit_form(
+                    p.message, p.requested_schema, related_request_id=ctx.request_id
+                )
     echoed = {k: {"action": a.action, "content": a.content} for k, a in answers.items()}
     return CallToolResult(content=[TextContent(type="text", text=json.dumps(echoed))])
 
@@ -115,8 +121,15 @@ def hub() -> Iterator[Session]:
     h.close()
 
 
-def run(hub: Session, generation: str, tool: str, arguments: dict[str, Any], *, fill: Callable[[ElicitationPanel], None] | None = None,
-        answers: Answers | None = None) -> tuple[dict[str, Any], PersonAtTheForm | None]:
+def run(
+    hub: Session,
+    generation: str,
+    tool: str,
+    arguments: dict[str, Any],
+    *,
+    fill: Callable[[ElicitationPanel], None] | None = None,
+    answers: Answers | None = None,
+) -> tuple[dict[str, Any], PersonAtTheForm | None]:
     """Call ``tool`` and return what the server received (per question key) and the UI."""
     ui = PersonAtTheForm(fill) if fill is not None else None
     conn = hub.registry.get(f"forms_{generation}")
@@ -126,7 +139,9 @@ def run(hub: Session, generation: str, tool: str, arguments: dict[str, Any], *, 
     return json.loads(result.content[0].text), ui
 
 
-def received(hub: Session, generation: str, schema: dict[str, Any], fill: Callable[[ElicitationPanel], None] | None, **kw: Any) -> dict[str, Any]:
+def received(
+    hub: Session, generation: str, schema: dict[str, Any], fill: Callable[[ElicitationPanel], None] | None, **kw: Any
+) -> dict[str, Any]:
     """The one answer the server got for a one-question form (``fill=None``: headless)."""
     got, _ = run(hub, generation, "ask", {"schema": schema, "message": "Please fill in"}, fill=fill, **kw)
     return got["q"]
@@ -159,9 +174,21 @@ KINDS: dict[str, tuple[dict[str, Any], Callable[[FieldWidget], None], Any]] = {
     # kind: (property schema, what the person does, what the server must receive)
     "string": ({"type": "string"}, lambda f: _type(f, "Ada Lovelace"), "Ada Lovelace"),
     "email": ({"type": "string", "format": "email"}, lambda f: _type(f, "ada@example.com"), "ada@example.com"),
-    "uri": ({"type": "string", "format": "uri"}, lambda f: _type(f, "https://example.com/x?y=1"), "https://example.com/x?y=1"),
-    "date": ({"type": "string", "format": "date"}, lambda f: setattr(f.input, "value", dt.date(1815, 12, 10)), "1815-12-10"),
-    "date-time": ({"type": "string", "format": "date-time"}, lambda f: _type(f, "2026-07-28T09:30:00Z"), "2026-07-28T09:30:00Z"),
+    "uri": (
+        {"type": "string", "format": "uri"},
+        lambda f: _type(f, "https://example.com/x?y=1"),
+        "https://example.com/x?y=1",
+    ),
+    "date": (
+        {"type": "string", "format": "date"},
+        lambda f: setattr(f.input, "value", dt.date(1815, 12, 10)),
+        "1815-12-10",
+    ),
+    "date-time": (
+        {"type": "string", "format": "date-time"},
+        lambda f: _type(f, "2026-07-28T09:30:00Z"),
+        "2026-07-28T09:30:00Z",
+    ),
     "integer": ({"type": "integer"}, lambda f: _type(f, "42"), 42),
     "number": ({"type": "number"}, lambda f: _type(f, "0.25"), 0.25),
     "boolean": ({"type": "boolean"}, lambda f: setattr(f.input, "value", True), True),
@@ -182,7 +209,10 @@ KINDS: dict[str, tuple[dict[str, Any], Callable[[FieldWidget], None], Any]] = {
         ["cheese", "olives"],
     ),
     "multi-anyOf": (
-        {"type": "array", "items": {"anyOf": [{"const": "wifi", "title": "Wi-Fi"}, {"const": "parking", "title": "Parking space"}]}},
+        {
+            "type": "array",
+            "items": {"anyOf": [{"const": "wifi", "title": "Wi-Fi"}, {"const": "parking", "title": "Parking space"}]},
+        },
         lambda f: _tick(f, "Parking space"),
         ["parking"],
     ),
@@ -218,25 +248,43 @@ def test_widgets_fit_the_kinds() -> None:
         "multi_enum": w.Box, "multi_anyOf": w.Box, "multi_long_list": w.SelectMultiple,
     }  # fmt: skip
     assert panel.field("email").input.placeholder == "name@example.com"
-    assert [label for label, _ in panel.field("oneOf").input.options] == ["—", "Small", "Large"]  # titles shown, optional
+    assert [label for label, _ in panel.field("oneOf").input.options] == [
+        "—",
+        "Small",
+        "Large",
+    ]  # titles shown, optional
     assert [box.description for _, box in panel.field("multi_anyOf").choices] == ["Wi-Fi", "Parking space"]
 
 
 def _question(schema: dict[str, Any], message: str = "Please fill in", key: str = "q") -> Question:
-    return Question(key, ElicitRequestFormParams(message=message, requested_schema=schema), FormModel.from_schema(schema, message))
+    return Question(
+        key, ElicitRequestFormParams(message=message, requested_schema=schema), FormModel.from_schema(schema, message)
+    )
 
 
 def test_labels_help_required_and_defaults() -> None:
     schema = {
         "type": "object",
         "properties": {
-            "name": {"type": "string", "title": "Your name", "description": "As on your passport", "minLength": 1, "maxLength": 40},
+            "name": {
+                "type": "string",
+                "title": "Your name",
+                "description": "As on your passport",
+                "minLength": 1,
+                "maxLength": 40,
+            },
             "age": {"type": "integer", "minimum": 0, "maximum": 150, "default": 36},
             "ratio": {"type": "number", "default": 0.5},
             "day": {"type": "string", "format": "date", "default": "2026-07-28"},
             "ok": {"type": "boolean", "default": True},
             "size": {"type": "string", "enum": ["s", "m"], "default": "m"},
-            "tags": {"type": "array", "items": {"enum": ["a", "b", "c"]}, "default": ["b"], "minItems": 1, "maxItems": 2},
+            "tags": {
+                "type": "array",
+                "items": {"enum": ["a", "b", "c"]},
+                "default": ["b"],
+                "minItems": 1,
+                "maxItems": 2,
+            },
         },
         "required": ["name", "size"],
     }
@@ -253,7 +301,10 @@ def test_labels_help_required_and_defaults() -> None:
     assert panel.field("ratio").input.value == "0.5"
     assert panel.field("day").input.value == dt.date(2026, 7, 28)
     assert panel.field("ok").input.value is True
-    assert panel.field("size").input.value == "m" and panel.field("size").input.options[0] == ("s", "s")  # required + default: no blank
+    assert panel.field("size").input.value == "m" and panel.field("size").input.options[0] == (
+        "s",
+        "s",
+    )  # required + default: no blank
     assert [v for v, box in panel.field("tags").choices if box.value] == ["b"]
 
 
@@ -261,7 +312,11 @@ def test_presets_prefill_the_form(hub: Session) -> None:
     seen: dict[str, Any] = {}
 
     def fill(panel: ElicitationPanel) -> None:
-        seen.update(name=panel.field("name").input.value, n=panel.field("n").input.value, tags=[v for v, b in panel.field("tags").choices if b.value])
+        seen.update(
+            name=panel.field("name").input.value,
+            n=panel.field("n").input.value,
+            tags=[v for v, b in panel.field("tags").choices if b.value],
+        )
         press(panel, "Accept")
 
     schema = obj(name={"type": "string"}, n={"type": "integer"}, tags={"type": "array", "items": {"enum": ["a", "b"]}})
@@ -338,7 +393,10 @@ def test_required_multi_select_sends_empty_list_when_allowed(hub: Session) -> No
 
 
 def test_several_errors_shown_at_once_and_cleared(hub: Session) -> None:
-    schema = {**obj(a={"type": "string", "format": "email"}, b={"type": "integer", "maximum": 3}, c={"type": "string"}), "required": ["c"]}
+    schema = {
+        **obj(a={"type": "string", "format": "email"}, b={"type": "integer", "maximum": 3}, c={"type": "string"}),
+        "required": ["c"],
+    }
     snapshots: list[dict[str, str]] = []
 
     def fill(panel: ElicitationPanel) -> None:
@@ -411,7 +469,10 @@ def test_one_invalid_question_holds_back_the_whole_round(hub: Session) -> None:
 
     got, _ = run(hub, "auto", "ask_many", {"schemas": schemas}, fill=fill)
     assert sent_first == [False]
-    assert got == {"q0": {"action": "accept", "content": {"a": "alpha"}}, "q1": {"action": "accept", "content": {"b": 2}}}
+    assert got == {
+        "q0": {"action": "accept", "content": {"a": "alpha"}},
+        "q1": {"action": "accept", "content": {"b": 2}},
+    }
 
 
 def test_back_channel_questions_each_get_the_same_form(hub: Session) -> None:
@@ -463,7 +524,7 @@ def test_declined_summary() -> None:
 class _CountingHandler(http.server.BaseHTTPRequestHandler):
     hits = 0
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:  # noqa: N802 - http.server's method name
         type(self).hits += 1
         self.send_response(200)
         self.end_headers()
@@ -502,7 +563,7 @@ def test_url_mode_done_accepts_and_the_kernel_never_fetches(hub: Session, genera
 def test_url_html_highlights_domain_and_warns_on_punycode() -> None:
     plain = url_html("https://login.example.com/path?q=1")
     assert ">https://login.example.com/path?q=1</div>" in plain  # the whole URL as sent
-    assert "Opens: <b class=\"mcp-domain\"" in plain and ">login.example.com</b>" in plain
+    assert 'Opens: <b class="mcp-domain"' in plain and ">login.example.com</b>" in plain
     assert "punycode" not in plain and "mcp-url-warning" not in plain
     spoof = url_html("https://xn--pple-43d.com/login")
     assert "punycode" in spoof and "аpple.com" in spoof  # the Cyrillic 'а' spelled out
@@ -587,7 +648,11 @@ def test_nested_object_cannot_be_sent_but_can_be_declined(hub: Session) -> None:
 
 
 def test_json_editor_prefilled_with_defaults_and_presets() -> None:
-    schema = {"type": "object", "$defs": {}, "properties": {"a": {"type": "string", "default": "d"}, "b": {"type": "integer"}}}
+    schema = {
+        "type": "object",
+        "$defs": {},
+        "properties": {"a": {"type": "string", "default": "d"}, "b": {"type": "integer"}},
+    }
     panel = ElicitationPanel("s", [_question(schema)], Answers(fields={"b": 2}), lambda r: None)
     assert json.loads(panel.boxes[0].json_editor.value) == {"a": "d", "b": 2}  # type: ignore[union-attr]
 
@@ -642,7 +707,11 @@ def test_headless_and_person_send_identical_content(hub: Session, generation: st
     if mode == "every-value":
         assert person["content"] == EVERYTHING_VALUES
     else:
-        assert person["content"]["age"] == 36 and person["content"]["extras"] == [] and person["content"]["subscribe"] is True
+        assert (
+            person["content"]["age"] == 36
+            and person["content"]["extras"] == []
+            and person["content"]["subscribe"] is True
+        )
 
 
 def test_demo_ask_everything_person_and_headless_agree() -> None:
@@ -653,7 +722,9 @@ def test_demo_ask_everything_person_and_headless_agree() -> None:
         conn = h.registry.get("demo_forms")
         ui = PersonAtTheForm(lambda p: (_fill_like_a_person(p, EVERYTHING_VALUES), press(p, "Accept")))
         person = h.start("tools/call", conn, "ask_everything", {}, ui=ui, save=False).result(timeout=30)
-        headless = h.start("tools/call", conn, "ask_everything", {}, answers=Answers(fields=dict(EVERYTHING_VALUES)), save=False).result(timeout=30)
+        headless = h.start(
+            "tools/call", conn, "ask_everything", {}, answers=Answers(fields=dict(EVERYTHING_VALUES)), save=False
+        ).result(timeout=30)
         assert person.content[0].text == headless.content[0].text
         assert json.loads(person.content[0].text)["toppings"] == ["ham", "olives"]
     finally:
@@ -679,12 +750,24 @@ def test_model_reasons_for_unsupported_schemas() -> None:
     for reason, schema in cases.items():
         model = FormModel.from_schema(schema)
         assert not model.supported and reason in model.reason, (reason, model.reason)
-    assert FormModel.from_schema(obj(ip={"type": "string", "format": "ipv4"})).supported  # other formats: text, still checked
-    assert FormModel.from_schema(obj(ip={"type": "string", "format": "ipv4"})).validate({"ip": "999.1.1.1"}) == {"ip": "not a valid ipv4"}
+    assert FormModel.from_schema(
+        obj(ip={"type": "string", "format": "ipv4"})
+    ).supported  # other formats: text, still checked
+    assert FormModel.from_schema(obj(ip={"type": "string", "format": "ipv4"})).validate({"ip": "999.1.1.1"}) == {
+        "ip": "not a valid ipv4"
+    }
 
 
 def test_wire_problem() -> None:
-    assert wire_problem("a") == wire_problem(1) == wire_problem(1.5) == wire_problem(True) == wire_problem(None) == wire_problem(["a"]) == ""
+    assert (
+        wire_problem("a")
+        == wire_problem(1)
+        == wire_problem(1.5)
+        == wire_problem(True)
+        == wire_problem(None)
+        == wire_problem(["a"])
+        == ""
+    )
     assert wire_problem({"a": 1}) and wire_problem([1, 2])
 
 
@@ -692,10 +775,14 @@ def test_answer_text_field_keeps_the_text_as_typed() -> None:
     """``--answer value=1.50``: a string field gets "1.50", a number field 1.5 (issue 11, item 9)."""
     from mcp_notebook.magics.grammar import build_parsers, call_options
 
-    ns, _ = build_parsers()["call"].parse(["s.t", "--answer", "value=1.50", "--answer", "n=1.50", "--answer", "code=1e3", "--answer", "flag=true"])
+    ns, _ = build_parsers()["call"].parse(
+        ["s.t", "--answer", "value=1.50", "--answer", "n=1.50", "--answer", "code=1e3", "--answer", "flag=true"]
+    )
     options = call_options(ns)
     assert options.answers.fields == {"value": 1.5, "n": 1.5, "code": 1000.0, "flag": True}
-    model = FormModel.from_schema(obj(value={"type": "string"}, n={"type": "number"}, code={"type": "string"}, flag={"type": "string"}))
+    model = FormModel.from_schema(
+        obj(value={"type": "string"}, n={"type": "number"}, code={"type": "string"}, flag={"type": "string"})
+    )
     assert model.headless_content(options.answers) == {"value": "1.50", "n": 1.5, "code": "1e3", "flag": "true"}
     assert model.headless_content(options.fresh_answers()) == {"value": "1.50", "n": 1.5, "code": "1e3", "flag": "true"}
     panel = ElicitationPanel("s", [_question(model.schema, "?")], options.answers, lambda r: None)
@@ -713,7 +800,11 @@ def test_inputs_are_labelled_with_their_titles() -> None:
     panel = ElicitationPanel("s", [_question(schema, "?")], Answers(), lambda r: None)
     for field, title in [("name", "Full name"), ("age", "Age"), ("plan", "Plan"), ("day", "Day")]:
         control = panel.field(field).input
-        assert (control.description, control.description_allow_html, control.style.description_width) == (title, False, "0px")
+        assert (control.description, control.description_allow_html, control.style.description_width) == (
+            title,
+            False,
+            "0px",
+        )
         assert title in panel.field(field).label.value  # the visible label is unchanged
     ok = panel.field("ok")
     assert ok.input.description == "Newsletter" and "Newsletter" not in ok.label.value
@@ -724,9 +815,14 @@ def test_form_names_the_running_calls_when_the_asker_is_unknown() -> None:
     from dataclasses import replace
 
     schema = {"type": "object", "properties": {"colour": {"type": "string"}}, "required": ["colour"]}
-    question = replace(_question(schema, "Which colour?"), context="2 calls are running on this server (s.<b>x</b> (1), s.y (2))")
+    question = replace(
+        _question(schema, "Which colour?"), context="2 calls are running on this server (s.<b>x</b> (1), s.y (2))"
+    )
     panel = ElicitationPanel("s", [question], Answers(), lambda r: None)
     header = panel.boxes[0].header.value
-    assert "2 calls are running on this server (s.&lt;b&gt;x&lt;/b&gt; (1), s.y (2))" in header and "<b>x</b>" not in header
+    assert (
+        "2 calls are running on this server (s.&lt;b&gt;x&lt;/b&gt; (1), s.y (2))" in header
+        and "<b>x</b>" not in header
+    )
     assert header.index("Which colour?") < header.index("2 calls are running")
     assert panel.field("colour").input.value == ""

@@ -33,7 +33,8 @@ def _model_id(ref: str) -> str:
 def field_parts(kernel: Kernel, name: str) -> dict[str, str]:
     """Comm ids of field ``name``'s input and error line, found through its DOM class."""
     box = kernel.wait_for(
-        lambda: [cid for cid, s in kernel.comms.items() if f"mcp-field-{name}" in (s.get("_dom_classes") or [])], what=f"field {name}"
+        lambda: [cid for cid, s in kernel.comms.items() if f"mcp-field-{name}" in (s.get("_dom_classes") or [])],
+        what=f"field {name}",
     )[-1]
     row, _help, error = (_model_id(r) for r in kernel.comms[box]["children"])
     _label, control = (_model_id(r) for r in kernel.comms[row]["children"])
@@ -61,7 +62,9 @@ def html_of(kernel: Kernel, comm_id: str) -> str:
 
 def test_every_kind_filled_through_comm_messages(kernel: Kernel) -> None:
     cell = kernel.execute("%mcp call demo.ask_everything", allow_stdin=True, wait=False)
-    accept = kernel.wait_for(lambda: kernel.find_widgets("ButtonModel", description="Accept"), what="the Accept button")[-1]
+    accept = kernel.wait_for(
+        lambda: kernel.find_widgets("ButtonModel", description="Accept"), what="the Accept button"
+    )[-1]
     header = [s["value"] for s in kernel.comms.values() if "mcp-asker" in (s.get("_dom_classes") or [])]
     assert "<b>demo</b> asks" in header[-1] and "Fill in every kind of field" in header[-1]
     email = field_parts(kernel, "email")
@@ -73,7 +76,9 @@ def test_every_kind_filled_through_comm_messages(kernel: Kernel) -> None:
     age = field_parts(kernel, "age")
     kernel.set_value(age["input"], "151")
     kernel.click(accept)
-    kernel.wait_for(lambda: "not a valid e-mail address" in html_of(kernel, email["error"]), what="the inline e-mail error")
+    kernel.wait_for(
+        lambda: "not a valid e-mail address" in html_of(kernel, email["error"]), what="the inline e-mail error"
+    )
     kernel.wait_for(lambda: "must be ≤ 150" in html_of(kernel, age["error"]), what="the inline age error")
     assert "Grace" not in kernel.text_of_cell(cell)  # nothing was sent
 
@@ -107,6 +112,8 @@ def test_every_kind_filled_through_comm_messages(kernel: Kernel) -> None:
 
     # what stays in the notebook: a summary naming fields, and no widget holding a typed value
     summaries = [s["value"] for s in kernel.comms.values() if "mcp-summary" in str(s.get("value", ""))]
-    assert summaries and "accepted" in summaries[-1] and "email" in summaries[-1] and "grace@navy.mil" not in summaries[-1]
+    assert (
+        summaries and "accepted" in summaries[-1] and "email" in summaries[-1] and "grace@navy.mil" not in summaries[-1]
+    )
     closed = {m["content"]["comm_id"] for m in kernel.messages if m["msg_type"] == "comm_close"}
     assert email["input"] in closed and age["input"] in closed

@@ -19,7 +19,10 @@ from .kernel_harness import Kernel, running_kernel
 
 @pytest.fixture(scope="module")
 def kernel() -> Iterator[Kernel]:
-    with running_kernel(str(REPO_ROOT), "%load_ext mcp_notebook\nfrom mcp_notebook.demo import provisioner, demo\n%mcp connect prov provisioner\n%mcp connect demo demo") as k:
+    with running_kernel(
+        str(REPO_ROOT),
+        "%load_ext mcp_notebook\nfrom mcp_notebook.demo import provisioner, demo\n%mcp connect prov provisioner\n%mcp connect demo demo",
+    ) as k:
         yield k
 
 
@@ -34,36 +37,60 @@ def test_provision_form_answered_like_a_browser(kernel: Kernel) -> None:
     kernel.set_value(text_id, "")
     kernel.click(accept)
     kernel.wait_for(
-        lambda: any("required" in s.get("value", "") for s in kernel.comms.values() if s.get("_model_name") == "HTMLModel"),
+        lambda: any(
+            "required" in s.get("value", "") for s in kernel.comms.values() if s.get("_model_name") == "HTMLModel"
+        ),
         what="the inline 'required' error",
     )
     assert "Provisioned" not in kernel.text_of_cell(cell)
 
     kernel.set_value(text_id, "eu-west-1")
     kernel.click(accept)
-    kernel.wait_for(lambda: "Provisioned 'orders' in eu-west-1." in kernel.text_of_cell(cell), what="the tool result in the same cell")
+    kernel.wait_for(
+        lambda: "Provisioned 'orders' in eu-west-1." in kernel.text_of_cell(cell),
+        what="the tool result in the same cell",
+    )
     kernel.wait_idle(cell)
     assert not [m for m in kernel.for_cell(cell) if m["msg_type"] == "error"]
     # the settled report names what was answered, never the value typed
-    html = [m["content"]["data"].get("text/html", "") for m in kernel.for_cell(cell) if m["msg_type"] == "update_display_data"]
+    html = [
+        m["content"]["data"].get("text/html", "")
+        for m in kernel.for_cell(cell)
+        if m["msg_type"] == "update_display_data"
+    ]
     assert any("Which region" in h and ": accept (region)" in h for h in html)  # the question, then the field
 
 
 def test_decline_reaches_the_server(kernel: Kernel) -> None:
     before = set(kernel.find_widgets("ButtonModel", description="Decline"))
     cell = kernel.execute("%mcp call prov.provision name=logs -o r", allow_stdin=True, wait=False)
-    decline = kernel.wait_for(lambda: set(kernel.find_widgets("ButtonModel", description="Decline")) - before, what="Decline")
+    decline = kernel.wait_for(
+        lambda: set(kernel.find_widgets("ButtonModel", description="Decline")) - before, what="Decline"
+    )
     kernel.click(sorted(decline)[-1])
-    kernel.wait_for(lambda: "Provisioning cancelled: the user declined." in kernel.text_of_cell(cell), what="decline result")
+    kernel.wait_for(
+        lambda: "Provisioning cancelled: the user declined." in kernel.text_of_cell(cell), what="decline result"
+    )
     kernel.wait_idle(cell)
     # the provisioner answers a refusal with an isError result: a tool error, so the cell fails (Run All stops there) ...
     errors = [m["content"] for m in kernel.for_cell(cell) if m["msg_type"] == "error"]
     assert [(e["ename"], e["evalue"]) for e in errors] == [
-        ("FlowError", "prov.provision reported a tool error (isError): see its result above. The cell fails so Run All stops here; -o VAR binds the result anyway.")
+        (
+            "FlowError",
+            "prov.provision reported a tool error (isError): see its result above. The cell fails so Run All stops here; -o VAR binds the result anyway.",
+        )
     ]
-    html = [m["content"]["data"].get("text/html", "") for m in kernel.for_cell(cell) if m["msg_type"] == "update_display_data"]
-    assert html and '<span class="badge" style="background:#d32f2f">error</span>' in html[-1] and ">done<" not in html[-1]
-    probe = kernel.execute("print(type(r).__name__, r.is_error, r.content[0].text)")  # ... and -o r still binds the result
+    html = [
+        m["content"]["data"].get("text/html", "")
+        for m in kernel.for_cell(cell)
+        if m["msg_type"] == "update_display_data"
+    ]
+    assert (
+        html and '<span class="badge" style="background:#d32f2f">error</span>' in html[-1] and ">done<" not in html[-1]
+    )
+    probe = kernel.execute(
+        "print(type(r).__name__, r.is_error, r.content[0].text)"
+    )  # ... and -o r still binds the result
     assert kernel.text_of_cell(probe) == "CallToolResult True Provisioning cancelled: the user declined.\n"
 
 
@@ -86,7 +113,10 @@ def test_run_all_stops_at_a_tool_error(kernel: Kernel) -> None:
 
 
 def test_await_flow_and_progress(kernel: Kernel) -> None:
-    cell = kernel.execute("r = %mcp call demo.slow_count n=3 delay=0.05 --background\nprint(type(r).__name__)\nres = await r\nprint('awaited', res.content[0].text)", allow_stdin=True)
+    cell = kernel.execute(
+        "r = %mcp call demo.slow_count n=3 delay=0.05 --background\nprint(type(r).__name__)\nres = await r\nprint('awaited', res.content[0].text)",
+        allow_stdin=True,
+    )
     assert "\nFlow\n" in kernel.text_of_cell(cell)  # --background: the Flow at once, after the live view
     assert "awaited Counted to 3." in kernel.text_of_cell(cell)
     bars = [s for s in kernel.comms.values() if s.get("_model_name") == "FloatProgressModel" and s.get("max") == 3.0]
@@ -96,7 +126,10 @@ def test_await_flow_and_progress(kernel: Kernel) -> None:
 def test_cancel_button_cancels(kernel: Kernel) -> None:
     before = set(kernel.find_widgets("ButtonModel", description="Cancel", tooltip="Cancel this call"))
     cell = kernel.execute("r = %mcp call prov.provision name=tmp --background", allow_stdin=True)
-    cancel = kernel.wait_for(lambda: set(kernel.find_widgets("ButtonModel", description="Cancel", tooltip="Cancel this call")) - before, what="Cancel button")
+    cancel = kernel.wait_for(
+        lambda: set(kernel.find_widgets("ButtonModel", description="Cancel", tooltip="Cancel this call")) - before,
+        what="Cancel button",
+    )
     kernel.click(sorted(cancel)[-1])
     kernel.wait_for(lambda: "cancelled" in kernel.text_of_cell(cell), what="cancelled report")
     probe = kernel.execute("print(r.state.value)")
@@ -106,7 +139,10 @@ def test_cancel_button_cancels(kernel: Kernel) -> None:
 def test_cancel_button_ends_an_awaiting_cell_as_cancelled(kernel: Kernel) -> None:
     before = set(kernel.find_widgets("ButtonModel", description="Cancel", tooltip="Cancel this call"))
     cell = kernel.execute("c = %mcp call prov.provision name=tmp2", allow_stdin=True, wait=False)
-    cancel = kernel.wait_for(lambda: set(kernel.find_widgets("ButtonModel", description="Cancel", tooltip="Cancel this call")) - before, what="Cancel button")
+    cancel = kernel.wait_for(
+        lambda: set(kernel.find_widgets("ButtonModel", description="Cancel", tooltip="Cancel this call")) - before,
+        what="Cancel button",
+    )
     kernel.click(sorted(cancel)[-1])
     kernel.wait_idle(cell)
     errors = [m["content"] for m in kernel.for_cell(cell) if m["msg_type"] == "error"]
@@ -118,7 +154,9 @@ def test_run_all_waits_for_the_call_and_binds_its_result(kernel: Kernel) -> None
     before = set(kernel.find_widgets("ButtonModel", description="Accept"))
     first = kernel.execute("x = %mcp call prov.provision name=ordered", allow_stdin=True, wait=False)
     second = kernel.execute("print('second cell', type(x).__name__, x.content[0].text)", allow_stdin=True, wait=False)
-    accept = kernel.wait_for(lambda: set(kernel.find_widgets("ButtonModel", description="Accept")) - before, what="the form")
+    accept = kernel.wait_for(
+        lambda: set(kernel.find_widgets("ButtonModel", description="Accept")) - before, what="the form"
+    )
     kernel.pump(1.0)
     assert not kernel.for_cell(second), "the second cell ran while the first one's form was waiting"
     kernel.click(sorted(accept)[-1])
@@ -138,7 +176,9 @@ def test_interrupt_cancels_the_flow_and_says_so(kernel: Kernel) -> None:
     text = kernel.text_of_cell(cell)
     assert "Interrupted: prov.provision stopped waiting here; it stays saved as flow " in text
     assert [m["content"]["ename"] for m in kernel.for_cell(cell) if m["msg_type"] == "error"] == ["KeyboardInterrupt"]
-    probe = kernel.execute("from mcp_notebook.session.api import default_session\nprint([r['id'] for r in default_session().store.all() if r['arguments'] == {'name': 'interrupted'}])")
+    probe = kernel.execute(
+        "from mcp_notebook.session.api import default_session\nprint([r['id'] for r in default_session().store.all() if r['arguments'] == {'name': 'interrupted'}])"
+    )
     (flow_id,) = eval(kernel.text_of_cell(probe))  # noqa: S307 - the kernel printed a list of ids
     assert f"%mcp resume {flow_id} continues it" in text  # a shutdown interrupts first: the saved flow must survive it
     kernel.execute(f"%mcp forget {flow_id}")
@@ -151,7 +191,9 @@ def test_headless_assignment_binds_the_result_and_cell_magic_awaits(kernel: Kern
     assert "CallToolResult 9\n" in kernel.text_of_cell(cell)
     body = kernel.execute('%%mcp call demo.add\n{"a": 1, "b": 2}', allow_stdin=True)
     assert "3" in kernel.text_of_cell(body)
-    inside = kernel.execute("def f():\n    r = %mcp call demo.add a=1 b=1 --wait\n    return r\nprint(type(f()).__name__)")
+    inside = kernel.execute(
+        "def f():\n    r = %mcp call demo.add a=1 b=1 --wait\n    return r\nprint(type(f()).__name__)"
+    )
     assert kernel.text_of_cell(inside).endswith("Flow\n")  # a line inside a def cannot be awaited: the Flow, as before
 
 
@@ -163,7 +205,9 @@ def test_blocking_on_a_waiting_form_is_refused_not_frozen(kernel: Kernel) -> Non
     text = kernel.text_of_cell(msg_id)
     assert "waiting for your answer in its form" in text and "await" in text
     kernel.execute("w.cancel()")
-    kernel.wait_for(lambda: "cancelled" in kernel.text_of_cell(kernel.execute("print(w.state.value)")), what="cancelled")
+    kernel.wait_for(
+        lambda: "cancelled" in kernel.text_of_cell(kernel.execute("print(w.state.value)")), what="cancelled"
+    )
 
 
 def test_headless_error_shown_once_with_only_its_own_stderr(kernel: Kernel, tmp_path: Path) -> None:
@@ -191,10 +235,20 @@ def test_headless_error_shown_once_with_only_its_own_stderr(kernel: Kernel, tmp_
 
 def test_presets_that_answer_everything_are_sent_without_waiting(kernel: Kernel) -> None:
     """Issue 11 item 12: Run All in JupyterLab does not stop at forms the presets already answer."""
-    cell = kernel.execute("%mcp call demo.provision_db name=presets --answers '{\"region\": \"us-east-1\"}' --accept-defaults", allow_stdin=True)
-    kernel.wait_for(lambda: "Provisioned 'presets' in us-east-1 (size small)." in kernel.text_of_cell(cell), what="the result with no click")
+    cell = kernel.execute(
+        '%mcp call demo.provision_db name=presets --answers \'{"region": "us-east-1"}\' --accept-defaults',
+        allow_stdin=True,
+    )
+    kernel.wait_for(
+        lambda: "Provisioned 'presets' in us-east-1 (size small)." in kernel.text_of_cell(cell),
+        what="the result with no click",
+    )
     html = " ".join(m["content"]["data"].get("text/html", "") for m in kernel.for_cell(cell) if "data" in m["content"])
-    summaries = [s["value"] for s in kernel.comms.values() if s.get("_model_name") == "HTMLModel" and "answered by the presets given" in s.get("value", "")]
+    summaries = [
+        s["value"]
+        for s in kernel.comms.values()
+        if s.get("_model_name") == "HTMLModel" and "answered by the presets given" in s.get("value", "")
+    ]
     assert len(summaries) == 2 and all("answers sent to <b>demo</b>" in s for s in summaries)  # one per round, no click
     assert "fields: region" in summaries[0] and "<b>accepted</b>" in summaries[1]
     assert "mcp-elicitation" not in html
@@ -202,20 +256,30 @@ def test_presets_that_answer_everything_are_sent_without_waiting(kernel: Kernel)
     # presets that leave a required field open: the form waits, prefilled with what was given
     before = set(kernel.find_widgets("ButtonModel", description="Accept"))
     partial = kernel.execute("%mcp call prov.provision name=partial --answer unrelated=1", allow_stdin=True, wait=False)
-    accept = kernel.wait_for(lambda: set(kernel.find_widgets("ButtonModel", description="Accept")) - before, what="a waiting form")
+    accept = kernel.wait_for(
+        lambda: set(kernel.find_widgets("ButtonModel", description="Accept")) - before, what="a waiting form"
+    )
     kernel.pump(0.5)
     assert "Provisioned" not in kernel.text_of_cell(partial)
     kernel.click(sorted(accept)[-1])
-    kernel.wait_for(lambda: "Provisioned 'partial' in eu-west-1." in kernel.text_of_cell(partial), what="the result after Accept")
+    kernel.wait_for(
+        lambda: "Provisioned 'partial' in eu-west-1." in kernel.text_of_cell(partial), what="the result after Accept"
+    )
 
     # --confirm: the same complete presets, but the form waits for a look first
     before = set(kernel.find_widgets("ButtonModel", description="Accept"))
-    confirm = kernel.execute("%mcp call prov.provision name=confirmed --answer region=ap-south-1 --confirm", allow_stdin=True, wait=False)
-    accept = kernel.wait_for(lambda: set(kernel.find_widgets("ButtonModel", description="Accept")) - before, what="the --confirm form")
+    confirm = kernel.execute(
+        "%mcp call prov.provision name=confirmed --answer region=ap-south-1 --confirm", allow_stdin=True, wait=False
+    )
+    accept = kernel.wait_for(
+        lambda: set(kernel.find_widgets("ButtonModel", description="Accept")) - before, what="the --confirm form"
+    )
     kernel.pump(0.5)
     assert "Provisioned" not in kernel.text_of_cell(confirm)
     kernel.click(sorted(accept)[-1])
-    kernel.wait_for(lambda: "Provisioned 'confirmed' in ap-south-1." in kernel.text_of_cell(confirm), what="the result after Accept")
+    kernel.wait_for(
+        lambda: "Provisioned 'confirmed' in ap-south-1." in kernel.text_of_cell(confirm), what="the result after Accept"
+    )
 
 
 def test_a_form_change_during_the_awaiting_cell_gets_its_idle_status(kernel: Kernel) -> None:
@@ -229,14 +293,21 @@ def test_a_form_change_during_the_awaiting_cell_gets_its_idle_status(kernel: Ker
     text = sorted(kernel.wait_for(lambda: set(kernel.find_widgets("TextModel")) - before, what="the region field"))[-1]
     sent = []
     for value in ("a", "ap", "ap-south-1"):  # three keystrokes, as a page sends them one after the other
-        msg = kernel.kc.session.msg("comm_msg", {"comm_id": text, "data": {"method": "update", "state": {"value": value}, "buffer_paths": []}})
+        msg = kernel.kc.session.msg(
+            "comm_msg", {"comm_id": text, "data": {"method": "update", "state": {"value": value}, "buffer_paths": []}}
+        )
         kernel.kc.shell_channel.send(msg)
         sent.append(msg["header"]["msg_id"])
         kernel.wait_for(
-            lambda: [m["content"]["execution_state"] for m in kernel.for_cell(sent[-1]) if m["msg_type"] == "status"] == ["busy", "idle"],
+            lambda: (
+                [m["content"]["execution_state"] for m in kernel.for_cell(sent[-1]) if m["msg_type"] == "status"]
+                == ["busy", "idle"]
+            ),
             what="the comm message's busy and idle",
         )
-    assert not any(m["msg_type"] == "status" and m["content"]["execution_state"] == "idle" for m in kernel.for_cell(cell))  # still waiting
+    assert not any(
+        m["msg_type"] == "status" and m["content"]["execution_state"] == "idle" for m in kernel.for_cell(cell)
+    )  # still waiting
     (accept,) = [b for b in kernel.find_widgets("ButtonModel", description="Accept") if b not in before]
     kernel.click(accept)
     kernel.wait_idle(cell)

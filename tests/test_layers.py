@@ -22,7 +22,9 @@ def _contract(contract_id: str) -> dict[str, object]:
 
 def test_the_core_contract_forbids_every_part_outside_core() -> None:
     modules = {f"mcp_notebook.{p.stem}" for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
-    packages = {f"mcp_notebook.{d.name}" for d in PACKAGE.iterdir() if (d / "__init__.py").exists() and d.name != "core"}
+    packages = {
+        f"mcp_notebook.{d.name}" for d in PACKAGE.iterdir() if (d / "__init__.py").exists() and d.name != "core"
+    }
     forbidden = _contract("core-ground-floor")["forbidden_modules"]
     assert isinstance(forbidden, list)
     assert set(forbidden) == modules | packages
@@ -39,7 +41,10 @@ def test_core_modules_import_only_the_standard_library_and_packages() -> None:
                 assert node.level == 1, f"{path.name} imports from outside core: {ast.unparse(node)}"
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
-                assert not any(n == "mcp_notebook" or (n.startswith("mcp_notebook.") and not n.startswith("mcp_notebook.core")) for n in names), ast.unparse(node)
+                assert not any(
+                    n == "mcp_notebook" or (n.startswith("mcp_notebook.") and not n.startswith("mcp_notebook.core"))
+                    for n in names
+                ), ast.unparse(node)
 
 
 def test_every_subpackage_has_a_floor() -> None:
@@ -60,9 +65,13 @@ def test_the_engine_imports_no_display_of_ipython() -> None:
             for node in ast.walk(ast.parse(path.read_text())):
                 if isinstance(node, ast.ImportFrom) and node.module is not None:
                     assert not node.module.startswith("IPython.display"), f"{part}/{path.name}: {ast.unparse(node)}"
-                    assert not (node.module == "IPython" and any(a.name == "display" for a in node.names)), f"{part}/{path.name}: {ast.unparse(node)}"
+                    assert not (node.module == "IPython" and any(a.name == "display" for a in node.names)), (
+                        f"{part}/{path.name}: {ast.unparse(node)}"
+                    )
                 if isinstance(node, ast.Import):
-                    assert not any(a.name.startswith(("IPython.display", "ipywidgets")) for a in node.names), f"{part}/{path.name}: {ast.unparse(node)}"
+                    assert not any(a.name.startswith(("IPython.display", "ipywidgets")) for a in node.names), (
+                        f"{part}/{path.name}: {ast.unparse(node)}"
+                    )
 
 
 def test_a_headless_session_calls_a_tool_without_loading_widgets_or_ipython() -> None:
@@ -85,3 +94,18 @@ def test_a_headless_session_calls_a_tool_without_loading_widgets_or_ipython() ->
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[:2] == ["done False", "[]"]
+
+
+def test_every_noqa_says_why() -> None:
+    """A silenced rule is a decision: ``# noqa: CODE - reason`` (ruff's BLE001 marks the package's boundaries this way)."""
+    import re
+
+    bare = re.compile(r"#\s*noqa(?!: [A-Z0-9, ]+ - \S)")
+    found = [
+        f"{path.relative_to(REPO_ROOT)}:{number}"
+        for folder in ("mcp_notebook", "tests", "bench", "scripts")
+        for path in (REPO_ROOT / folder).rglob("*.py")
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if bare.search(line) and "bare.search" not in line
+    ]
+    assert found == []

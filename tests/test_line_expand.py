@@ -86,8 +86,15 @@ def _reads_back(word: str, ns: dict[str, Any]) -> list[str]:
 
 
 @settings(max_examples=500, deadline=None)
-@given(st.text(st.characters(codec="utf-8")).filter(str.isprintable) | st.text(alphabet="{}'\"\\# x=#$")
-       | st.builds(lambda a, b: a + BRACES + b, st.text(max_size=5).filter(str.isprintable), st.text(max_size=5).filter(str.isprintable)))
+@given(
+    st.text(st.characters(codec="utf-8")).filter(str.isprintable)
+    | st.text(alphabet="{}'\"\\# x=#$")
+    | st.builds(
+        lambda a, b: a + BRACES + b,
+        st.text(max_size=5).filter(str.isprintable),
+        st.text(max_size=5).filter(str.isprintable),
+    )
+)
 def test_line_word_reads_back_as_the_text(text: str) -> None:
     ns: dict[str, Any] = {"__builtins__": __builtins__, "x": "EXPANDED"}
     assert shlex.split(expand_braces(line_word(text), ns)) == [text]
@@ -102,7 +109,11 @@ def test_line_word_never_runs_the_text(tmp_path: Path) -> None:
     ns: dict[str, Any] = {}
     assert expand_braces(text, ns) == "eu-west-1''" and marker.exists()  # what the raw text does in a line: it runs
     marker.unlink()
-    assert shlex.split(expand_braces(f"call evil.deploy region={line_word(text)}", ns)) == ["call", "evil.deploy", f"region={text}"]
+    assert shlex.split(expand_braces(f"call evil.deploy region={line_word(text)}", ns)) == [
+        "call",
+        "evil.deploy",
+        f"region={text}",
+    ]
     assert not marker.exists()
 
 

@@ -42,7 +42,19 @@ def test_listings_in_the_middle_of_a_cell_show_once_each_in_order(kernel: Kernel
     shown = outputs(kernel, cell)
     assert [kind for kind, _ in shown] == ["display_data", "display_data", "stream"], shown
     servers, tools, printed = (text for _, text in shown)
-    assert servers.splitlines()[0].split() == ["name", "server", "kind", "target", "protocol", "/", "state", "active", "flows", "served", "at"]
+    assert servers.splitlines()[0].split() == [
+        "name",
+        "server",
+        "kind",
+        "target",
+        "protocol",
+        "/",
+        "state",
+        "active",
+        "flows",
+        "served",
+        "at",
+    ]
     assert servers.splitlines()[1].split()[:3] == ["prov", "Provisioner", "inproc"]
     assert tools.splitlines()[0].split()[:2] == ["server", "tool"]
     assert [line.split()[:2] for line in tools.splitlines()[1:]] == [["prov", "provision"]]
@@ -65,7 +77,9 @@ def test_a_bound_listing_is_shown_and_kept_as_data(kernel: Kernel) -> None:
 
 
 def test_trace_and_roots_in_the_middle_of_a_cell(kernel: Kernel) -> None:
-    cell = kernel.execute("%mcp call prov.provision name=a --answer region=eu-west-1\n%mcp trace\n%mcp roots\nprint('end')")
+    cell = kernel.execute(
+        "%mcp call prov.provision name=a --answer region=eu-west-1\n%mcp trace\n%mcp roots\nprint('end')"
+    )
     shown = outputs(kernel, cell)
     kinds = [kind for kind, _ in shown]
     assert kinds[-3:] == ["display_data", "display_data", "stream"], shown
@@ -73,15 +87,24 @@ def test_trace_and_roots_in_the_middle_of_a_cell(kernel: Kernel) -> None:
 
 
 def test_a_change_shows_its_confirmation_only_as_the_last_line(kernel: Kernel) -> None:
-    cell = kernel.execute("def f(p):\n    return 'x'\n%mcp model add a callable f\n%mcp model add b callable f\n%mcp model list\n%mcp model remove a\n%mcp model remove b")
+    cell = kernel.execute(
+        "def f(p):\n    return 'x'\n%mcp model add a callable f\n%mcp model add b callable f\n%mcp model list\n%mcp model remove a\n%mcp model remove b"
+    )
     shown = outputs(kernel, cell)
-    assert [kind for kind, _ in shown] == ["display_data", "display_data"], shown  # the asked-for list, then the last line's value
+    assert [kind for kind, _ in shown] == ["display_data", "display_data"], (
+        shown
+    )  # the asked-for list, then the last line's value
     assert [line.split()[0] for line in shown[0][1].splitlines()[2:]] == ["*", "a", "b"]
     assert [line.split()[0] for line in shown[1][1].splitlines()[2:]] == ["*"]
 
 
 def test_connect_names_the_server_by_its_own_name(kernel: Kernel) -> None:
-    said = outputs(kernel, kernel.execute("%mcp connect modern --protocol 2026-07-28 mcp_notebook.demo:demo\n%mcp connect legacy --protocol legacy mcp_notebook.demo:demo"))
+    said = outputs(
+        kernel,
+        kernel.execute(
+            "%mcp connect modern --protocol 2026-07-28 mcp_notebook.demo:demo\n%mcp connect legacy --protocol legacy mcp_notebook.demo:demo"
+        ),
+    )
     text = "".join(t for kind, t in said if kind == "stream")
     assert [kind for kind, _ in said] == ["stream"] * len(said), said
     assert text == (

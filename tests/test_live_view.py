@@ -14,25 +14,32 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from mcp.types import ElicitRequestFormParams, ElicitResult, ElicitRequestURLParams
+from mcp.types import ElicitRequestFormParams, ElicitRequestURLParams, ElicitResult
 
-from mcp_notebook.flows.answering import Answerer
-from mcp_notebook.forms.model import Question
+from mcp_notebook.core.limits import Limits
 from mcp_notebook.core.threads import KernelLoop, Reply
 from mcp_notebook.errors import FlowError
+from mcp_notebook.flows.answering import Answerer
 from mcp_notebook.flows.flow import FlowState, Progress
-from mcp_notebook.forms.model import Answers, FormModel
-from mcp_notebook.core.limits import Limits
+from mcp_notebook.flows.ui import FlowUI, HeadlessUI
+from mcp_notebook.forms.model import Answers, FormModel, Question
 from mcp_notebook.notebook.live_view import LiveView, MainThread
-from mcp_notebook.sampling.providers.base import SamplingError
 from mcp_notebook.notebook.review import HumanReply, PanelHost, ask_on_main
+from mcp_notebook.sampling.providers.base import SamplingError
 from mcp_notebook.sampling.router import Choice, ModelConfig, Reviewed
 from mcp_notebook.session.session import Session
-from mcp_notebook.flows.ui import FlowUI, HeadlessUI
 
 
 def fake_flow(**changes: Any) -> Any:
-    base = dict(state=FlowState.RUNNING, round=0, finished=False, label="srv.tool", limits=Limits(), progress_info=None, conn=SimpleNamespace(name="srv"))
+    base = dict(
+        state=FlowState.RUNNING,
+        round=0,
+        finished=False,
+        label="srv.tool",
+        limits=Limits(),
+        progress_info=None,
+        conn=SimpleNamespace(name="srv"),
+    )
     return SimpleNamespace(**{**base, **changes})
 
 
@@ -164,12 +171,24 @@ def test_panel_area_is_made_once_below_the_form_and_gone_once_settled(view: Live
 
 def test_ask_on_main_mounts_the_panel_and_awaits_the_click(view: LiveView) -> None:
     params = SimpleNamespace(
-        messages=[], system_prompt=None, model_preferences=None, max_tokens=10, temperature=None, stop_sequences=None,
-        include_context=None, tools=None, tool_choice=None, metadata=None,
+        messages=[],
+        system_prompt=None,
+        model_preferences=None,
+        max_tokens=10,
+        temperature=None,
+        stop_sequences=None,
+        include_context=None,
+        tools=None,
+        tool_choice=None,
+        metadata=None,
     )
 
     async def scenario() -> Any:
-        task = asyncio.ensure_future(ask_on_main(view, lambda deliver: HumanReply("srv", "k", params, ModelConfig("me", provider="human"), deliver)))
+        task = asyncio.ensure_future(
+            ask_on_main(
+                view, lambda deliver: HumanReply("srv", "k", params, ModelConfig("me", provider="human"), deliver)
+            )
+        )
         area = view.panel_area()
         assert area is not None
         for _ in range(100):
@@ -189,8 +208,16 @@ def test_ask_on_main_mounts_the_panel_and_awaits_the_click(view: LiveView) -> No
 
 def test_ask_on_main_dismisses_the_panel_when_the_wait_is_cancelled(view: LiveView) -> None:
     params = SimpleNamespace(
-        messages=[], system_prompt=None, model_preferences=None, max_tokens=10, temperature=None, stop_sequences=None,
-        include_context=None, tools=None, tool_choice=None, metadata=None,
+        messages=[],
+        system_prompt=None,
+        model_preferences=None,
+        max_tokens=10,
+        temperature=None,
+        stop_sequences=None,
+        include_context=None,
+        tools=None,
+        tool_choice=None,
+        metadata=None,
     )
     panels: list[HumanReply] = []
 
@@ -217,7 +244,9 @@ def test_headless_ui_answers_from_presets_and_names_a_missing_answer() -> None:
     assert isinstance(got["q"], ElicitResult) and (got["q"].action, got["q"].content) == ("accept", {"name": "Ada"})
     with pytest.raises(FlowError, match="name"):
         asyncio.run(ui.ask(flow, [question(schema)], Answers()))
-    url = Question("u", ElicitRequestURLParams(message="sign in", url="https://example.com/x", elicitation_id="e1"), None)
+    url = Question(
+        "u", ElicitRequestURLParams(message="sign in", url="https://example.com/x", elicitation_id="e1"), None
+    )
     with pytest.raises(FlowError, match="a headless run cannot open links"):
         asyncio.run(ui.ask(flow, [url], Answers()))
 
@@ -268,7 +297,10 @@ def test_result_on_the_kernel_thread_raises_while_the_form_waits(session: Sessio
     ui = FormOnTheKernelLoop()
     flow = session.start("tools/call", session.registry.get("prov"), "provision", {"name": "orders"}, ui=ui, save=False)
     started = time.monotonic()
-    with pytest.raises(FlowError, match=r"prov.provision is waiting for your answer in its form; blocking this cell with \.result\(\) would freeze that form"):
+    with pytest.raises(
+        FlowError,
+        match=r"prov.provision is waiting for your answer in its form; blocking this cell with \.result\(\) would freeze that form",
+    ):
         flow.result(timeout=30)
     assert time.monotonic() - started < 3  # woken by the state change, not by the timeout
     assert flow.state is FlowState.WAITING and ui.asked.is_set()
@@ -283,13 +315,17 @@ def test_result_on_the_kernel_thread_raises_while_the_form_waits(session: Sessio
 
 def test_result_on_the_kernel_thread_honours_the_timeout_and_returns_the_value(session: Session) -> None:
     ui = FormOnTheKernelLoop()
-    slow = session.start("tools/call", session.registry.get("demo"), "slow_count", {"n": 40, "delay": 0.1}, ui=ui, save=False)
+    slow = session.start(
+        "tools/call", session.registry.get("demo"), "slow_count", {"n": 40, "delay": 0.1}, ui=ui, save=False
+    )
     started = time.monotonic()
     with pytest.raises(TimeoutError, match=rf"flow {slow.id} still running after 0.2 s"):
         slow.result(timeout=0.2)
     assert 0.19 <= time.monotonic() - started < 3
     slow.cancel()
-    fast = session.start("tools/call", session.registry.get("demo"), "echo", {"text": "hi"}, ui=FormOnTheKernelLoop(), save=False)
+    fast = session.start(
+        "tools/call", session.registry.get("demo"), "echo", {"text": "hi"}, ui=FormOnTheKernelLoop(), save=False
+    )
     assert fast.result(timeout=30).content[0].text == "hi"
     assert fast.state is FlowState.DONE
 

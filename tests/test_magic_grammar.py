@@ -14,7 +14,16 @@ SUBCOMMANDS = {
     "connect", "servers", "log", "disconnect", "tools", "prompts", "resources", "call", "prompt", "read",
     "flows", "resume", "forget", "trace", "server", "serve", "stop", "roots", "model", "review", "auth", "tasks", "watch", "unwatch", "map",
 }  # fmt: skip
-FLOW_DEFAULTS: dict[str, Any] = {"answer": [], "answers": None, "accept_defaults": False, "wait": False, "trace": False, "no_save": False, "timeout": None, "output": None}
+FLOW_DEFAULTS: dict[str, Any] = {
+    "answer": [],
+    "answers": None,
+    "accept_defaults": False,
+    "wait": False,
+    "trace": False,
+    "no_save": False,
+    "timeout": None,
+    "output": None,
+}
 
 
 @pytest.fixture
@@ -38,9 +47,34 @@ def test_one_parser_per_subcommand_all_mentioned_in_the_summary() -> None:
 @pytest.mark.parametrize(
     ("command", "line", "expected"),
     [
-        ("connect", "demo http://h/mcp", {"name": "demo", "target": "http://h/mcp", "header": [], "bearer_env": None, "protocol": "auto", "cwd": None, "env": [], "timeout": None}),
-        ("connect", "demo --header A:1 --header B:2 --env K=V --protocol legacy --timeout 2.5 --cwd d --bearer-env TOK",
-         {"name": "demo", "target": None, "header": ["A:1", "B:2"], "env": ["K=V"], "protocol": "legacy", "timeout": 2.5, "cwd": "d", "bearer_env": "TOK"}),
+        (
+            "connect",
+            "demo http://h/mcp",
+            {
+                "name": "demo",
+                "target": "http://h/mcp",
+                "header": [],
+                "bearer_env": None,
+                "protocol": "auto",
+                "cwd": None,
+                "env": [],
+                "timeout": None,
+            },
+        ),
+        (
+            "connect",
+            "demo --header A:1 --header B:2 --env K=V --protocol legacy --timeout 2.5 --cwd d --bearer-env TOK",
+            {
+                "name": "demo",
+                "target": None,
+                "header": ["A:1", "B:2"],
+                "env": ["K=V"],
+                "protocol": "legacy",
+                "timeout": 2.5,
+                "cwd": "d",
+                "bearer_env": "TOK",
+            },
+        ),
         ("servers", "", {"help": False}),
         ("log", "", {"name": None, "lines": 50}),
         ("log", "demo -n 7", {"name": "demo", "lines": 7}),
@@ -49,32 +83,76 @@ def test_one_parser_per_subcommand_all_mentioned_in_the_summary() -> None:
         ("prompts", "demo", {"server": "demo"}),
         ("resources", "demo", {"server": "demo"}),
         ("read", "file:///x", {"first": "file:///x", "uri": None, **FLOW_DEFAULTS}),
-        ("read", "demo file:///x --wait --trace --no-save --timeout 3 -o r --answer a=1 --answer b=2 --answers {} --accept-defaults",
-         {"first": "demo", "uri": "file:///x", "wait": True, "trace": True, "no_save": True, "timeout": 3.0, "output": "r", "answer": ["a=1", "b=2"], "answers": "{}", "accept_defaults": True}),
+        (
+            "read",
+            "demo file:///x --wait --trace --no-save --timeout 3 -o r --answer a=1 --answer b=2 --answers {} --accept-defaults",
+            {
+                "first": "demo",
+                "uri": "file:///x",
+                "wait": True,
+                "trace": True,
+                "no_save": True,
+                "timeout": 3.0,
+                "output": "r",
+                "answer": ["a=1", "b=2"],
+                "answers": "{}",
+                "accept_defaults": True,
+            },
+        ),
         ("flows", "", {"from_path": None}),
         ("flows", "--from a.ipynb", {"from_path": "a.ipynb"}),
         ("resume", "", {"id": None, "from_path": None, "trust": False, **FLOW_DEFAULTS}),
-        ("resume", "f1 --trust --from b.ipynb --output res", {"id": "f1", "trust": True, "from_path": "b.ipynb", "output": "res"}),
+        (
+            "resume",
+            "f1 --trust --from b.ipynb --output res",
+            {"id": "f1", "trust": True, "from_path": "b.ipynb", "output": "res"},
+        ),
         ("forget", "f1", {"id": "f1", "all": False}),
         ("forget", "--all", {"id": None, "all": True}),
         ("trace", "", {"which": "last", "json": False, "save": None}),
         ("trace", "last --json --save t.json", {"which": "last", "json": True, "save": "t.json"}),
         ("server", "demo --var srv", {"name": "demo", "var": "srv"}),
-        ("serve", "demo", {"name": "demo", "host": "127.0.0.1", "port": 0, "keys_env": None, "no_auth": False, "allow_host": []}),
-        ("serve", "demo --host 0.0.0.0 --port 8123 --keys-env K --no-auth --allow-host a --allow-host b",
-         {"host": "0.0.0.0", "port": 8123, "keys_env": "K", "no_auth": True, "allow_host": ["a", "b"]}),
+        (
+            "serve",
+            "demo",
+            {"name": "demo", "host": "127.0.0.1", "port": 0, "keys_env": None, "no_auth": False, "allow_host": []},
+        ),
+        (
+            "serve",
+            "demo --host 0.0.0.0 --port 8123 --keys-env K --no-auth --allow-host a --allow-host b",
+            {"host": "0.0.0.0", "port": 8123, "keys_env": "K", "no_auth": True, "allow_host": ["a", "b"]},
+        ),
         ("stop", "demo", {"name": "demo"}),
         ("roots", "", {"action": "list", "path": None, "name": None}),
         ("roots", "add data --name Data", {"action": "add", "path": "data", "name": "Data"}),
-        ("model", "", {"action": "list", "name": None, "provider": None, "model": None, "base_url": None, "cost": None}),
-        ("model", "add local openai llama3 --base-url http://localhost:11434/v1 --api-key-env K --cost 0 --speed 0.5 --intelligence 1 --timeout 9",
-         {"action": "add", "name": "local", "provider": "openai", "model": "llama3", "base_url": "http://localhost:11434/v1",
-          "api_key_env": "K", "cost": 0.0, "speed": 0.5, "intelligence": 1.0, "timeout": 9.0}),
+        (
+            "model",
+            "",
+            {"action": "list", "name": None, "provider": None, "model": None, "base_url": None, "cost": None},
+        ),
+        (
+            "model",
+            "add local openai llama3 --base-url http://localhost:11434/v1 --api-key-env K --cost 0 --speed 0.5 --intelligence 1 --timeout 9",
+            {
+                "action": "add",
+                "name": "local",
+                "provider": "openai",
+                "model": "llama3",
+                "base_url": "http://localhost:11434/v1",
+                "api_key_env": "K",
+                "cost": 0.0,
+                "speed": 0.5,
+                "intelligence": 1.0,
+                "timeout": 9.0,
+            },
+        ),
         ("review", "", {"policy": None}),
         ("review", "ask", {"policy": "ask"}),
     ],
 )
-def test_flags_land_in_the_namespace(parsers: dict[str, Parser], command: str, line: str, expected: dict[str, Any]) -> None:
+def test_flags_land_in_the_namespace(
+    parsers: dict[str, Parser], command: str, line: str, expected: dict[str, Any]
+) -> None:
     ns, extra = parsers[command].parse(words(line))
     assert extra == []
     assert ns.help is False
@@ -88,12 +166,18 @@ def test_flags_land_in_the_namespace(parsers: dict[str, Parser], command: str, l
         ("t", {}, []),
         ("srv.t a=1 b=x=y c=", {}, ["a=1", "b=x=y", "c="]),
         ("t a=1 --wait b=2", {"wait": True}, ["a=1", "b=2"]),
-        ("t --json {\"b\":2} a=-1 -o out", {"json": '{"b":2}', "output": "out"}, ["a=-1"]),
-        ("t a=1 --answer f=1 b=2 --answer g=2 --accept-defaults --timeout 1", {"answer": ["f=1", "g=2"], "accept_defaults": True, "timeout": 1.0}, ["a=1", "b=2"]),
+        ('t --json {"b":2} a=-1 -o out', {"json": '{"b":2}', "output": "out"}, ["a=-1"]),
+        (
+            "t a=1 --answer f=1 b=2 --answer g=2 --accept-defaults --timeout 1",
+            {"answer": ["f=1", "g=2"], "accept_defaults": True, "timeout": 1.0},
+            ["a=1", "b=2"],
+        ),
         ("t x=-h y=--help", {}, ["x=-h", "y=--help"]),  # -h inside a value is not a request for help
     ],
 )
-def test_call_and_prompt_intermix_pairs_and_flags(parsers: dict[str, Parser], command: str, line: str, expected: dict[str, Any], pairs: list[str]) -> None:
+def test_call_and_prompt_intermix_pairs_and_flags(
+    parsers: dict[str, Parser], command: str, line: str, expected: dict[str, Any], pairs: list[str]
+) -> None:
     ns, extra = parsers[command].parse(words(line), intermixed_pairs=True)
     assert getattr(ns, "tool" if command == "call" else "prompt") == words(line)[0]
     assert vars(ns) == {**vars(ns), "json": None, **FLOW_DEFAULTS, **expected}
@@ -108,7 +192,9 @@ def test_the_fast_path_gives_what_argparse_gives(command: str, line: str) -> Non
     assert (vars(fast), fast_extra) == (vars(slow), slow_extra)
 
 
-def test_the_fast_path_skips_argparse_and_copies_its_defaults(parsers: dict[str, Parser], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_fast_path_skips_argparse_and_copies_its_defaults(
+    parsers: dict[str, Parser], monkeypatch: pytest.MonkeyPatch
+) -> None:
     call = parsers["call"]
     first, _ = call.parse(["t", "a=1"], intermixed_pairs=True)  # computes the cached defaults once
     first.answer.append("mutated=1")

@@ -14,12 +14,12 @@ import pytest
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
+from mcp_notebook.core.redact import MASK
+from mcp_notebook.errors import FlowError
 from mcp_notebook.mapping import map as mapping
 from mcp_notebook.mapping.dask import Remote
 from mcp_notebook.mapping.rows import CallSpec, MapStop, run_rows
 from mcp_notebook.notebook.map_progress import MapProgress
-from mcp_notebook.errors import FlowError
-from mcp_notebook.core.redact import MASK
 from mcp_notebook.session.session import Session
 
 from .conftest import REPO_ROOT, StartHttpServer, get_shell
@@ -39,7 +39,9 @@ def session() -> Iterator[Session]:
 
 
 def texts(n: int = ROWS) -> pd.DataFrame:
-    return pd.DataFrame({"text": [f"row {i}: {'x' * (i % 7)}" for i in range(n)], "n": range(n)}, index=pd.RangeIndex(100, 100 + n))
+    return pd.DataFrame(
+        {"text": [f"row {i}: {'x' * (i % 7)}" for i in range(n)], "n": range(n)}, index=pd.RangeIndex(100, 100 + n)
+    )
 
 
 def check_echoed(out: pd.DataFrame, frame: pd.DataFrame, check_dtype: bool = True) -> None:
@@ -71,9 +73,13 @@ def test_list_of_dicts_gives_results_in_order_and_single_argument_values(session
 
     session.connect("demo", make_demo())
     values = [f"v{i}" for i in range(200)]
-    results = mapping.map("demo.echo", ({"text": v} for v in values), concurrency=7, session=session)  # any iterable of dicts
+    results = mapping.map(
+        "demo.echo", ({"text": v} for v in values), concurrency=7, session=session
+    )  # any iterable of dicts
     assert [r.content[0].text for r in results] == values
-    assert [r.content[0].text for r in mapping.map("demo.echo", values, session=session)] == values  # a one-argument tool: plain values
+    assert [
+        r.content[0].text for r in mapping.map("demo.echo", values, session=session)
+    ] == values  # a one-argument tool: plain values
     frame = pd.DataFrame({"word": values, "other": 1})
     assert mapping.map("demo.echo", frame, column="word", session=session)["result"].tolist() == values
     added = mapping.map("demo.add", pd.DataFrame({"a": [1, 2, 3], "b": [10, 20, 30]}), expand=True, session=session)
@@ -136,9 +142,22 @@ def test_raise_names_the_failures_in_one_table_with_secrets_masked(session: Sess
     assert table.notes == ["... and 180 more failed rows"]
     text = str(error)
     line = next(t for t in text.splitlines() if t.startswith("3 "))
-    assert line.split() == ["3", "n=3,", f"api_key='{MASK}'", "Error", "executing", "tool", "lookup:", "no", "record", "3"]
+    assert line.split() == [
+        "3",
+        "n=3,",
+        f"api_key='{MASK}'",
+        "Error",
+        "executing",
+        "tool",
+        "lookup:",
+        "no",
+        "record",
+        "3",
+    ]
     assert "... and 180 more failed rows" in text
-    assert [isinstance(o, FlowError) for o in error.results] == [i % 10 in (3, 7) for i in range(ROWS)]  # the work done is kept
+    assert [isinstance(o, FlowError) for o in error.results] == [
+        i % 10 in (3, 7) for i in range(ROWS)
+    ]  # the work done is kept
 
 
 def test_keep_shows_the_table_in_ipython(session: Session, capsys: pytest.CaptureFixture[str]) -> None:
@@ -166,15 +185,26 @@ def test_dataframe_keep_holds_the_error_in_its_row(session: Session) -> None:
 def test_presets_answer_every_rows_questions(session: Session) -> None:
     session.connect("demo", DEMO_STDIO, cwd=str(REPO_ROOT))
     frame = pd.DataFrame({"name": [f"db{i}" for i in range(300)], "size": ["small", "large", "medium"] * 100})
-    out = mapping.map("demo.provision_db", frame, concurrency=16, answers={"region": "us-east-1"}, accept_defaults=True, session=session)
-    assert out["result"].tolist() == [f"Provisioned 'db{i}' in us-east-1 (size {s})." for i, s in enumerate(frame["size"])]
+    out = mapping.map(
+        "demo.provision_db",
+        frame,
+        concurrency=16,
+        answers={"region": "us-east-1"},
+        accept_defaults=True,
+        session=session,
+    )
+    assert out["result"].tolist() == [
+        f"Provisioned 'db{i}' in us-east-1 (size {s})." for i, s in enumerate(frame["size"])
+    ]
 
 
 def test_without_presets_every_row_fails_unanswered_and_is_not_retried(session: Session) -> None:
     from mcp_notebook.demo import make_demo
 
     session.connect("demo", make_demo())
-    out = mapping.map("demo.provision_db", [{"name": f"db{i}"} for i in range(5)], retries=3, on_error="keep", session=session)
+    out = mapping.map(
+        "demo.provision_db", [{"name": f"db{i}"} for i in range(5)], retries=3, on_error="keep", session=session
+    )
     assert all(isinstance(o, FlowError) and o.kind == "unanswered" and o.missing_field == "region" for o in out)
 
 
@@ -195,10 +225,27 @@ def test_map_magic_reads_the_notebook_variable(session: Session) -> None:
 
     session.connect("demo", make_demo())
     namespace = {"names": pd.DataFrame({"name": ["a", "b"], "x": [1, 2]})}
-    out = mapping.map_magic(session, namespace, "demo.provision_db", "names", "name", 4, 0, False, False, Answers(fields={"region": "us-west-2"}, accept_defaults=True))
-    assert out["result"].tolist() == ["Provisioned 'a' in us-west-2 (size small).", "Provisioned 'b' in us-west-2 (size small)."]
+    out = mapping.map_magic(
+        session,
+        namespace,
+        "demo.provision_db",
+        "names",
+        "name",
+        4,
+        0,
+        False,
+        False,
+        Answers(fields={"region": "us-west-2"}, accept_defaults=True),
+    )
+    assert out["result"].tolist() == [
+        "Provisioned 'a' in us-west-2 (size small).",
+        "Provisioned 'b' in us-west-2 (size small).",
+    ]
     kept = mapping.map_magic(session, {"words": ["x", "y"]}, "demo.fail", "words", None, 2, 0, True, False, None)
-    assert [str(e) for e in kept] == ["demo.fail returned an error: Error executing tool fail: x", "demo.fail returned an error: Error executing tool fail: y"]
+    assert [str(e) for e in kept] == [
+        "demo.fail returned an error: Error executing tool fail: x",
+        "demo.fail returned an error: Error executing tool fail: y",
+    ]
     with pytest.raises(FlowError, match="no variable 'nope'"):
         mapping.map_magic(session, namespace, "demo.echo", "nope", None, 4, 0, False, False, None)
 
@@ -256,22 +303,35 @@ def test_no_progress_bar_outside_a_kernel() -> None:
 def test_progress_bar_and_failure_table_in_a_real_kernel(tmp_path: Any) -> None:
     setup = "import pandas as pd\nfrom mcp_notebook.mapping import map as mapping\nfrom mcp_notebook.session.session import Session\nfrom mcp_notebook.demo import make_demo\ns = Session()\ns.connect('demo', make_demo())"
     with running_kernel(str(REPO_ROOT), setup) as kernel:
-        msg = kernel.execute("out = mapping.map('demo.fail', [{'message': f'm{i}'} if i % 50 == 0 else {'message': 'x', 'bad': 1} for i in range(400)], concurrency=8, on_error='keep', session=s)")
+        msg = kernel.execute(
+            "out = mapping.map('demo.fail', [{'message': f'm{i}'} if i % 50 == 0 else {'message': 'x', 'bad': 1} for i in range(400)], concurrency=8, on_error='keep', session=s)"
+        )
         kernel.pump(0.5)
         bars = kernel.find_widgets("IntProgressModel", value=400, max=400)
         assert len(bars) == 1 and kernel.comms[bars[0]]["bar_style"] == "danger"
-        assert kernel.find_widgets("LabelModel") and any(str(kernel.comms[c].get("value", "")).startswith("demo.fail: 400 of 400, 400 failed") for c in kernel.find_widgets("LabelModel"))
+        assert kernel.find_widgets("LabelModel") and any(
+            str(kernel.comms[c].get("value", "")).startswith("demo.fail: 400 of 400, 400 failed")
+            for c in kernel.find_widgets("LabelModel")
+        )
         text = kernel.text_of_cell(msg)
-        assert "400 of 400 calls of demo.fail failed" in text and "0    message='m0'" in text and "... and 380 more failed rows" in text
+        assert (
+            "400 of 400 calls of demo.fail failed" in text
+            and "0    message='m0'" in text
+            and "... and 380 more failed rows" in text
+        )
         # the bar moves while the cell runs: a map of about a second (rows of 20 ms, 8 at a time) sends several values before it ends
-        slow = kernel.execute("slow = mapping.map('demo.slow_count', [{'n': 1, 'delay': 0.02}] * 400, concurrency=8, session=s)")
+        slow = kernel.execute(
+            "slow = mapping.map('demo.slow_count', [{'n': 1, 'delay': 0.02}] * 400, concurrency=8, session=s)"
+        )
         kernel.pump(0.5)
         bar = kernel.find_widgets("IntProgressModel", value=400, max=400, bar_style="success")
         assert len(bar) == 1
         values = [
             m["content"]["data"]["state"]["value"]
             for m in kernel.for_cell(slow)
-            if m["msg_type"] == "comm_msg" and "value" in m["content"]["data"].get("state", {}) and m["content"]["comm_id"] == bar[0]
+            if m["msg_type"] == "comm_msg"
+            and "value" in m["content"]["data"].get("state", {})
+            and m["content"]["comm_id"] == bar[0]
         ]
         assert len(values) >= 3 and values == sorted(values) and values[-1] == 400, values
 
@@ -282,11 +342,16 @@ def dask_client() -> Iterator[Any]:
     from distributed import Client, LocalCluster
 
     env = {"MAP_WORKER_TOKEN": "worker-secret-token", "PYTHONPATH": str(REPO_ROOT)}
-    with LocalCluster(n_workers=2, threads_per_worker=2, processes=True, dashboard_address=None, env=env) as cluster, Client(cluster) as client:
+    with (
+        LocalCluster(n_workers=2, threads_per_worker=2, processes=True, dashboard_address=None, env=env) as cluster,
+        Client(cluster) as client,
+    ):
         yield client
 
 
-def test_dask_dataframe_on_two_workers_against_a_multi_worker_server(session: Session, start_http_server: StartHttpServer, dask_client: Any) -> None:
+def test_dask_dataframe_on_two_workers_against_a_multi_worker_server(
+    session: Session, start_http_server: StartHttpServer, dask_client: Any
+) -> None:
     import dask.dataframe as dd
 
     url = start_http_server("demo", keys_env="MAP_TEST_STATE_KEY", workers=2)
@@ -296,32 +361,61 @@ def test_dask_dataframe_on_two_workers_against_a_multi_worker_server(session: Se
     check_echoed(out, frame, check_dtype=False)
     # questions answered on the workers from the presets, over rounds that any server worker may take
     names = pd.DataFrame({"name": [f"db{i}" for i in range(120)]})
-    provisioned = mapping.map("web.provision_db", dd.from_pandas(names, npartitions=4), answers={"region": "ap-southeast-1"}, accept_defaults=True, session=session)
-    assert provisioned["result"].tolist() == [f"Provisioned 'db{i}' in ap-southeast-1 (size small)." for i in range(120)]
+    provisioned = mapping.map(
+        "web.provision_db",
+        dd.from_pandas(names, npartitions=4),
+        answers={"region": "ap-southeast-1"},
+        accept_defaults=True,
+        session=session,
+    )
+    assert provisioned["result"].tolist() == [
+        f"Provisioned 'db{i}' in ap-southeast-1 (size small)." for i in range(120)
+    ]
     pids = dask_client.run(os.getpid)
     assert len(set(pids.values())) == 2 and os.getpid() not in pids.values()
 
 
-def test_dask_bag_uses_the_workers_token_and_reports_failures(session: Session, start_http_server: StartHttpServer, dask_client: Any) -> None:
+def test_dask_bag_uses_the_workers_token_and_reports_failures(
+    session: Session, start_http_server: StartHttpServer, dask_client: Any
+) -> None:
     import dask.bag as db
 
     assert "MAP_WORKER_TOKEN" not in os.environ  # the token lives only in the workers' environment
     url = start_http_server("demo", keys_env="MAP_TEST_STATE_KEY", workers=2)
     session.connect("web", url)
-    seen = mapping.map("web.request_headers", db.from_sequence([{"names": ["authorization"]}] * 6, npartitions=3), bearer_env="MAP_WORKER_TOKEN", session=session)
+    seen = mapping.map(
+        "web.request_headers",
+        db.from_sequence([{"names": ["authorization"]}] * 6, npartitions=3),
+        bearer_env="MAP_WORKER_TOKEN",
+        session=session,
+    )
     assert [r.structured_content for r in seen] == [{"authorization": "Bearer worker-secret-token"}] * 6
-    spec = Remote(name="web", url=url, bearer_env="MAP_WORKER_TOKEN", protocol="auto", spec=CallSpec(tool="echo", concurrency=1, retries=0))
+    spec = Remote(
+        name="web",
+        url=url,
+        bearer_env="MAP_WORKER_TOKEN",
+        protocol="auto",
+        spec=CallSpec(tool="echo", concurrency=1, retries=0),
+    )
     assert b"worker-secret-token" not in pickle.dumps(spec)  # what a task carries: the variable's name only
 
     bag_rows = [{"text": f"r{i}"} if i % 100 != 42 else {"wrong": i} for i in range(500)]
     with pytest.raises(mapping.MapError) as caught:
         mapping.map("web.echo", db.from_sequence(bag_rows, npartitions=5), session=session)
     assert str(caught.value).startswith("5 of 500 calls of web.echo failed")
-    assert [row for row, _, _ in caught.value.failures] == [42, 142, 242, 342, 442]  # global row numbers, across partitions
+    assert [row for row, _, _ in caught.value.failures] == [
+        42,
+        142,
+        242,
+        342,
+        442,
+    ]  # global row numbers, across partitions
     assert caught.value.failures[1][1] == {"wrong": 142}
     kept = mapping.map("web.echo", db.from_sequence(bag_rows, npartitions=5), on_error="keep", session=session)
     assert [isinstance(o, FlowError) for o in kept] == [i % 100 == 42 for i in range(500)]
-    assert [o.content[0].text for i, o in enumerate(kept) if i % 100 != 42] == [f"r{i}" for i in range(500) if i % 100 != 42]
+    assert [o.content[0].text for i, o in enumerate(kept) if i % 100 != 42] == [
+        f"r{i}" for i in range(500) if i % 100 != 42
+    ]
 
 
 def test_dask_refuses_a_server_the_workers_cannot_reach(session: Session, dask_client: Any) -> None:
@@ -341,12 +435,18 @@ def test_map_async_outside_a_kernel_answers_from_presets_and_refuses_to_ask(sess
 
     session.connect("demo", make_demo())
     rows = [{"name": f"db{i}"} for i in range(3)]
-    out = asyncio.run(mapping.map_async("demo.provision_db", rows, answers={"region": "us-west-2"}, accept_defaults=True, session=session))
+    out = asyncio.run(
+        mapping.map_async(
+            "demo.provision_db", rows, answers={"region": "us-west-2"}, accept_defaults=True, session=session
+        )
+    )
     assert [r.content[0].text for r in out] == [f"Provisioned 'db{i}' in us-west-2 (size small)." for i in range(3)]
     with pytest.raises(FlowError, match="ask=True needs a notebook kernel") as refused:
         asyncio.run(mapping.map_async("demo.provision_db", rows, ask=True, session=session))
     assert refused.value.kind == "bad_input"
-    with pytest.raises(mapping.MapError) as failed:  # nobody to ask: the rows fail unanswered, and the table says how to answer
+    with pytest.raises(
+        mapping.MapError
+    ) as failed:  # nobody to ask: the rows fail unanswered, and the table says how to answer
         asyncio.run(mapping.map_async("demo.provision_db", rows[:1], session=session))
     assert [e.kind for _, _, e in failed.value.failures] == ["unanswered"]
     assert "answers={...}" in str(failed.value) and "map_async" in str(failed.value)
@@ -360,10 +460,14 @@ def test_a_row_cancelled_while_waiting_its_turn_leaves_the_shown_form_alone(sess
     from mcp_notebook.mapping.questions import MapQuestions
 
     conn = session.connect("demo", make_demo())
-    questions = MapQuestions(session.tool_schema_sync(conn, "provision_db"), "demo.provision_db", stop=lambda: None)  # no kernel loop: drawn at once
+    questions = MapQuestions(
+        session.tool_schema_sync(conn, "provision_db"), "demo.provision_db", stop=lambda: None
+    )  # no kernel loop: drawn at once
     stop = MapStop()
     spec = CallSpec(tool="provision_db", concurrency=2, retries=0)
-    future = session.runtime.submit(run_rows(session, conn, spec, [{"name": "a"}, {"name": "b"}], ui=questions, stop=stop))
+    future = session.runtime.submit(
+        run_rows(session, conn, spec, [{"name": "a"}, {"name": "b"}], ui=questions, stop=stop)
+    )
     deadline = time.monotonic() + 20
     while not (questions.area.children and sum(questions.waiting.values()) == 1):
         assert time.monotonic() < deadline, "the first form and a second row waiting"
@@ -383,8 +487,13 @@ def test_a_row_cancelled_while_waiting_its_turn_leaves_the_shown_form_alone(sess
         next(b for b in _buttons(questions.area.children[0]) if b.description == "Accept" and not b.disabled).click()
     outcomes = future.result(timeout=20)
     by_name = {"a": outcomes[0], "b": outcomes[1]}
-    assert isinstance(by_name[asking], FlowError) is False and by_name[asking].content[0].text.startswith(f"Provisioned '{asking}'")
-    assert isinstance(by_name["b" if asking == "a" else "a"], FlowError) and by_name["b" if asking == "a" else "a"].kind == "cancelled"
+    assert isinstance(by_name[asking], FlowError) is False and by_name[asking].content[0].text.startswith(
+        f"Provisioned '{asking}'"
+    )
+    assert (
+        isinstance(by_name["b" if asking == "a" else "a"], FlowError)
+        and by_name["b" if asking == "a" else "a"].kind == "cancelled"
+    )
 
 
 def _buttons(widget: Any) -> list[Any]:

@@ -24,10 +24,14 @@ def test_first_call_notebook_runs_headless(tmp_path: Path) -> None:
         if cell.cell_type == "code":
             cell.outputs = []
     # nbclient sends allow_stdin: false, which is what makes the magics headless
-    client = nbclient.NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}})
+    client = nbclient.NotebookClient(
+        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    )
     client.execute(env={**os.environ})
     texts = {c.source.splitlines()[-1]: _texts(c) for c in nb.cells if c.cell_type == "code"}
-    assert texts["%mcp call prov.provision name=orders --answer region=eu-west-1"] == "Provisioned 'orders' in eu-west-1."
+    assert (
+        texts["%mcp call prov.provision name=orders --answer region=eu-west-1"] == "Provisioned 'orders' in eu-west-1."
+    )
     trace = next(v for k, v in texts.items() if "--trace" in k)
     assert "Provisioned 'orders' in us-east-1 (size medium)." in trace
     assert trace.count("client → server") == 3 and trace.count("server → client") == 3

@@ -26,9 +26,9 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 import httpx2
 import pytest
 
-from mcp_notebook.flows.store import SavedFlow
 from mcp_notebook.auth.vault import TokenVault
 from mcp_notebook.errors import FlowError
+from mcp_notebook.flows.store import SavedFlow
 from mcp_notebook.session.session import Session
 
 from .conftest import REPO_ROOT, free_port
@@ -50,7 +50,9 @@ def browser(decision: str = "allow", seen: list[str] | None = None) -> Callable[
                         response = http.get(urljoin(str(response.url), response.headers["location"]))
                     elif "Test AS consent" in response.text:  # the consent page: press the button
                         req = parse_qs(urlsplit(str(response.url)).query)["req"][0]
-                        response = http.post(urljoin(str(response.url), "/consent"), data={"req": req, "decision": decision})
+                        response = http.post(
+                            urljoin(str(response.url), "/consent"), data={"req": req, "decision": decision}
+                        )
                     else:
                         return
 
@@ -95,7 +97,9 @@ def test_sign_in_consent_and_call(server: OAuthServer, vault: TokenVault) -> Non
         assert after["registrations"] == before["registrations"] + 1
         assert any("/consent?req=" in u for u in seen) and any("/mcp-notebook/oauth/callback?code=" in u for u in seen)
         # the tokens are in the vault (0600 file, 0700 folder), tied to the resource and its issuer
-        assert stat.S_IMODE(vault.path.stat().st_mode) == 0o600 and stat.S_IMODE(vault.path.parent.stat().st_mode) == 0o700
+        assert (
+            stat.S_IMODE(vault.path.stat().st_mode) == 0o600 and stat.S_IMODE(vault.path.parent.stat().st_mode) == 0o700
+        )
         [entry] = vault.entries()
         assert entry["resource"] == server.url and entry["issuer"].rstrip("/") == server.issuer and entry["refreshable"]
         assert entry["scope"] == "mcp:read mcp:write"
@@ -161,7 +165,9 @@ def test_answer_from_another_sign_in_is_refused(server: OAuthServer, vault: Toke
     holder: dict[str, Session] = {}
 
     def forged(url: str) -> None:  # the person pastes the address of an older attempt's page
-        holder["s"].sign_ins.complete("http://127.0.0.1:1/mcp-notebook/oauth/callback?code=stolen-code&state=an-older-attempts-state")
+        holder["s"].sign_ins.complete(
+            "http://127.0.0.1:1/mcp-notebook/oauth/callback?code=stolen-code&state=an-older-attempts-state"
+        )
 
     session = holder["s"] = new_session(vault, forged)
     try:
@@ -226,7 +232,9 @@ def answering_401(resource_metadata: str) -> Iterator[str]:
         http.server_close()
 
 
-def test_a_401_whose_sign_in_metadata_cannot_be_fetched_says_so_and_leaves_no_stray_task(vault: TokenVault, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_401_whose_sign_in_metadata_cannot_be_fetched_says_so_and_leaves_no_stray_task(
+    vault: TokenVault, caplog: pytest.LogCaptureFixture
+) -> None:
     """Issue 20, finding 8: not "could not reach the server", and no "Task exception was never retrieved" from the SDK's flow."""
     metadata = f"http://127.0.0.1:{free_port()}/.well-known/oauth-protected-resource/mcp"  # nothing listens there
     opened: list[str] = []
@@ -240,8 +248,14 @@ def test_a_401_whose_sign_in_metadata_cannot_be_fetched_says_so_and_leaves_no_st
                 session.connect("locked", url)
             text = str(info.value)
             assert info.value.kind == "sign_in_unreachable" and "locked" not in session.registry
-            assert f"Could not connect 'locked' to {url}: the server answered HTTP 401 (Unauthorized) and asks you to sign in" in text
-            assert f"its sign-in metadata (protected resource metadata) at {metadata} could not be fetched: All connection attempts failed (ConnectError)" in text
+            assert (
+                f"Could not connect 'locked' to {url}: the server answered HTTP 401 (Unauthorized) and asks you to sign in"
+                in text
+            )
+            assert (
+                f"its sign-in metadata (protected resource metadata) at {metadata} could not be fetched: All connection attempts failed (ConnectError)"
+                in text
+            )
             assert "check that it is reachable from this kernel" in text and "bearer_env='VAR'" in text
             assert "could not reach the server" not in text and "Is it running" not in text
             assert opened == []  # no sign-in page was opened
@@ -252,7 +266,9 @@ def test_a_401_whose_sign_in_metadata_cannot_be_fetched_says_so_and_leaves_no_st
         session.close()
         gc.collect()
     assert unhandled == []
-    assert not [r for r in caplog.records if "never retrieved" in r.getMessage() or "not holding this lock" in str(r.exc_info)]
+    assert not [
+        r for r in caplog.records if "never retrieved" in r.getMessage() or "not holding this lock" in str(r.exc_info)
+    ]
 
 
 # ---------------------------------------------------------------------- in a real kernel
@@ -265,25 +281,38 @@ def test_kernel_headless_refuses_interactive_panel_and_paste_back(server: OAuthS
         kernel.wait_idle(headless)
         [error] = [m["content"] for m in kernel.for_cell(headless) if m["msg_type"] == "error"]
         assert error["ename"] == "FlowError" and "this run is headless" in error["evalue"]
-        assert f"Sign in in JupyterLab or Notebook 7 (interactive) with %mcp connect secure {server.url}" in error["evalue"]
+        assert (
+            f"Sign in in JupyterLab or Notebook 7 (interactive) with %mcp connect secure {server.url}"
+            in error["evalue"]
+        )
 
         cell = kernel.execute(f"%mcp connect secure {server.url}", allow_stdin=True)
         assert "the server wants you to sign in first" in kernel.text_of_cell(cell)
-        panel = kernel.wait_for(lambda: [s for s in kernel.comms.values() if "Sign in to secure" in str(s.get("value", ""))], what="the sign-in panel")
+        panel = kernel.wait_for(
+            lambda: [s for s in kernel.comms.values() if "Sign in to secure" in str(s.get("value", ""))],
+            what="the sign-in panel",
+        )
         link = panel[-1]["value"]
-        authorize = next(u for u in kernel.comms.values() if 'class="mcp-open-link"' in str(u.get("value", "")))["value"]
+        authorize = next(u for u in kernel.comms.values() if 'class="mcp-open-link"' in str(u.get("value", "")))[
+            "value"
+        ]
         href = authorize.split('href="', 1)[1].split('"', 1)[0].replace("&amp;", "&")
         assert href.startswith(server.issuer + "/authorize?") and "Opens: <b" in authorize and server.issuer in link
         # the person signs in; the address they land on (the loopback catcher's) is pasted into the panel
         landed: list[str] = []
         browser("allow", landed)(href)
-        callback = kernel.wait_for(lambda: next((u for u in landed if "/mcp-notebook/oauth/callback?" in u), None), what="the redirect back")
+        callback = kernel.wait_for(
+            lambda: next((u for u in landed if "/mcp-notebook/oauth/callback?" in u), None), what="the redirect back"
+        )
         code = parse_qs(urlsplit(callback).query)["code"][0]
         [paste] = kernel.find_widgets("TextModel", description="Address")
         kernel.set_value(paste, callback)
         [use] = kernel.find_widgets("ButtonModel", description="Use address")
         kernel.click(use)
-        kernel.wait_for(lambda: any("Signed in to <b>secure</b>" in str(s.get("value", "")) for s in kernel.comms.values()), what="signed in")
+        kernel.wait_for(
+            lambda: any("Signed in to <b>secure</b>" in str(s.get("value", "")) for s in kernel.comms.values()),
+            what="signed in",
+        )
         done = kernel.execute("r = %mcp call secure.echo text=after-sign-in --wait\nprint(r.content[0].text)")
         assert "after-sign-in" in kernel.text_of_cell(done)
         listing = kernel.text_of_cell(kernel.execute("%mcp auth list"))
@@ -296,7 +325,9 @@ def test_kernel_headless_refuses_interactive_panel_and_paste_back(server: OAuthS
             assert secret not in everything
         assert kernel.comms[paste].get("value", "") == ""  # the pasted address does not stay in the widget
         out = kernel.text_of_cell(kernel.execute("%mcp auth logout secure"))
-        assert "Signed out of" in out and server.url not in json.loads((tmp_path / "jd" / "mcp_notebook" / "oauth.json").read_text())
+        assert "Signed out of" in out and server.url not in json.loads(
+            (tmp_path / "jd" / "mcp_notebook" / "oauth.json").read_text()
+        )
     finally:
         kernel.close()
 
@@ -310,20 +341,38 @@ def test_saved_flow_resumes_in_a_new_kernel_with_the_stored_token(vault: TokenVa
         first = new_session(vault, browser())
         try:
             conn = first.connect("secure", srv.url)
-            flow = first.call("tools/call", conn, "provision_db", {"name": "orders"}, CallOptions(answers=Answers(fields={"region": "us-west-2"})), interactive=False, cell_id=None)
+            flow = first.call(
+                "tools/call",
+                conn,
+                "provision_db",
+                {"name": "orders"},
+                CallOptions(answers=Answers(fields={"region": "us-west-2"})),
+                interactive=False,
+                cell_id=None,
+            )
             with pytest.raises(FlowError):
                 flow.result(timeout=30)  # round two has no answer: the flow stays saved
             record = first.store.get(flow.id)
             assert record is not None and record["server"]["oauth"] == {"sign_in": "oauth"}
             tokens = json.loads(vault.path.read_text())[srv.url]["tokens"]
-            assert tokens["access_token"] not in json.dumps(record) and tokens["refresh_token"] not in json.dumps(record)
+            assert tokens["access_token"] not in json.dumps(record) and tokens["refresh_token"] not in json.dumps(
+                record
+            )
         finally:
             first.close()
         opened: list[str] = []
         second = new_session(vault, opened.append)  # a new kernel, same user
         try:
-            resumed = second.saved.resume(SavedFlow.from_dict(record), CallOptions(answers=Answers(accept_defaults=True), trust=True), interactive=False, cell_id=None)
-            assert resumed is not None and resumed.result(timeout=30).content[0].text == "Provisioned 'orders' in us-west-2 (size small)."
+            resumed = second.saved.resume(
+                SavedFlow.from_dict(record),
+                CallOptions(answers=Answers(accept_defaults=True), trust=True),
+                interactive=False,
+                cell_id=None,
+            )
+            assert (
+                resumed is not None
+                and resumed.result(timeout=30).content[0].text == "Provisioned 'orders' in us-west-2 (size small)."
+            )
             assert opened == [] and srv.stats()["authorization_code_grants"] == 1  # no second sign-in
         finally:
             second.close()
@@ -354,13 +403,24 @@ def test_first_cell_asks_the_page_before_choosing_the_redirect(server: OAuthServ
     page = "http://127.0.0.1:8888/user/ada/"
     kernel = Kernel(cwd=str(REPO_ROOT), env={"JUPYTER_DATA_DIR": str(tmp_path / "jd")})
     try:
-        cell = kernel.execute(f"%load_ext mcp_notebook\n%mcp connect secure {server.url}\n%mcp call secure.echo text=first-cell", allow_stdin=True, wait=False)
+        cell = kernel.execute(
+            f"%load_ext mcp_notebook\n%mcp connect secure {server.url}\n%mcp call secure.echo text=first-cell",
+            allow_stdin=True,
+            wait=False,
+        )
         opened = kernel.wait_for(
-            lambda: [m for m in kernel.messages if m["msg_type"] == "comm_open" and m["content"].get("target_name") == "mcp_notebook"], what="the hello"
+            lambda: [
+                m
+                for m in kernel.messages
+                if m["msg_type"] == "comm_open" and m["content"].get("target_name") == "mcp_notebook"
+            ],
+            what="the hello",
         )
         comm_id = opened[0]["content"]["comm_id"]
         time.sleep(1.0)  # a page slow to answer: the connect waits for it (at most frontend.PAGE_WAIT)
-        kernel._comm_msg(comm_id, {"op": "restore", "v": 1, "reason": "hello", "flows": {}, "path": "nb.ipynb", "page_url": page})
+        kernel._comm_msg(
+            comm_id, {"op": "restore", "v": 1, "reason": "hello", "flows": {}, "path": "nb.ipynb", "page_url": page}
+        )
         kernel.wait_idle(cell)
         assert not [m for m in kernel.for_cell(cell) if m["msg_type"] == "error"], kernel.text_of_cell(cell)
         assert "the server wants you to sign in first" in kernel.text_of_cell(cell)
@@ -368,18 +428,39 @@ def test_first_cell_asks_the_page_before_choosing_the_redirect(server: OAuthServ
         def widgets_with(css: str) -> list[dict[str, Any]]:
             return [s for s in kernel.comms.values() if css in (s.get("_dom_classes") or [])]
 
-        kernel.wait_for(lambda: any("Waiting for the sign-in to <b>secure</b>" in str(s.get("value", "")) for s in kernel.comms.values()), what="the call's note")
+        kernel.wait_for(
+            lambda: any(
+                "Waiting for the sign-in to <b>secure</b>" in str(s.get("value", "")) for s in kernel.comms.values()
+            ),
+            what="the call's note",
+        )
         assert len(widgets_with("mcp-sign-in")) == 1  # the connect's panel; the call waits for it, no second panel
-        authorize = next(s["value"] for s in kernel.comms.values() if 'class="mcp-open-link"' in str(s.get("value", "")))
+        authorize = next(
+            s["value"] for s in kernel.comms.values() if 'class="mcp-open-link"' in str(s.get("value", ""))
+        )
         href = authorize.split('href="', 1)[1].split('"', 1)[0].replace("&amp;", "&")
         query = parse_qs(urlsplit(href).query)
         assert query["redirect_uri"] == [page + "mcp-notebook/oauth/callback"]  # not the kernel's loopback
         state = query["state"][0]
-        waits = [m["content"]["data"] for m in kernel.messages if m["msg_type"] == "comm_msg" and m["content"]["comm_id"] == comm_id]
+        waits = [
+            m["content"]["data"]
+            for m in kernel.messages
+            if m["msg_type"] == "comm_msg" and m["content"]["comm_id"] == comm_id
+        ]
         assert {"op": "oauth_wait", "state": state} in waits  # the page's relay was asked to bring the answer
 
         back = parse_qs(urlsplit(_landing(href, page + "mcp-notebook/oauth/callback?")).query)
-        kernel._comm_msg(comm_id, {"op": "oauth", "state": state, "code": back["code"][0], "iss": back["iss"][0], "error": None, "error_description": None})
+        kernel._comm_msg(
+            comm_id,
+            {
+                "op": "oauth",
+                "state": state,
+                "code": back["code"][0],
+                "iss": back["iss"][0],
+                "error": None,
+                "error_description": None,
+            },
+        )
         kernel.wait_for(lambda: "first-cell" in kernel.text_of_cell(cell), what="the first cell's call to finish")
         assert any("Signed in to <b>secure</b>" in str(s.get("value", "")) for s in kernel.comms.values())
         assert len(widgets_with("mcp-sign-in")) == 1
@@ -387,6 +468,8 @@ def test_first_cell_asks_the_page_before_choosing_the_redirect(server: OAuthServ
 
         listing = kernel.text_of_cell(kernel.execute("%mcp auth list"))
         rows = [line.split() for line in listing.splitlines()[2:]]
-        assert rows == [["secure", server.url, server.issuer, "mcp:read", "mcp:write", "in", "60", "min", "yes"]], listing
+        assert rows == [["secure", server.url, server.issuer, "mcp:read", "mcp:write", "in", "60", "min", "yes"]], (
+            listing
+        )
     finally:
         kernel.close()

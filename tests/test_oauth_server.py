@@ -106,7 +106,9 @@ class Browser:
         if "error" in query:
             self.result = None
             return
-        self.result = AuthorizationCodeResult(code=query["code"][0], state=query.get("state", [None])[0], iss=query.get("iss", [None])[0])
+        self.result = AuthorizationCodeResult(
+            code=query["code"][0], state=query.get("state", [None])[0], iss=query.get("iss", [None])[0]
+        )
 
     async def callback_handler(self) -> AuthorizationCodeResult:
         if self.result is None:
@@ -254,7 +256,10 @@ async def test_expired_token_is_refreshed_without_a_new_authorization() -> None:
     assert len(session.browser.authorize_urls) == 1
     assert first is not None and session.storage.tokens is not None
     assert session.storage.tokens.refresh_token != first.refresh_token  # rotated
-    assert stats["access_token_hashes"] == [token_hash(first.access_token), token_hash(session.storage.tokens.access_token)]
+    assert stats["access_token_hashes"] == [
+        token_hash(first.access_token),
+        token_hash(session.storage.tokens.access_token),
+    ]
     assert not any(status == 401 for _, _, status in session.statuses[1:]), session.statuses  # refreshed before sending
 
 
@@ -271,7 +276,9 @@ async def test_expired_refresh_token_leads_to_a_new_authorization() -> None:
                 assert text_of(await client.call_tool("echo", {"text": "two"})) == "two"
         stats = srv.stats()
     token_path = urlparse(srv.issuer + "/token").path
-    assert (token_path, 400) in [(path, status) for _, path, status in session.statuses[seen:]]  # the refresh was refused
+    assert (token_path, 400) in [
+        (path, status) for _, path, status in session.statuses[seen:]
+    ]  # the refresh was refused
     assert (stats["authorization_code_grants"], stats["refresh_token_grants"]) == (2, 0)
     assert len(session.browser.authorize_urls) == 2
 
@@ -296,7 +303,9 @@ async def test_revoked_tokens_lead_to_a_new_authorization(auto_server: OAuthServ
 async def test_unauthenticated_request_is_challenged(auto_server: OAuthServer) -> None:
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
     async with httpx2.AsyncClient(timeout=10) as http:
-        response = await http.post(auto_server.url, json=body, headers={"Accept": "application/json, text/event-stream"})
+        response = await http.post(
+            auto_server.url, json=body, headers={"Accept": "application/json, text/event-stream"}
+        )
         assert response.status_code == 401
         challenge = response.headers["www-authenticate"]
         match = re.search(r'resource_metadata="([^"]+)"', challenge)
@@ -311,7 +320,11 @@ async def test_unauthenticated_request_is_challenged(auto_server: OAuthServer) -
         assert asm["issuer"] == auto_server.issuer
         assert asm["code_challenge_methods_supported"] == ["S256"]
 
-        bad = await http.post(auto_server.url, json=body, headers={"Authorization": "Bearer not-a-token", "Accept": "application/json, text/event-stream"})
+        bad = await http.post(
+            auto_server.url,
+            json=body,
+            headers={"Authorization": "Bearer not-a-token", "Accept": "application/json, text/event-stream"},
+        )
         assert bad.status_code == 401
 
 
@@ -325,23 +338,43 @@ async def test_pkce_and_one_time_codes_are_enforced(auto_server: OAuthServer) ->
     """By hand, without the SDK client: what the SDK's AS handlers refuse."""
     issuer = auto_server.issuer
     async with httpx2.AsyncClient(timeout=10) as http:
-        reg = await http.post(f"{issuer}/register", json={"redirect_uris": [REDIRECT_URI], "client_name": "by hand", "token_endpoint_auth_method": "none"})
+        reg = await http.post(
+            f"{issuer}/register",
+            json={"redirect_uris": [REDIRECT_URI], "client_name": "by hand", "token_endpoint_auth_method": "none"},
+        )
         assert reg.status_code == 201, reg.text
         client_id = reg.json()["client_id"]
         verifier, challenge = _pkce()
-        params = {"response_type": "code", "client_id": client_id, "redirect_uri": REDIRECT_URI, "state": "s1", "resource": auto_server.url}
+        params = {
+            "response_type": "code",
+            "client_id": client_id,
+            "redirect_uri": REDIRECT_URI,
+            "state": "s1",
+            "resource": auto_server.url,
+        }
 
         no_pkce = await http.get(f"{issuer}/authorize?{urlencode(params)}")
         assert no_pkce.status_code == 302 and "error=invalid_request" in no_pkce.headers["location"]
-        plain = await http.get(f"{issuer}/authorize?{urlencode({**params, 'code_challenge': verifier, 'code_challenge_method': 'plain'})}")
+        plain = await http.get(
+            f"{issuer}/authorize?{urlencode({**params, 'code_challenge': verifier, 'code_challenge_method': 'plain'})}"
+        )
         assert plain.status_code == 302 and "error=invalid_request" in plain.headers["location"]
-        other = await http.get(f"{issuer}/authorize?{urlencode({**params, 'code_challenge': challenge, 'resource': 'http://127.0.0.1:1/mcp'})}")
+        other = await http.get(
+            f"{issuer}/authorize?{urlencode({**params, 'code_challenge': challenge, 'resource': 'http://127.0.0.1:1/mcp'})}"
+        )
         assert other.status_code == 302 and "error=invalid_target" in other.headers["location"]
 
-        ok = await http.get(f"{issuer}/authorize?{urlencode({**params, 'code_challenge': challenge, 'code_challenge_method': 'S256'})}")
+        ok = await http.get(
+            f"{issuer}/authorize?{urlencode({**params, 'code_challenge': challenge, 'code_challenge_method': 'S256'})}"
+        )
         assert ok.status_code == 302
         code = parse_qs(urlparse(ok.headers["location"]).query)["code"][0]
-        exchange = {"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT_URI, "client_id": client_id}
+        exchange = {
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": REDIRECT_URI,
+            "client_id": client_id,
+        }
         wrong = await http.post(f"{issuer}/token", data={**exchange, "code_verifier": _pkce()[0]})
         assert wrong.status_code == 400 and wrong.json()["error"] == "invalid_grant"
         right = await http.post(f"{issuer}/token", data={**exchange, "code_verifier": verifier})

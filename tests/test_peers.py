@@ -29,9 +29,9 @@ from typing import Any
 import pytest
 
 import mcp_notebook
+from mcp_notebook.forms.model import Answers
 from mcp_notebook.magics.listings import listing_rows
 from mcp_notebook.session.api import default_session
-from mcp_notebook.forms.model import Answers
 from mcp_notebook.session.session import Session
 
 from .model_server import ModelServer
@@ -147,16 +147,28 @@ def test_time_current_time_in_a_fixed_zone(time_peer: str) -> None:
 
 
 def test_time_convert_time_numbers(time_peer: str) -> None:
-    nepal = done(mcp_notebook.call(f"{time_peer}.convert_time", {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Kathmandu"}))
+    nepal = done(
+        mcp_notebook.call(
+            f"{time_peer}.convert_time",
+            {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Kathmandu"},
+        )
+    )
     conversion = nepal.structured_content
     assert conversion["source"]["datetime"].endswith("T12:00:00+00:00")
     assert conversion["target"]["datetime"].endswith("T17:45:00+05:45")
     assert conversion["time_difference"] == "+5.75h"
     assert json.loads(texts(nepal)) == conversion  # the text block says the same
-    india = done(mcp_notebook.call(f"{time_peer}.convert_time", {"source_timezone": "Asia/Tokyo", "time": "09:30", "target_timezone": "Asia/Kolkata"}))
+    india = done(
+        mcp_notebook.call(
+            f"{time_peer}.convert_time",
+            {"source_timezone": "Asia/Tokyo", "time": "09:30", "target_timezone": "Asia/Kolkata"},
+        )
+    )
     assert india.structured_content["target"]["datetime"].endswith("T06:00:00+05:30")
     assert india.structured_content["time_difference"] == "-3.5h"
-    assert "Invalid timezone" in refused(mcp_notebook.call(f"{time_peer}.get_current_time", {"timezone": "Mars/Olympus_Mons"}))
+    assert "Invalid timezone" in refused(
+        mcp_notebook.call(f"{time_peer}.get_current_time", {"timezone": "Mars/Olympus_Mons"})
+    )
 
 
 # ---------------------------------------------------------------------- mcp-server-fetch (PyPI)
@@ -188,17 +200,27 @@ def website(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, lis
 
 @pytest.fixture(scope="module")
 def fetch_peer(connect: Callable[..., str]) -> str:
-    return connect("peer_fetch", servers.fetch("--allow-private-ips"), env=servers.fetch_env())  # it refuses loopback hosts otherwise
+    return connect(
+        "peer_fetch", servers.fetch("--allow-private-ips"), env=servers.fetch_env()
+    )  # it refuses loopback hosts otherwise
 
 
 def test_fetch_a_local_page_as_markdown(fetch_peer: str, website: tuple[str, list[str]]) -> None:
     base, asked = website
     asked.clear()
     text = texts(done(mcp_notebook.call(f"{fetch_peer}.fetch", {"url": f"{base}/page.html"})))
-    assert text == f"Contents of {base}/page.html:\nPeers\n\n# Hello peers\n\nThe notebook fetched this page from a local server."  # title, then the page
+    assert (
+        text
+        == f"Contents of {base}/page.html:\nPeers\n\n# Hello peers\n\nThe notebook fetched this page from a local server."
+    )  # title, then the page
     assert asked == ["/robots.txt", "/page.html"]  # it asked robots.txt first
-    raw = texts(done(mcp_notebook.call(f"{fetch_peer}.fetch", {"url": f"{base}/page.html", "raw": True, "max_length": 60})))
-    assert f"Contents of {base}/page.html:\n{PAGE[:60]}\n\n<error>Content truncated. Call the fetch tool with a start_index of 60" in raw
+    raw = texts(
+        done(mcp_notebook.call(f"{fetch_peer}.fetch", {"url": f"{base}/page.html", "raw": True, "max_length": 60}))
+    )
+    assert (
+        f"Contents of {base}/page.html:\n{PAGE[:60]}\n\n<error>Content truncated. Call the fetch tool with a start_index of 60"
+        in raw
+    )
 
 
 def test_fetch_obeys_robots_txt_and_the_prompt_does_not(fetch_peer: str, website: tuple[str, list[str]]) -> None:
@@ -220,7 +242,9 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path.mkdir()
 
     def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(path), *args], capture_output=True, text=True, check=True).stdout.strip()
+        return subprocess.run(
+            ["git", "-C", str(path), *args], capture_output=True, text=True, check=True
+        ).stdout.strip()
 
     git("init", "-q", "-b", "main")
     git("config", "user.name", "Ada Lovelace")
@@ -243,7 +267,9 @@ def test_git_status_log_and_diff(git_peer: str, repo: Path) -> None:
     assert status.startswith("Repository status:\nOn branch main")
     assert "modified:   README.md" in status
     assert "Untracked files:" in status and "\ttodo.txt" in status
-    head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    head = subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     log = texts(done(mcp_notebook.call(f"{git_peer}.git_log", {"repo_path": str(repo), "max_count": 5})))
     assert log.startswith(f"Commit history:\nCommit: {head}\nAuthor: Ada Lovelace\nDate: ")
     assert "Message: Add the readme" in log and log.count("Commit: ") == 1
@@ -275,13 +301,23 @@ def test_fastmcp4_plain_tool_on_the_default_protocol(fastmcp4: str) -> None:
 
 
 def test_fastmcp4_elicit_on_legacy_answered_by_presets(fastmcp4_legacy: str) -> None:
-    flow = mcp_notebook.call(f"{fastmcp4_legacy}.book_table", {"restaurant": "Chez Panisse"}, answers={"guests": 4, "name": "Ada"})
+    flow = mcp_notebook.call(
+        f"{fastmcp4_legacy}.book_table", {"restaurant": "Chez Panisse"}, answers={"guests": 4, "name": "Ada"}
+    )
     assert texts(done(flow)) == "Booked Chez Panisse for 4 under Ada."
     assert flow.conn.protocol_version == LEGACY
     events = flow.trace()
-    assert [(e["from"], e["kind"]) for e in events] == [("client", "request"), ("server", "request"), ("client", "result"), ("server", "result")]
+    assert [(e["from"], e["kind"]) for e in events] == [
+        ("client", "request"),
+        ("server", "request"),
+        ("client", "result"),
+        ("server", "result"),
+    ]
     [asked] = events[1]["message"].values()  # over the back-channel, in the middle of the call
-    assert asked["method"] == "elicitation/create" and asked["params"]["message"] == "Who is the table at Chez Panisse for?"
+    assert (
+        asked["method"] == "elicitation/create"
+        and asked["params"]["message"] == "Who is the table at Chez Panisse for?"
+    )
     schema = asked["params"]["requestedSchema"]
     assert set(schema["properties"]) == {"guests", "name"} and schema["properties"]["guests"]["type"] == "integer"
 
@@ -291,19 +327,27 @@ def test_fastmcp4_elicit_on_2026_says_to_connect_legacy(fastmcp4: str) -> None:
     from mcp_notebook.errors import FlowError
     from mcp_notebook.magics.hints import for_magics
 
-    flow = mcp_notebook.call(f"{fastmcp4}.book_table", {"restaurant": "Chez Panisse"}, answers={"guests": 4, "name": "Ada"})
+    flow = mcp_notebook.call(
+        f"{fastmcp4}.book_table", {"restaurant": "Chez Panisse"}, answers={"guests": 4, "name": "Ada"}
+    )
     with pytest.raises(FlowError) as info:
         flow.result(timeout=30)
     assert flow.conn.protocol_version == MODERN and flow.state.value == "failed"
     assert (info.value.kind, info.value.server) == ("needs_legacy", fastmcp4)
     text = str(info.value)
-    assert "elicitation via server-initiated requests is unavailable on 2026-07-28" in text and "protocol 'legacy'" in text
+    assert (
+        "elicitation via server-initiated requests is unavailable on 2026-07-28" in text and "protocol 'legacy'" in text
+    )
     hinted = str(for_magics(info.value))
-    assert f"Reconnect with %mcp connect {fastmcp4} --protocol legacy -- " in hinted and hinted.endswith("then run the call again.")
+    assert f"Reconnect with %mcp connect {fastmcp4} --protocol legacy -- " in hinted and hinted.endswith(
+        "then run the call again."
+    )
     # the hint's advice works: the same call on a legacy connection is answered by the same presets
     legacy = mcp_notebook.connect(f"{fastmcp4}_hinted", flow.conn.target.command, protocol="legacy")
     try:
-        again = mcp_notebook.call(f"{legacy.name}.book_table", {"restaurant": "Chez Panisse"}, answers={"guests": 4, "name": "Ada"})
+        again = mcp_notebook.call(
+            f"{legacy.name}.book_table", {"restaurant": "Chez Panisse"}, answers={"guests": 4, "name": "Ada"}
+        )
         assert texts(done(again)) == "Booked Chez Panisse for 4 under Ada."
     finally:
         default_session().registry.disconnect(legacy.name)
@@ -314,7 +358,11 @@ def test_fastmcp4_log_message_with_structured_data(fastmcp4: str, fastmcp4_legac
     name = fastmcp4 if generation == "default" else fastmcp4_legacy
     flow = mcp_notebook.call(f"{name}.report", {"table": "orders"})
     assert texts(done(flow)) == "Reported on orders."
-    expected = {"level": "warning", "logger": "fastmcp4-peer", "data": {"msg": "checked orders", "extra": {"table": "orders", "rows": 3, "columns": ["id", "name"]}}}
+    expected = {
+        "level": "warning",
+        "logger": "fastmcp4-peer",
+        "data": {"msg": "checked orders", "extra": {"table": "orders", "rows": 3, "columns": ["id", "name"]}},
+    }
     logs = default_session().registry.get(name).logs
     eventually(lambda: expected in logs, f"the log message in {list(logs)}")
 
@@ -348,7 +396,11 @@ def test_everything_echo_and_sum(everything: str) -> None:
 
 
 def test_everything_elicitation_answered_by_presets(everything: str) -> None:
-    flow = mcp_notebook.call(f"{everything}.trigger-elicitation-request", answers={"name": "Ada Lovelace", "integer": 7}, accept_defaults=True)
+    flow = mcp_notebook.call(
+        f"{everything}.trigger-elicitation-request",
+        answers={"name": "Ada Lovelace", "integer": 7},
+        accept_defaults=True,
+    )
     result = done(flow)
     shown = texts(result)
     assert "✅ User provided the requested information!" in shown
@@ -359,7 +411,11 @@ def test_everything_elicitation_answered_by_presets(everything: str) -> None:
     assert sent["name"] == "Ada Lovelace" and sent["integer"] == 7
     # the defaults of the server's schema, sent as a person accepting them would
     assert sent["firstLine"] == "It was a dark and stormy night." and sent["untitledMultipleSelectEnum"] == ["Guitar"]
-    assert sent["titledSingleSelectEnum"] == "hero-1" and sent["titledMultipleSelectEnum"] == ["fish-1"] and sent["legacyTitledEnum"] == "pet-1"
+    assert (
+        sent["titledSingleSelectEnum"] == "hero-1"
+        and sent["titledMultipleSelectEnum"] == ["fish-1"]
+        and sent["legacyTitledEnum"] == "pet-1"
+    )
 
 
 def test_everything_elicitation_declined(everything: str) -> None:
@@ -377,7 +433,10 @@ def test_everything_sampling_answered_by_the_model(own: Session, fake: ModelServ
     shown = texts(done(flow))
     reply = json.loads(shown.split("LLM sampling result: ", 1)[1])
     assert reply["model"] == "fake-gpt" and reply["role"] == "assistant"
-    assert reply["content"] == {"type": "text", "text": "fake reply to: Resource trigger-sampling-request context: What is MCP?"}
+    assert reply["content"] == {
+        "type": "text",
+        "text": "fake reply to: Resource trigger-sampling-request context: What is MCP?",
+    }
     [sent] = fake.requests
     assert sent.body["messages"][0] == {"role": "system", "content": "You are a helpful test server."}
     assert sent.body["max_tokens"] == 33 and sent.body["temperature"] == 0.7
@@ -390,7 +449,9 @@ def test_everything_roots_list_follows_the_session(own: Session, tmp_path: Path)
     told = own.change_roots("add", str(tmp_path), "scratch")
     assert "everything" in told  # a 2025 server is sent roots/list_changed
     try:
-        eventually(lambda: "(2 total)" in texts(done(call(own, "everything.get-roots-list"))), "the second root on the server")
+        eventually(
+            lambda: "(2 total)" in texts(done(call(own, "everything.get-roots-list"))), "the second root on the server"
+        )
         shown = texts(done(call(own, "everything.get-roots-list")))
         assert f"2. scratch\n   URI: {tmp_path.resolve().as_uri()}" in shown
     finally:
@@ -405,7 +466,9 @@ def test_everything_resources_and_prompts(everything: str) -> None:
     features = mcp_notebook.read("demo://resource/static/document/features.md", server=everything).result(timeout=WAIT)
     assert features.contents[0].text.startswith("# Everything Server - Features")
     dynamic = mcp_notebook.read("demo://resource/dynamic/text/3", server=everything).result(timeout=WAIT)
-    assert dynamic.contents[0].mime_type == "text/plain" and dynamic.contents[0].text.startswith("Resource 3: This is a plaintext resource")
+    assert dynamic.contents[0].mime_type == "text/plain" and dynamic.contents[0].text.startswith(
+        "Resource 3: This is a plaintext resource"
+    )
     prompts = {row[1]: row for row in listing_rows(session, "prompts", everything)}
     assert {"simple-prompt", "args-prompt", "completable-prompt", "resource-prompt"} <= set(prompts)
     assert prompts["args-prompt"][4] == "city (required), state"
@@ -455,15 +518,23 @@ def test_filesystem_takes_its_directories_from_our_roots(fs: Session, folders: t
     data, more = folders
     eventually(lambda: allowed(fs) == [str(data)], "the root as the server's only allowed directory")
     read = done(call(fs, "filesystem.read_text_file", {"path": str(data / "notes.txt")}))
-    assert texts(read) == "inside the first root\n" and read.structured_content == {"content": "inside the first root\n"}
+    assert texts(read) == "inside the first root\n" and read.structured_content == {
+        "content": "inside the first root\n"
+    }
     said = refused(call(fs, "filesystem.read_text_file", {"path": str(more / "secret.txt")}))
     assert said == f"Access denied - path outside allowed directories: {more / 'secret.txt'} not in {data}"
-    assert "Started without allowed directories - waiting for client to provide roots via MCP protocol" in fs.registry.get("filesystem").stderr
+    assert (
+        "Started without allowed directories - waiting for client to provide roots via MCP protocol"
+        in fs.registry.get("filesystem").stderr
+    )
 
     told = fs.change_roots("add", str(more), "more")
     assert told == ["filesystem"]  # roots/list_changed sent; the server asks roots/list again
     eventually(lambda: allowed(fs) == [str(data), str(more)], "the second root as an allowed directory")
-    assert texts(done(call(fs, "filesystem.read_text_file", {"path": str(more / "secret.txt")}))) == "inside the second root\n"
+    assert (
+        texts(done(call(fs, "filesystem.read_text_file", {"path": str(more / "secret.txt")})))
+        == "inside the second root\n"
+    )
 
 
 def test_filesystem_started_with_a_folder_keeps_it_by_default(peers: None, folders: tuple[Path, Path]) -> None:
@@ -479,7 +550,10 @@ def test_filesystem_started_with_a_folder_keeps_it_by_default(peers: None, folde
         listed = texts(done(call(session, "fs_args.list_allowed_directories")))
         assert listed.splitlines()[1:] == [str(more)]
         stderr = session.registry.get("fs_args").stderr
-        assert any("Client does not support MCP Roots, using allowed directories set from server args" in line for line in stderr), stderr
+        assert any(
+            "Client does not support MCP Roots, using allowed directories set from server args" in line
+            for line in stderr
+        ), stderr
         said = refused(call(session, "fs_args.read_text_file", {"path": str(data / "notes.txt")}))
         assert said == f"Access denied - path outside allowed directories: {data / 'notes.txt'} not in {more}"
     finally:
@@ -517,12 +591,29 @@ def thinking(connect: Callable[..., str]) -> str:
 
 
 def test_sequential_thinking_steps(thinking: str) -> None:
-    first = done(mcp_notebook.call(f"{thinking}.sequentialthinking", {"thought": "Split the problem in two.", "nextThoughtNeeded": True, "thoughtNumber": 1, "totalThoughts": 2}))
-    expected = {"thoughtNumber": 1, "totalThoughts": 2, "nextThoughtNeeded": True, "branches": [], "thoughtHistoryLength": 1}
+    first = done(
+        mcp_notebook.call(
+            f"{thinking}.sequentialthinking",
+            {"thought": "Split the problem in two.", "nextThoughtNeeded": True, "thoughtNumber": 1, "totalThoughts": 2},
+        )
+    )
+    expected = {
+        "thoughtNumber": 1,
+        "totalThoughts": 2,
+        "nextThoughtNeeded": True,
+        "branches": [],
+        "thoughtHistoryLength": 1,
+    }
     assert json.loads(texts(first)) == expected and first.structured_content == expected
     # a thought past the estimate raises the total; a branch is named
     later = done(mcp_notebook.call(
         f"{thinking}.sequentialthinking",
         {"thought": "Try the other half.", "nextThoughtNeeded": False, "thoughtNumber": 3, "totalThoughts": 2, "branchFromThought": 1, "branchId": "other-half"},
     ))  # fmt: skip
-    assert json.loads(texts(later)) == {"thoughtNumber": 3, "totalThoughts": 3, "nextThoughtNeeded": False, "branches": ["other-half"], "thoughtHistoryLength": 2}
+    assert json.loads(texts(later)) == {
+        "thoughtNumber": 3,
+        "totalThoughts": 3,
+        "nextThoughtNeeded": False,
+        "branches": ["other-half"],
+        "thoughtHistoryLength": 2,
+    }

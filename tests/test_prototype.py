@@ -13,7 +13,7 @@ import pytest
 
 from mcp_notebook.errors import FlowError
 
-V1 = '''
+V1 = """
 from typing import Annotated
 from pydantic import BaseModel
 from mcp.server.mcpserver import MCPServer, Elicit, Resolve
@@ -27,9 +27,9 @@ def hello(name: str) -> str:
 @srv.tool()
 def bye() -> str:
     return "bye"
-'''
+"""
 
-V2 = '''
+V2 = """
 from typing import Annotated
 from pydantic import BaseModel
 from mcp.server.mcpserver import MCPServer, Elicit, Resolve
@@ -50,7 +50,7 @@ def hello(name: str, shout: bool = False) -> str:
 @srv.tool()
 async def paint(thing: str, choice: Annotated[Colour, Resolve(ask_colour)]) -> str:
     return f"painted {thing} {choice.colour}"
-'''
+"""
 
 
 @pytest.fixture()
@@ -173,7 +173,9 @@ def test_shared_keys_let_state_survive_a_reload(ip: Any, monkeypatch: Any) -> No
         async with create_mcp_http_client(headers={"Authorization": f"Bearer {served_token(ip, 'proto')}"}) as http:
             async with Client(streamable_http_client(url, http_client=http), elicitation_callback=never) as client:
                 return await client.session.call_tool(
-                    "paint", {"thing": "gate"}, allow_input_required=True,
+                    "paint",
+                    {"thing": "gate"},
+                    allow_input_required=True,
                     input_responses={key: ElicitResult(action="accept", content={"colour": "gold"})},
                     request_state=pending.request_state,
                 )

@@ -36,7 +36,9 @@ def run_answering(kernel: Kernel, cell: str, timeout: float = 60) -> str:
     clicked = set(kernel.find_widgets("ButtonModel", description="Accept"))
     msg_id = kernel.execute(cell, allow_stdin=True, wait=False)
     deadline = time.monotonic() + timeout
-    while not any(m["msg_type"] == "status" and m["content"]["execution_state"] == "idle" for m in kernel.for_cell(msg_id)):
+    while not any(
+        m["msg_type"] == "status" and m["content"]["execution_state"] == "idle" for m in kernel.for_cell(msg_id)
+    ):
         assert time.monotonic() < deadline, f"cell did not finish: {cell}"
         for button in set(kernel.find_widgets("ButtonModel", description="Accept")) - clicked:
             clicked.add(button)
@@ -56,20 +58,27 @@ def test_readme_tour_runs_as_written(start_http_server: Any, tmp_path: Path) -> 
     path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep) if p and Path(p) != Path(venv_bin))
     kernel = Kernel(cwd=str(tmp_path), env={"PATH": path, "VIRTUAL_ENV": ""})
     try:
-        probe = kernel.execute("import shutil, sys; print('python on PATH:', shutil.which('python'), '|', sys.executable)")
+        probe = kernel.execute(
+            "import shutil, sys; print('python on PATH:', shutil.which('python'), '|', sys.executable)"
+        )
         assert venv_bin not in kernel.text_of_cell(probe).split("|")[0]  # like make lab: the venv is not on PATH
         cells = [c for c in re.split(r"\n\s*\n", blocks[0].replace(":8000/", f":{port}/")) if c.strip()] + [blocks[1]]
         ran = [run_answering(kernel, cell) for cell in cells]  # raises if a cell fails
         (asking,) = [msg_id for cell, msg_id in zip(cells, ran, strict=True) if "%mcp servers" in cell]
         shown = [m for m in kernel.for_cell(asking) if m["msg_type"] in ("display_data", "execute_result")]
         listed = [m["content"]["data"]["text/plain"].splitlines()[0].split()[:2] for m in shown]
-        assert listed == [["name", "server"], ["server", "tool"]]  # %mcp servers and %mcp tools prov, both shown, in order
+        assert listed == [
+            ["name", "server"],
+            ["server", "tool"],
+        ]  # %mcp servers and %mcp tools prov, both shown, in order
         listing = kernel.execute("%mcp servers")
         servers = kernel.text_of_cell(listing)
         assert all(name in servers for name in ("prov", "web", "local")), servers
         done = kernel.execute("print(result.content[0].text)")
         assert "Counted to 5." in kernel.text_of_cell(done)
-        local = kernel.execute("import mcp_notebook\nprint((await mcp_notebook.call('local.echo', {'text': 'from stdio'})).content[0].text)")
+        local = kernel.execute(
+            "import mcp_notebook\nprint((await mcp_notebook.call('local.echo', {'text': 'from stdio'})).content[0].text)"
+        )
         assert "from stdio" in kernel.text_of_cell(local)
     finally:
         kernel.close()
@@ -97,7 +106,7 @@ def test_readme_tasks_section_runs_as_written(tmp_path: Path) -> None:
 
 
 def test_readme_sampling_roots_servers_section_runs_as_written(tmp_path: Path) -> None:
-    """"Sampling, roots, saved flows, servers in cells": every block, cell by cell, in an interactive kernel."""
+    """ "Sampling, roots, saved flows, servers in cells": every block, cell by cell, in an interactive kernel."""
     text = (REPO_ROOT / "README.md").read_text()
     section = text.split("### Sampling, roots, saved flows, servers in cells", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```(?:python)?\n(.*?)```", section, flags=re.S)
@@ -112,10 +121,16 @@ def test_readme_sampling_roots_servers_section_runs_as_written(tmp_path: Path) -
         settings = kernel.text_of_cell(ran[0])
         assert "Sampling review: remote (the default" in settings
         assert "roots offered to servers" in settings
-        roots = kernel.execute("print([(e.name, e.uri) for e in get_ipython().magics_manager.registry['MCPMagics'].session.roots.effective()])")
-        assert kernel.text_of_cell(roots) == f"{[('notebook', notebook_dir.resolve().as_uri())]}\n"  # roots add . : the notebook's folder
+        roots = kernel.execute(
+            "print([(e.name, e.uri) for e in get_ipython().magics_manager.registry['MCPMagics'].session.roots.effective()])"
+        )
+        assert (
+            kernel.text_of_cell(roots) == f"{[('notebook', notebook_dir.resolve().as_uri())]}\n"
+        )  # roots add . : the notebook's folder
         assert "Kept: hello" in kernel.text_of_cell(ran[-1])
-        probe = kernel.execute("print(type(served).__name__, served.url.startswith('http://127.0.0.1:'), bool(served.token))")
+        probe = kernel.execute(
+            "print(type(served).__name__, served.url.startswith('http://127.0.0.1:'), bool(served.token))"
+        )
         assert kernel.text_of_cell(probe).split() == ["ServedServer", "True", "True"]
     finally:
         kernel.close()

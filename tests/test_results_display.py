@@ -16,14 +16,17 @@ import pytest
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from mcp_notebook.notebook.display import OPEN_DEPTH, FlowReport, shown_state
 from mcp_notebook.forms.model import Answers
+from mcp_notebook.notebook.display import OPEN_DEPTH, FlowReport, shown_state
 from mcp_notebook.session.session import Session
 
 from .security.test_render import Tags, assert_inert
 
 shelf = MCPServer("shelf")
-RECORDS = [{"name": "<b>pear</b>", "kilos": 2, "organic": True}, {"name": "plum", "origin": {"country": "FR"}, "kilos": 0.5}]
+RECORDS = [
+    {"name": "<b>pear</b>", "kilos": 2, "organic": True},
+    {"name": "plum", "origin": {"country": "FR"}, "kilos": 0.5},
+]
 README = """# Shelf notes
 
 Fruit *in season*, with a [price list](https://example.org/prices "prices") and `code`.
@@ -104,7 +107,10 @@ def test_an_array_of_objects_is_a_table_shown_once(hub: Session) -> None:
         "<td>plum</td><td>0.5</td><td></td><td><code>{&quot;country&quot;: &quot;FR&quot;}</code></td>",
     ]
     assert "<b>pear</b>" not in html  # the server's markup stays text
-    assert bundle["text/plain"] == '{\n  "name": "<b>pear</b>",\n  "kilos": 2,\n  "organic": true\n}\n{\n  "name": "plum",\n  "origin": {\n    "country": "FR"\n  },\n  "kilos": 0.5\n}'
+    assert (
+        bundle["text/plain"]
+        == '{\n  "name": "<b>pear</b>",\n  "kilos": 2,\n  "organic": true\n}\n{\n  "name": "plum",\n  "origin": {\n    "country": "FR"\n  },\n  "kilos": 0.5\n}'
+    )
     assert flow.value.structured_content == {"result": RECORDS}
 
 
@@ -135,7 +141,9 @@ def test_objects_fold_by_depth(hub: Session) -> None:
 
 def test_an_is_error_result_is_an_error(hub: Session) -> None:
     flow, bundle = report(hub, "tools/call", "broken")
-    assert flow.state.value == "done" and flow.error is None and flow.value.is_error  # the exchange ended: nothing to resume
+    assert (
+        flow.state.value == "done" and flow.error is None and flow.value.is_error
+    )  # the exchange ended: nothing to resume
     assert shown_state(flow) == "error"
     html = body(bundle["text/html"])
     assert '<span class="badge" style="background:#d32f2f">error</span>' in html and ">done<" not in html
@@ -150,7 +158,11 @@ def test_a_markdown_resource_renders_as_markdown(hub: Session) -> None:
     assert "<h1>Shelf notes</h1>" in html and "<em>in season</em>" in html and "<code>code</code>" in html
     assert [a["href"] for a in tags.named("a")] == ["https://example.org/prices"]
     (link,) = tags.named("a")
-    assert link["rel"] == "noopener noreferrer nofollow" and link["target"] == "_blank" and link["title"] == "https://example.org/prices"
+    assert (
+        link["rel"] == "noopener noreferrer nofollow"
+        and link["target"] == "_blank"
+        and link["title"] == "https://example.org/prices"
+    )
     assert "<td>pear</td>" in html  # a GFM table
     assert bundle["text/plain"] == README  # the plain twin is the markdown as sent
 

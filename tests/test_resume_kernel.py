@@ -27,8 +27,8 @@ import nbformat
 import pytest
 
 from .conftest import REPO_ROOT, _wait_until_listening, free_port
-from .ready_process import stop as _stop
 from .kernel_harness import Kernel
+from .ready_process import stop as _stop
 
 KEY_ENV = "MCPNB_RESUME_TEST_KEY"
 
@@ -105,9 +105,18 @@ def write_notebook(path: Path, cells: list[tuple[str, str]], flows: dict[str, An
     nbformat.write(nb, str(path))
 
 
-def run(k: Kernel, code: str, cell_id: str | None = None, interactive: bool = False, wait: bool = True, ok: bool = True) -> str:
+def run(
+    k: Kernel, code: str, cell_id: str | None = None, interactive: bool = False, wait: bool = True, ok: bool = True
+) -> str:
     """Execute like JupyterLab does: ``cellId`` in the request's metadata, stdin allowed when interactive."""
-    content = {"code": code, "silent": False, "store_history": True, "user_expressions": {}, "allow_stdin": interactive, "stop_on_error": False}
+    content = {
+        "code": code,
+        "silent": False,
+        "store_history": True,
+        "user_expressions": {},
+        "allow_stdin": interactive,
+        "stop_on_error": False,
+    }
     msg = k.kc.session.msg("execute_request", content, metadata={"cellId": cell_id} if cell_id else {})
     k.kc.shell_channel.send(msg)
     msg_id = msg["header"]["msg_id"]
@@ -121,7 +130,9 @@ def run(k: Kernel, code: str, cell_id: str | None = None, interactive: bool = Fa
 
 def newest(k: Kernel, model: str, before: set[str], **state: Any) -> str:
     """The widget of that kind that appeared after ``before`` was taken."""
-    found = k.wait_for(lambda: [c for c in k.find_widgets(model, **state) if c not in before], what=f"a new {model} {state}")
+    found = k.wait_for(
+        lambda: [c for c in k.find_widgets(model, **state) if c not in before], what=f"a new {model} {state}"
+    )
     return found[-1]
 
 
@@ -143,7 +154,7 @@ SECRETS = {
     "token": "bearer-token-c4b1",
 }
 
-VAULT = '''
+VAULT = """
 from typing import Annotated
 from pydantic import BaseModel, Field
 from mcp.server.mcpserver import Elicit, MCPServer, Resolve
@@ -165,7 +176,7 @@ vault = MCPServer("vault")
 @vault.tool()
 async def unlock(door: str, secret: Annotated[Secret, Resolve(ask_secret)], go: Annotated[Go, Resolve(ask_go)]) -> str:
     return f"unlocked {door}" if go.go else "kept shut"
-'''
+"""
 
 CELLS = [
     ("cell-load", "%load_ext mcp_notebook"),
@@ -196,34 +207,62 @@ def saved(server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dic
 
         # flow B waits at round one
         run(k, CELLS[2][1] + " --background", "cell-b", interactive=True)
-        flow_b = lab.wait(lambda: [s["record"]["id"] for s in lab.ops("save") if s["record"]["id"] != flow_a], "flow B saved")[0]
+        flow_b = lab.wait(
+            lambda: [s["record"]["id"] for s in lab.ops("save") if s["record"]["id"] != flow_a], "flow B saved"
+        )[0]
 
         # flow C finishes: saved while it waited, deleted when done
-        cell_c = run(k, "%mcp call demo.provision_db name=tmp --answer region=us-east-1 --accept-defaults --wait", "cell-c", interactive=True)
+        cell_c = run(
+            k,
+            "%mcp call demo.provision_db name=tmp --answer region=us-east-1 --accept-defaults --wait",
+            "cell-c",
+            interactive=True,
+        )
         assert "Provisioned 'tmp' in us-east-1" in k.text_of_cell(cell_c)
         flow_c = lab.wait(lambda: [d["id"] for d in lab.ops("delete")], "flow C deleted")[0]
         assert lab.ops("save", flow_c) and flow_c not in lab.flows
 
         # secrets: a vault served by this kernel, reached with a header and a bearer token
         run(k, "%%mcp server vault_src\n" + VAULT)
-        url = re.search(r"http://127\.0\.0\.1:\d+/mcp", k.text_of_cell(run(k, "%mcp serve vault_src --keys-env VAULT_KEY --no-auth"))).group(0)
+        url = re.search(
+            r"http://127\.0\.0\.1:\d+/mcp",
+            k.text_of_cell(run(k, "%mcp serve vault_src --keys-env VAULT_KEY --no-auth")),
+        ).group(0)
         run(k, f"%mcp connect vault {url} --header X-Team:{SECRETS['header']} --bearer-env MCPNB_TOKEN")
         before = widgets(k)
         run(k, "%mcp call vault.unlock door=front --background", "cell-v1", interactive=True)
         k.set_value(newest(k, "PasswordModel", before), SECRETS["typed"])  # a secret-looking field: masked
         k.click(newest(k, "ButtonModel", before, description="Accept"))
-        lab.wait(lambda: any(r["name"] == "unlock" and r["round"] == 2 for r in lab.flows.values()), "vault round two saved")
-        stopped = run(k, f"%mcp call vault.unlock door=back --answer passphrase={SECRETS['preset']}", "cell-v2", ok=False)
+        lab.wait(
+            lambda: any(r["name"] == "unlock" and r["round"] == 2 for r in lab.flows.values()), "vault round two saved"
+        )
+        stopped = run(
+            k, f"%mcp call vault.unlock door=back --answer passphrase={SECRETS['preset']}", "cell-v2", ok=False
+        )
         assert "'go'" in k.text_of_cell(stopped) and "still saved" in k.text_of_cell(stopped)
         lab.wait(lambda: sum(r["name"] == "unlock" for r in lab.flows.values()) == 2, "headless vault flow kept")
 
-        status = k.text_of_cell(run(k, "_g = get_ipython().magics_manager.registry['MCPMagics'].session.frontend; print(_g.status, _g.replies > 5)"))
+        status = k.text_of_cell(
+            run(
+                k,
+                "_g = get_ipython().magics_manager.registry['MCPMagics'].session.frontend; print(_g.status, _g.replies > 5)",
+            )
+        )
         assert "connected True" in status
         path = root / "nb.ipynb"
         lab.write(path, CELLS)
     finally:
         k.close()
-    yield {"path": path, "root": root, "a": flow_a, "b": flow_b, "c": flow_c, "first": first, "lab": lab, "server": server}
+    yield {
+        "path": path,
+        "root": root,
+        "a": flow_a,
+        "b": flow_b,
+        "c": flow_c,
+        "first": first,
+        "lab": lab,
+        "server": server,
+    }
 
 
 # ---------------------------------------------------------------------- kernel level
@@ -231,7 +270,20 @@ def test_hello_and_saved_record_shape(saved: dict[str, Any]) -> None:
     lab: FakeLab = saved["lab"]
     assert lab.received[0] == {"op": "hello", "v": 1}
     first = saved["first"]
-    assert set(first) == {"v", "id", "cell_id", "server", "method", "name", "arguments", "round", "request_state", "pending", "updated", "sig"}
+    assert set(first) == {
+        "v",
+        "id",
+        "cell_id",
+        "server",
+        "method",
+        "name",
+        "arguments",
+        "round",
+        "request_state",
+        "pending",
+        "updated",
+        "sig",
+    }
     assert first["v"] == 1 and first["cell_id"] == "cell-a" and first["round"] == 1
     assert first["server"] == {"name": "demo", "target": saved["server"]}
     assert first["method"] == "tools/call" and first["name"] == "provision_db"
@@ -277,7 +329,9 @@ def test_resume_in_a_second_kernel_with_the_extension(saved: dict[str, Any]) -> 
         before = widgets(k)
         cell = run(k, f"%mcp resume {saved['a']}", "cell-z", interactive=True, wait=False)  # ends with its flow
         k.click(newest(k, "ButtonModel", before, description="Accept"))
-        k.wait_for(lambda: "Provisioned 'orders' in eu-west-1 (size large)." in k.text_of_cell(cell), what="the resumed result")
+        k.wait_for(
+            lambda: "Provisioned 'orders' in eu-west-1 (size large)." in k.text_of_cell(cell), what="the resumed result"
+        )
         assert "Reconnected 'demo'" in k.text_of_cell(cell)
         lab.wait(lambda: lab.ops("delete", saved["a"]), "flow A deleted")
         assert any(s["record"]["cell_id"] == "cell-z" for s in lab.ops("save", saved["a"]))  # the marker followed
@@ -395,9 +449,22 @@ class DemoProcess:
         if self.ttl:
             env["MCP_NOTEBOOK_DEMO_STATE_TTL"] = str(self.ttl)
         log = self.tmp / f"demo-{self.port}-{time.monotonic_ns()}.log"
-        args = [sys.executable, "-m", "mcp_notebook.demo", "demo", "--transport", "http", "--port", str(self.port), "--keys-env", KEY_ENV]
+        args = [
+            sys.executable,
+            "-m",
+            "mcp_notebook.demo",
+            "demo",
+            "--transport",
+            "http",
+            "--port",
+            str(self.port),
+            "--keys-env",
+            KEY_ENV,
+        ]
         with log.open("wb") as out:
-            self.proc = subprocess.Popen(args, cwd=REPO_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+            self.proc = subprocess.Popen(
+                args, cwd=REPO_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
         _wait_until_listening(self.proc, self.port, log)
         return self
 
@@ -439,7 +506,9 @@ def resume_text(k: Kernel, line: str) -> str:
     return k.text_of_cell(run(k, line, ok=False))
 
 
-def test_tampered_state_is_refused_and_other_flows_are_untouched(shell: Any, server: str, fault_kernel: Kernel, tmp_path: Path) -> None:
+def test_tampered_state_is_refused_and_other_flows_are_untouched(
+    shell: Any, server: str, fault_kernel: Kernel, tmp_path: Path
+) -> None:
     shell.run_line_magic("mcp", f"connect tamper {server}")
     bad, good = stop_at_round_two(shell, "tamper", "t-bad"), stop_at_round_two(shell, "tamper", "t-good")
     state = bad["request_state"]
@@ -513,7 +582,9 @@ def test_server_down_at_resume_time_keeps_the_flow(shell: Any, fault_kernel: Ker
         srv.stop()
 
 
-def test_corrupt_metadata_is_ignored_with_a_warning(fault_kernel: Kernel, tmp_path: Path, saved: dict[str, Any]) -> None:
+def test_corrupt_metadata_is_ignored_with_a_warning(
+    fault_kernel: Kernel, tmp_path: Path, saved: dict[str, Any]
+) -> None:
     garbage = tmp_path / "garbage.ipynb"
     write_notebook(garbage, [("c1", "print(1)")], {})
     nb = nbformat.read(str(garbage), as_version=4)
@@ -525,7 +596,11 @@ def test_corrupt_metadata_is_ignored_with_a_warning(fault_kernel: Kernel, tmp_pa
 
     good = dict(saved["first"], id="goodflow", round=1)
     mixed = tmp_path / "mixed.ipynb"
-    write_notebook(mixed, [], {"goodflow": good, "broken": 42, "future": dict(good, id="future", v=9), "nostate": {"v": 1, "id": "nostate"}})
+    write_notebook(
+        mixed,
+        [],
+        {"goodflow": good, "broken": 42, "future": dict(good, id="future", v=9), "nostate": {"v": 1, "id": "nostate"}},
+    )
     text = resume_text(fault_kernel, f"%mcp flows --from {mixed}")
     assert "saved flow 'broken' is a number, not an object; ignored" in text
     assert "saved flow 'future' was written by a newer mcp-notebook" in text
@@ -536,14 +611,31 @@ def test_corrupt_metadata_is_ignored_with_a_warning(fault_kernel: Kernel, tmp_pa
 
 def test_unload_and_load_again(fault_kernel: Kernel) -> None:
     run(fault_kernel, "%unload_ext mcp_notebook")
-    opened = len([m for m in fault_kernel.messages if m["msg_type"] == "comm_open" and m["content"].get("target_name") == "mcp_notebook"])
+    opened = len(
+        [
+            m
+            for m in fault_kernel.messages
+            if m["msg_type"] == "comm_open" and m["content"].get("target_name") == "mcp_notebook"
+        ]
+    )
     run(fault_kernel, "%load_ext mcp_notebook")
     fault_kernel.wait_for(
-        lambda: len([m for m in fault_kernel.messages if m["msg_type"] == "comm_open" and m["content"].get("target_name") == "mcp_notebook"]) > opened,
+        lambda: (
+            len(
+                [
+                    m
+                    for m in fault_kernel.messages
+                    if m["msg_type"] == "comm_open" and m["content"].get("target_name") == "mcp_notebook"
+                ]
+            )
+            > opened
+        ),
         what="a new hello",
     )
     assert any(m["msg_type"] == "comm_close" for m in fault_kernel.messages)  # the old comm was closed
-    assert "flows waiting for input" in resume_text(fault_kernel, "%mcp flows") or "No flows" in resume_text(fault_kernel, "%mcp flows")
+    assert "flows waiting for input" in resume_text(fault_kernel, "%mcp flows") or "No flows" in resume_text(
+        fault_kernel, "%mcp flows"
+    )
 
 
 def test_help(shell: Any, capsys: Any) -> None:

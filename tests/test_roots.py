@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 from IPython.core.error import UsageError
-
 from mcp.server import Server, ServerRequestContext
 from mcp.types import (
     CallToolRequestParams,
@@ -29,13 +28,16 @@ from mcp.types import (
     Tool,
 )
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+
 from mcp_notebook.wire.roots import Roots
 
 from .conftest import REPO_ROOT
 
 
 # ---------------------------------------------------------------------- the Roots model
-def test_default_offers_nothing_and_add_is_relative_to_the_notebook_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_default_offers_nothing_and_add_is_relative_to_the_notebook_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     assert Roots().result().roots == [] and not Roots().offered
     assert Roots().notebook_folder().path == tmp_path.resolve()
@@ -70,7 +72,10 @@ def test_add_remove_and_reset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert roots.result().roots == [] and not roots.offered
     with pytest.raises(FileNotFoundError) as missing:
         roots.add("nowhere")
-    assert str(missing.value) == f"no such folder or file: nowhere (looked for {tmp_path.resolve() / 'nowhere'}); create it first, or give a folder that exists"
+    assert (
+        str(missing.value)
+        == f"no such folder or file: nowhere (looked for {tmp_path.resolve() / 'nowhere'}); create it first, or give a folder that exists"
+    )
     with pytest.raises(KeyError, match="not a root"):
         roots.remove("data")
 
@@ -92,7 +97,9 @@ class CachingServer:
         async def list_tools(ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None) -> ListToolsResult:
             return ListToolsResult(tools=[Tool(name="where", input_schema={"type": "object", "properties": {}})])
 
-        async def call_tool(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult | InputRequiredResult:
+        async def call_tool(
+            ctx: ServerRequestContext[Any], params: CallToolRequestParams
+        ) -> CallToolResult | InputRequiredResult:
             if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
                 answer = (params.input_responses or {}).get("roots")
                 if answer is None:
@@ -124,7 +131,9 @@ def ip() -> Iterator[Any]:
     caching = CachingServer()
     shell.user_ns["caching_server"] = caching.build()
     shell.user_ns["caching_state"] = caching
-    shell.run_line_magic("mcp", "roots add . --name 'notebook folder'")  # before connecting: these connections declare roots
+    shell.run_line_magic(
+        "mcp", "roots add . --name 'notebook folder'"
+    )  # before connecting: these connections declare roots
     for line in (
         "connect r26 mcp_notebook.demo:demo",
         "connect r25 mcp_notebook.demo:demo --protocol legacy",
@@ -189,7 +198,10 @@ def test_roots_command(ip: Any, tmp_path: Path) -> None:
     )
     for line, message in [
         ("roots add", "needs a PATH"),
-        ("roots add /no/such/folder/anywhere", "no such folder or file: /no/such/folder/anywhere .looked for /no/such/folder/anywhere.; create it first"),
+        (
+            "roots add /no/such/folder/anywhere",
+            "no such folder or file: /no/such/folder/anywhere .looked for /no/such/folder/anywhere.; create it first",
+        ),
         (f"roots remove {tmp_path}", "is not a root"),
         ("roots rename x", "'rename' is not one of list, add, remove, reset"),
     ]:
@@ -220,10 +232,14 @@ def test_a_2025_server_that_cached_roots_is_told_they_changed(ip: Any, tmp_path:
     deadline = time.monotonic() + 10
     while state.notified == notified + 1 and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert mcp(ip, "call cache25.where").result().content[0].text == ""  # none offered now; still declared on this connection
+    assert (
+        mcp(ip, "call cache25.where").result().content[0].text == ""
+    )  # none offered now; still declared on this connection
 
 
-def test_nothing_is_offered_by_default_and_connections_opened_before_a_root_are_named(ip: Any, tmp_path: Path, capsys: Any) -> None:
+def test_nothing_is_offered_by_default_and_connections_opened_before_a_root_are_named(
+    ip: Any, tmp_path: Path, capsys: Any
+) -> None:
     """Default: no roots capability, so a server keeps its own folders; a root added later reaches new connections only."""
     from mcp_notebook.errors import FlowError
 
@@ -239,16 +255,23 @@ def test_nothing_is_offered_by_default_and_connections_opened_before_a_root_are_
         with pytest.raises(FlowError) as refused:
             mcp(ip, "call bare26.list_my_roots").result()
         assert refused.value.code == -32021
-        assert "this client declares roots only on connections opened after a root was added: add one, then connect again" in str(refused.value)
+        assert (
+            "this client declares roots only on connections opened after a root was added: add one, then connect again"
+            in str(refused.value)
+        )
         capsys.readouterr()
         shown = mcp(ip, f"roots add {tmp_path} --name scratch")._repr_mimebundle_()["text/plain"]
         [told] = [line for line in capsys.readouterr().out.splitlines() if line.startswith("Told ")]
-        assert told == "Told r25, cache25 that the roots changed (2025-generation servers cache them)."  # never bare25: it was not offered roots
+        assert (
+            told == "Told r25, cache25 that the roots changed (2025-generation servers cache them)."
+        )  # never bare25: it was not offered roots
         assert shown.splitlines()[-1] == (
             "Not offered to bare26, bare25: connected before any root was added (a connection declares roots when it opens); connect again to offer them."
         )
         mcp(ip, "connect bare26 mcp_notebook.demo:demo")  # connecting again declares them
-        assert mcp(ip, "call bare26.list_my_roots").result().content[0].text == f"scratch: {tmp_path.resolve().as_uri()}"
+        assert (
+            mcp(ip, "call bare26.list_my_roots").result().content[0].text == f"scratch: {tmp_path.resolve().as_uri()}"
+        )
     finally:
         for name in ("bare26", "bare25"):
             if name in session.registry:

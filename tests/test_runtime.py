@@ -18,7 +18,7 @@ from .conftest import session_of
 
 LOOP_THREAD = "mcp-notebook-loop"
 
-PROTO = '''
+PROTO = """
 from mcp.server.mcpserver import MCPServer
 
 lifecycle_srv = MCPServer("lifecycle")
@@ -26,7 +26,7 @@ lifecycle_srv = MCPServer("lifecycle")
 @lifecycle_srv.tool()
 def hello(name: str) -> str:
     return f"hello {name}"
-'''
+"""
 
 
 def loop_threads() -> list[threading.Thread]:
@@ -127,7 +127,9 @@ def test_unload_stops_everything_and_load_starts_fresh(ip: Any) -> None:
 
     fresh: Any = session_of(ip)
     assert fresh is not session  # the reloaded magics own a new session
-    conn = ip.run_line_magic("mcp", "connect life_again mcp_notebook.demo:echo_server") or fresh.registry.get("life_again")
+    conn = ip.run_line_magic("mcp", "connect life_again mcp_notebook.demo:echo_server") or fresh.registry.get(
+        "life_again"
+    )
     assert conn.state == "open" and fresh.runtime.loop is not old_loop and len(loop_threads()) == 1
     assert ip.run_line_magic("mcp", "call life_again.echo text=back --no-save").result().content[0].text == "back"
     ip.run_line_magic("mcp", "disconnect life_again")

@@ -16,12 +16,11 @@ from typing import Annotated, Any
 
 import pytest
 from IPython.core.error import UsageError
-
 from mcp.server.mcpserver import MCPServer, Resolve, Sample
 from mcp.types import (
     AudioContent,
-    CreateMessageResult,
     CreateMessageRequestParams,
+    CreateMessageResult,
     ImageContent,
     ModelHint,
     ModelPreferences,
@@ -32,14 +31,15 @@ from mcp.types import (
     ToolResultContent,
     ToolUseContent,
 )
-from mcp_notebook.notebook.display import FlowReport
+
 from mcp_notebook.errors import FlowError
+from mcp_notebook.flows.ui import HeadlessUI
+from mcp_notebook.notebook.display import FlowReport
 from mcp_notebook.sampling.providers import create_message
 from mcp_notebook.sampling.providers.anthropic import anthropic_payload
 from mcp_notebook.sampling.providers.base import SamplingContext, SamplingError
 from mcp_notebook.sampling.providers.openai import openai_payload
 from mcp_notebook.sampling.router import ModelConfig, ModelRouter, Reviewed
-from mcp_notebook.flows.ui import HeadlessUI
 
 from .model_server import ModelServer, Reply
 
@@ -66,7 +66,9 @@ def ip() -> Iterator[Any]:
     shell = start_ipython() or get_ipython()  # the global test shell may already be running
     shell.run_line_magic("load_ext", "mcp_notebook")
     shell.run_line_magic("config", "MCPMagics.interactive = False")
-    shell.run_line_magic("config", "MCPMagics.review = 'ask'")  # the fake model is on loopback, which the default (remote) never reviews
+    shell.run_line_magic(
+        "config", "MCPMagics.review = 'ask'"
+    )  # the fake model is on loopback, which the default (remote) never reviews
     mcp(shell, "connect d26 mcp_notebook.demo:demo")
     mcp(shell, "connect d25 mcp_notebook.demo:demo --protocol legacy")
     yield shell
@@ -144,7 +146,9 @@ def test_openai_request_is_exactly_the_chat_completions_shape(ip: Any, fake: Mod
         "stop": ["\n\n"],
     }
     # the cell says which model answered, which model name the provider reported, and why
-    assert any("answered by gpt (openai gpt-test) as 'fake-gpt', stop reason endTurn — default model" in n for n in flow.notes)
+    assert any(
+        "answered by gpt (openai gpt-test) as 'fake-gpt', stop reason endTurn — default model" in n for n in flow.notes
+    )
 
 
 @pytest.mark.parametrize("generation", GENERATIONS)
@@ -169,12 +173,35 @@ def test_anthropic_request_is_exactly_the_messages_shape(ip: Any, fake: ModelSer
 
 def _rich_params(**kw: Any) -> CreateMessageRequestParams:
     """A conversation with an image, a tool call and its result, and settings of every kind."""
-    tool = Tool(name="lookup", description="Look a word up", input_schema={"type": "object", "properties": {"w": {"type": "string"}}})
+    tool = Tool(
+        name="lookup",
+        description="Look a word up",
+        input_schema={"type": "object", "properties": {"w": {"type": "string"}}},
+    )
     return params(
         messages=[
-            SamplingMessage(role="user", content=[TextContent(type="text", text="What is this?"), ImageContent(type="image", data="iVBORw0K", mime_type="image/png")]),
-            SamplingMessage(role="assistant", content=[TextContent(type="text", text="Let me check."), ToolUseContent(type="tool_use", id="t1", name="lookup", input={"w": "cat"})]),
-            SamplingMessage(role="user", content=[ToolResultContent(type="tool_result", tool_use_id="t1", content=[TextContent(type="text", text="a small feline")])]),
+            SamplingMessage(
+                role="user",
+                content=[
+                    TextContent(type="text", text="What is this?"),
+                    ImageContent(type="image", data="iVBORw0K", mime_type="image/png"),
+                ],
+            ),
+            SamplingMessage(
+                role="assistant",
+                content=[
+                    TextContent(type="text", text="Let me check."),
+                    ToolUseContent(type="tool_use", id="t1", name="lookup", input={"w": "cat"}),
+                ],
+            ),
+            SamplingMessage(
+                role="user",
+                content=[
+                    ToolResultContent(
+                        type="tool_result", tool_use_id="t1", content=[TextContent(type="text", text="a small feline")]
+                    )
+                ],
+            ),
         ],
         system_prompt="Be brief.",
         max_tokens=64,
@@ -194,14 +221,35 @@ def test_openai_mapping_of_images_tools_and_results(fake: ModelServer) -> None:
         "model": "gpt-test",
         "messages": [
             {"role": "system", "content": "Be brief."},
-            {"role": "user", "content": [{"type": "text", "text": "What is this?"}, {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0K"}}]},
-            {"role": "assistant", "content": "Let me check.", "tool_calls": [{"id": "t1", "type": "function", "function": {"name": "lookup", "arguments": '{"w": "cat"}'}}]},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "What is this?"},
+                    {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0K"}},
+                ],
+            },
+            {
+                "role": "assistant",
+                "content": "Let me check.",
+                "tool_calls": [
+                    {"id": "t1", "type": "function", "function": {"name": "lookup", "arguments": '{"w": "cat"}'}}
+                ],
+            },
             {"role": "tool", "tool_call_id": "t1", "content": "a small feline"},
         ],
         "max_tokens": 64,
         "temperature": 0.5,
         "stop": ["END"],
-        "tools": [{"type": "function", "function": {"name": "lookup", "description": "Look a word up", "parameters": {"type": "object", "properties": {"w": {"type": "string"}}}}}],
+        "tools": [
+            {
+                "type": "function",
+                "function": {
+                    "name": "lookup",
+                    "description": "Look a word up",
+                    "parameters": {"type": "object", "properties": {"w": {"type": "string"}}},
+                },
+            }
+        ],
         "tool_choice": "required",
     }
     # OpenAI's own endpoint gets max_completion_tokens (its reasoning models refuse max_tokens)
@@ -216,29 +264,78 @@ def test_anthropic_mapping_of_images_tools_and_results(fake: ModelServer) -> Non
         "model": "claude-test",
         "max_tokens": 64,
         "messages": [
-            {"role": "user", "content": [{"type": "text", "text": "What is this?"}, {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0K"}}]},
-            {"role": "assistant", "content": [{"type": "text", "text": "Let me check."}, {"type": "tool_use", "id": "t1", "name": "lookup", "input": {"w": "cat"}}]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "a small feline"}]}]},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "What is this?"},
+                    {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0K"}},
+                ],
+            },
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "Let me check."},
+                    {"type": "tool_use", "id": "t1", "name": "lookup", "input": {"w": "cat"}},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "t1",
+                        "content": [{"type": "text", "text": "a small feline"}],
+                    }
+                ],
+            },
         ],
         "system": "Be brief.",
         "temperature": 0.5,
         "stop_sequences": ["END"],
-        "tools": [{"name": "lookup", "description": "Look a word up", "input_schema": {"type": "object", "properties": {"w": {"type": "string"}}}}],
+        "tools": [
+            {
+                "name": "lookup",
+                "description": "Look a word up",
+                "input_schema": {"type": "object", "properties": {"w": {"type": "string"}}},
+            }
+        ],
         "tool_choice": {"type": "any"},
     }
-    assert anthropic_payload(config, params(tools=_rich_params().tools, tool_choice=ToolChoice(mode="none")))["tool_choice"] == {"type": "none"}
+    assert anthropic_payload(config, params(tools=_rich_params().tools, tool_choice=ToolChoice(mode="none")))[
+        "tool_choice"
+    ] == {"type": "none"}
 
 
 def test_audio_goes_to_openai_and_is_refused_clearly_elsewhere(fake: ModelServer) -> None:
     def audio(mime: str) -> CreateMessageRequestParams:
-        return params(messages=[SamplingMessage(role="user", content=AudioContent(type="audio", data="UklGRg==", mime_type=mime))])
+        return params(
+            messages=[SamplingMessage(role="user", content=AudioContent(type="audio", data="UklGRg==", mime_type=mime))]
+        )
 
-    run(create_message(ModelConfig("gpt", "openai", "gpt-audio", base_url=fake.openai_url), audio("audio/wav"), SamplingContext()))
-    assert fake.requests[0].body["messages"] == [{"role": "user", "content": [{"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}}]}]
+    run(
+        create_message(
+            ModelConfig("gpt", "openai", "gpt-audio", base_url=fake.openai_url), audio("audio/wav"), SamplingContext()
+        )
+    )
+    assert fake.requests[0].body["messages"] == [
+        {"role": "user", "content": [{"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}}]}
+    ]
     with pytest.raises(SamplingError, match="audio only as wav or mp3"):
-        run(create_message(ModelConfig("gpt", "openai", "gpt-audio", base_url=fake.openai_url), audio("audio/ogg"), SamplingContext()))
+        run(
+            create_message(
+                ModelConfig("gpt", "openai", "gpt-audio", base_url=fake.openai_url),
+                audio("audio/ogg"),
+                SamplingContext(),
+            )
+        )
     with pytest.raises(SamplingError, match="does not take audio"):
-        run(create_message(ModelConfig("c", "anthropic", "claude-test", base_url=fake.anthropic_url), audio("audio/wav"), SamplingContext()))
+        run(
+            create_message(
+                ModelConfig("c", "anthropic", "claude-test", base_url=fake.anthropic_url),
+                audio("audio/wav"),
+                SamplingContext(),
+            )
+        )
     assert len(fake.requests) == 1  # nothing was sent for the refused ones
 
 
@@ -261,12 +358,25 @@ def test_tool_enabled_sampling_with_openai(ip: Any, fake: ModelServer, generatio
     flow = mcp(ip, f"call {GENERATIONS[generation]}.sample_with_tools question='Do I need an umbrella in Paris?'")
     assert text_of_flow(flow) == "Light rain in Paris, 18 °C."
     first, second = (r.body for r in fake.requests)
-    tool = {"type": "function", "function": {"name": "get_weather", "description": "Current weather for a city", "parameters": WEATHER_SCHEMA}}
+    tool = {
+        "type": "function",
+        "function": {"name": "get_weather", "description": "Current weather for a city", "parameters": WEATHER_SCHEMA},
+    }
     assert first["tools"] == [tool] and first["tool_choice"] == "auto"
     assert second["messages"] == [
         {"role": "system", "content": WEATHER_SYSTEM},
         {"role": "user", "content": "Do I need an umbrella in Paris?"},
-        {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+                }
+            ],
+        },
         {"role": "tool", "tool_call_id": "call_1", "content": "Paris: 18 °C, light rain"},
     ]
     assert second["tool_choice"] == "none"
@@ -279,15 +389,34 @@ def test_tool_enabled_sampling_with_openai(ip: Any, fake: ModelServer, generatio
 def test_tool_enabled_sampling_with_anthropic(ip: Any, fake: ModelServer, generation: str) -> None:
     add_fake(ip, fake, "claude", "anthropic")
     mcp(ip, "model use claude")
-    fake.queue(fake.anthropic_tool_use("get_weather", {"city": "Oslo"}, text="Checking."), fake.anthropic_text("Snow in Oslo."))
+    fake.queue(
+        fake.anthropic_tool_use("get_weather", {"city": "Oslo"}, text="Checking."), fake.anthropic_text("Snow in Oslo.")
+    )
     flow = mcp(ip, f"call {GENERATIONS[generation]}.sample_with_tools question='Weather in Oslo?'")
     assert text_of_flow(flow) == "Snow in Oslo."
     first, second = (r.body for r in fake.requests)
-    assert first["tools"] == [{"name": "get_weather", "description": "Current weather for a city", "input_schema": WEATHER_SCHEMA}]
+    assert first["tools"] == [
+        {"name": "get_weather", "description": "Current weather for a city", "input_schema": WEATHER_SCHEMA}
+    ]
     assert first["tool_choice"] == {"type": "auto"}
     assert second["messages"][1:] == [
-        {"role": "assistant", "content": [{"type": "text", "text": "Checking."}, {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Oslo"}}]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": [{"type": "text", "text": "Oslo: -3 °C, snow"}]}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Checking."},
+                {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Oslo"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_1",
+                    "content": [{"type": "text", "text": "Oslo: -3 °C, snow"}],
+                }
+            ],
+        },
     ]
 
 
@@ -295,7 +424,11 @@ def test_tool_enabled_sampling_with_anthropic(ip: Any, fake: ModelServer, genera
 def _router() -> ModelRouter:
     router = ModelRouter()
     router.add(ModelConfig("mini", "openai", "gpt-4o-mini", base_url="http://x", cost=0.1, speed=0.9, intelligence=0.4))
-    router.add(ModelConfig("sonnet", "anthropic", "claude-sonnet-4-5", base_url="http://x", cost=0.6, speed=0.5, intelligence=0.9))
+    router.add(
+        ModelConfig(
+            "sonnet", "anthropic", "claude-sonnet-4-5", base_url="http://x", cost=0.6, speed=0.5, intelligence=0.9
+        )
+    )
     router.add(ModelConfig("local", "openai", "llama3.2", base_url="http://x", cost=0.0, speed=0.3, intelligence=0.2))
     router.add(ModelConfig("mine", "callable", function=lambda p: "x"))
     return router
@@ -314,11 +447,18 @@ def _router() -> ModelRouter:
         ([], {"speed_priority": 1.0}, "mini", "priorities speed 1"),
         ([], {"intelligence_priority": 1.0}, "sonnet", "priorities intelligence 1"),
         ([], {"cost_priority": 0.3, "intelligence_priority": 0.8}, "sonnet", "priorities cost 0.3, intelligence 0.8"),
-        (["gemini"], {"cost_priority": 0.9, "speed_priority": 0.9}, "mini", "no model matches the hints 'gemini'; priorities"),
+        (
+            ["gemini"],
+            {"cost_priority": 0.9, "speed_priority": 0.9},
+            "mini",
+            "no model matches the hints 'gemini'; priorities",
+        ),
         (["mini"], {"intelligence_priority": 1.0}, "mini", "model hint 'mini'"),  # a hint beats priorities
     ],
 )
-def test_routing_by_hints_then_priorities_then_default(hints: list[str], priorities: dict[str, float], expected: str, why: str) -> None:
+def test_routing_by_hints_then_priorities_then_default(
+    hints: list[str], priorities: dict[str, float], expected: str, why: str
+) -> None:
     prefs = ModelPreferences(hints=[ModelHint(name=h) for h in hints] or None, **priorities)
     choice = _router().choose(params(model_preferences=prefs))
     assert choice.config.name == expected
@@ -329,7 +469,10 @@ def test_routing_prefers_the_default_among_hint_matches_and_skips_unrated_models
     router = _router()
     router.add(ModelConfig("mini-2", "openai", "gpt-4o-mini-2", base_url="http://x"))
     router.use("mini-2")
-    assert router.choose(params(model_preferences=ModelPreferences(hints=[ModelHint(name="mini")]))).config.name == "mini-2"
+    assert (
+        router.choose(params(model_preferences=ModelPreferences(hints=[ModelHint(name="mini")]))).config.name
+        == "mini-2"
+    )
     unrated = ModelRouter()
     unrated.add(ModelConfig("plain", "openai", "m", base_url="http://x"))
     choice = unrated.choose(params(model_preferences=ModelPreferences(cost_priority=1.0)))
@@ -385,13 +528,23 @@ def test_model_commands_and_config(ip: Any, fake: ModelServer, capsys: Any) -> N
 
 
 def test_models_through_config(ip: Any, fake: ModelServer, caplog: pytest.LogCaptureFixture) -> None:
-    spec = {"cfg": {"provider": "anthropic", "model": "claude-test", "base_url": fake.anthropic_url, "api_key_env": KEY_ENV, "speed": 1.0}}
+    spec = {
+        "cfg": {
+            "provider": "anthropic",
+            "model": "claude-test",
+            "base_url": fake.anthropic_url,
+            "api_key_env": KEY_ENV,
+            "speed": 1.0,
+        }
+    }
     ip.run_line_magic("config", f"MCPMagics.models = {spec!r}")
     ip.run_line_magic("config", "MCPMagics.default_model = 'cfg'")
     try:
         assert hub().router.default == "cfg"
         assert text_of_flow(mcp(ip, "call d26.summarize text=y")).startswith("Summary (fake-claude)")
-        ip.run_line_magic("config", "MCPMagics.models = {'bad': {'provider': 'nosuch'}}")  # %config reports, never raises
+        ip.run_line_magic(
+            "config", "MCPMagics.models = {'bad': {'provider': 'nosuch'}}"
+        )  # %config reports, never raises
         assert "MCPMagics.models['bad']: unknown provider 'nosuch'" in caplog.text
         assert "cfg" in hub().router.models and "bad" not in hub().router.models  # a bad table changes nothing
         ip.run_line_magic("config", "MCPMagics.default_model = 'ghost'")
@@ -413,7 +566,14 @@ def test_echo_is_deterministic_and_respects_max_tokens_and_stops(ip: Any) -> Non
     clipped = mcp(ip, "call d25.summarize text='a very long text indeed' max_tokens=3")
     assert text_of_flow(clipped) == "Summary (echo): echo: Summar"  # 3 tokens ~ 12 characters
     assert any("stop reason maxTokens" in n for n in clipped.notes)
-    stopped = run(ModelRouter().sample(params(messages=[SamplingMessage(role="user", content=TextContent(type="text", text="one END two"))], stop_sequences=["END"])))
+    stopped = run(
+        ModelRouter().sample(
+            params(
+                messages=[SamplingMessage(role="user", content=TextContent(type="text", text="one END two"))],
+                stop_sequences=["END"],
+            )
+        )
+    )
     assert (stopped[0].content.text, stopped[0].stop_reason) == ("echo: one ", "stopSequence")
 
 
@@ -437,7 +597,10 @@ def test_callable_provider_sync_and_async(ip: Any) -> None:
     assert seen[0].max_tokens == 100 and seen[0].system_prompt == SUMMARY_SYSTEM  # given the request params
     mcp(ip, "model add nice callable polite")
     mcp(ip, "model use nice")
-    assert text_of_flow(mcp(ip, "call d25.summarize text=q max_tokens=4")) == f"Summary (polite): {('please: ' + SUMMARY_SYSTEM)[:16]}"
+    assert (
+        text_of_flow(mcp(ip, "call d25.summarize text=q max_tokens=4"))
+        == f"Summary (polite): {('please: ' + SUMMARY_SYSTEM)[:16]}"
+    )
     mcp(ip, "model add oops callable broken")
     mcp(ip, "model use oops")
     with pytest.raises(FlowError, match=r"broken\(\) raised RuntimeError: no idea"):
@@ -453,13 +616,43 @@ def test_human_provider_headless_is_a_clear_error(ip: Any) -> None:
 
 # ---------------------------------------------------------------------- failures
 FAILURES = [
-    ("openai", lambda f: f.openai_error(500, "The server is overloaded"), "answered HTTP 500: The server is overloaded (server_error)"),
-    ("anthropic", lambda f: f.anthropic_error(529, "Overloaded", "overloaded_error"), "answered HTTP 529: Overloaded (overloaded_error)"),
-    ("openai", lambda f: f.openai_error(401, f"Incorrect API key provided: {KEY}", "invalid_request_error"), "answered HTTP 401: Incorrect API key provided: ***"),
+    (
+        "openai",
+        lambda f: f.openai_error(500, "The server is overloaded"),
+        "answered HTTP 500: The server is overloaded (server_error)",
+    ),
+    (
+        "anthropic",
+        lambda f: f.anthropic_error(529, "Overloaded", "overloaded_error"),
+        "answered HTTP 529: Overloaded (overloaded_error)",
+    ),
+    (
+        "openai",
+        lambda f: f.openai_error(401, f"Incorrect API key provided: {KEY}", "invalid_request_error"),
+        "answered HTTP 401: Incorrect API key provided: ***",
+    ),
     ("openai", lambda f: Reply({"id": "x", "object": "chat.completion"}), "malformed reply: no choices"),
     ("openai", lambda f: Reply("<html>bad gateway</html>"), "not JSON"),
-    ("anthropic", lambda f: Reply({"type": "message", "content": "oops", "stop_reason": "end_turn"}), "malformed reply: no content list"),
-    ("openai", lambda f: Reply({"model": "m", "choices": [{"message": {"role": "assistant", "content": None, "refusal": "I can't help with that."}, "finish_reason": "stop"}]}), "the model refused: I can't help with that."),
+    (
+        "anthropic",
+        lambda f: Reply({"type": "message", "content": "oops", "stop_reason": "end_turn"}),
+        "malformed reply: no content list",
+    ),
+    (
+        "openai",
+        lambda f: Reply(
+            {
+                "model": "m",
+                "choices": [
+                    {
+                        "message": {"role": "assistant", "content": None, "refusal": "I can't help with that."},
+                        "finish_reason": "stop",
+                    }
+                ],
+            }
+        ),
+        "the model refused: I can't help with that.",
+    ),
     ("anthropic", lambda f: f.anthropic_text("I won't.", stop="refusal"), "the model refused: I won't."),
     ("openai", lambda f: Reply(f.openai_text("late").body, delay=1.5), "did not answer within 0.3 s"),
 ]
@@ -467,7 +660,9 @@ FAILURES = [
 
 @pytest.mark.parametrize("generation", GENERATIONS)
 @pytest.mark.parametrize(("provider", "reply", "reason"), FAILURES)
-def test_provider_failures_answer_the_server_with_the_reason(ip: Any, fake: ModelServer, generation: str, provider: str, reply: Any, reason: str) -> None:
+def test_provider_failures_answer_the_server_with_the_reason(
+    ip: Any, fake: ModelServer, generation: str, provider: str, reply: Any, reason: str
+) -> None:
     add_fake(ip, fake, "m", provider, "--timeout 0.3")
     mcp(ip, "model use m")
     fake.queue(reply(fake))
@@ -483,7 +678,10 @@ def test_provider_failures_answer_the_server_with_the_reason(ip: Any, fake: Mode
         assert "MCP error -32603" in text  # the 2025 server received the error answer and failed the call with it
     # the flow failed cleanly; the connection and the model router still work
     mcp(ip, "model use echo")
-    assert text_of_flow(mcp(ip, f"call {GENERATIONS[generation]}.summarize text=ok")) == "Summary (echo): echo: Summarize: ok"
+    assert (
+        text_of_flow(mcp(ip, f"call {GENERATIONS[generation]}.summarize text=ok"))
+        == "Summary (echo): echo: Summarize: ok"
+    )
 
 
 def test_unreachable_provider_and_missing_key(ip: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -493,7 +691,9 @@ def test_unreachable_provider_and_missing_key(ip: Any, monkeypatch: pytest.Monke
     mcp(ip, "model use gone")
     with pytest.raises(FlowError, match="could not reach openai at 127.0.0.1"):
         mcp(ip, "call d26.summarize text=q")
-    mcp(ip, "model add keyless anthropic claude-test --base-url http://127.0.0.1:9 --api-key-env MCPNB_NOT_SET_ANYWHERE")
+    mcp(
+        ip, "model add keyless anthropic claude-test --base-url http://127.0.0.1:9 --api-key-env MCPNB_NOT_SET_ANYWHERE"
+    )
     mcp(ip, "model use keyless")
     monkeypatch.delenv("MCPNB_NOT_SET_ANYWHERE", raising=False)
     with pytest.raises(FlowError, match="MCPNB_NOT_SET_ANYWHERE, which is not set"):
@@ -502,7 +702,11 @@ def test_unreachable_provider_and_missing_key(ip: Any, monkeypatch: pytest.Monke
 
 # ---------------------------------------------------------------------- includeContext
 def ask_recap() -> Sample:
-    return Sample([SamplingMessage(role="user", content=TextContent(type="text", text="recap"))], max_tokens=20, include_context="thisServer")
+    return Sample(
+        [SamplingMessage(role="user", content=TextContent(type="text", text="recap"))],
+        max_tokens=20,
+        include_context="thisServer",
+    )
 
 
 async def recap(r: Annotated[CreateMessageResult, Resolve(ask_recap)]) -> str:
@@ -520,13 +724,18 @@ def context_server(ip: Any) -> Any:
 
 
 @pytest.mark.parametrize("name", ["ctx26", "ctx25"])
-def test_include_context_is_answered_without_context_and_said_so(ip: Any, fake: ModelServer, context_server: Any, name: str) -> None:
+def test_include_context_is_answered_without_context_and_said_so(
+    ip: Any, fake: ModelServer, context_server: Any, name: str
+) -> None:
     add_fake(ip, fake, "gpt", "openai")
     mcp(ip, "model use gpt")
     flow = mcp(ip, f"call {name}.recap")
     assert text_of_flow(flow) == "fake reply to: recap"
     assert fake.requests[0].body["messages"] == [{"role": "user", "content": "recap"}]
-    assert any("include context (thisServer); answered without it" in n.replace("to include context", "include context") for n in flow.notes)
+    assert any(
+        "include context (thisServer); answered without it" in n.replace("to include context", "include context")
+        for n in flow.notes
+    )
 
 
 # ---------------------------------------------------------------------- review logic (a scripted UI; widgets below)
@@ -577,17 +786,24 @@ def test_review_edits_reach_the_model_and_the_server(fake: ModelServer, ip: Any,
 
     flow = _start(GENERATIONS[generation], ScriptedUI(edit_prompt, edit_answer))
     assert text_of_flow(flow) == "Summary (fake-gpt): Le chien."
-    assert fake.requests[0].body["messages"] == [{"role": "system", "content": "Answer in French."}, {"role": "user", "content": "Summarize: the dog"}]
+    assert fake.requests[0].body["messages"] == [
+        {"role": "system", "content": "Answer in French."},
+        {"role": "user", "content": "Summarize: the dog"},
+    ]
     assert fake.requests[0].body["max_tokens"] == 11
-    assert any("you edited request system prompt, request message 1, request maxTokens, reply text" in n for n in flow.notes)
+    assert any(
+        "you edited request system prompt, request message 1, request maxTokens, reply text" in n for n in flow.notes
+    )
 
 
 @pytest.mark.parametrize("generation", GENERATIONS)
 @pytest.mark.parametrize("where", ["request", "reply"])
-def test_review_deny_tells_the_server_the_user_declined(fake: ModelServer, ip: Any, generation: str, where: str) -> None:
+def test_review_deny_tells_the_server_the_user_declined(
+    fake: ModelServer, ip: Any, generation: str, where: str
+) -> None:
     add_fake(ip, fake, "gpt", "openai")
     mcp(ip, "model use gpt")
-    deny = lambda _: Reviewed(False)  # noqa: E731
+    deny = lambda _: Reviewed(False)  # noqa: E731 - a one-line stand-in reviewer
     ui = ScriptedUI(request=deny) if where == "request" else ScriptedUI(reply=deny)
     flow = _start(GENERATIONS[generation], ui)
     with pytest.raises(FlowError, match="The user declined the sampling request"):
@@ -604,7 +820,11 @@ def test_review_always_shows_without_waiting_and_never_shows_nothing(fake: Model
         mcp(ip, "review always")
         ui = ScriptedUI(request=lambda p: pytest.fail("always must not wait"))
         assert text_of_flow(_start("d26", ui)).startswith("Summary (fake-gpt)")
-        assert [s[0] for s in ui.shown] == ["shown", "shown"] and ui.shown[0][1] is None and ui.shown[1][1].model == "fake-gpt"
+        assert (
+            [s[0] for s in ui.shown] == ["shown", "shown"]
+            and ui.shown[0][1] is None
+            and ui.shown[1][1].model == "fake-gpt"
+        )
         mcp(ip, "review never")
         quiet = ScriptedUI(request=lambda p: pytest.fail("never must not ask"))
         assert text_of_flow(_start("d25", quiet)).startswith("Summary (fake-gpt)")
@@ -633,7 +853,9 @@ def test_review_always_shows_without_waiting_and_never_shows_nothing(fake: Model
     ],
 )
 def test_which_models_leave_the_machine(provider: str, base_url: str | None, leaves: bool) -> None:
-    config = ModelConfig("m", provider, "some-model" if provider in ("openai", "anthropic") else None, base_url=base_url, api_key_env="K")
+    config = ModelConfig(
+        "m", provider, "some-model" if provider in ("openai", "anthropic") else None, base_url=base_url, api_key_env="K"
+    )
     assert config.leaves_machine is leaves
     assert ModelConfig("f", "callable", "f", function=lambda p: "x").leaves_machine is False
 
@@ -665,13 +887,17 @@ def test_default_review_asks_only_where_the_request_leaves_the_machine(fake: Mod
         mcp(ip, "model use gpt")
         local = ScriptedUI(request=lambda p: pytest.fail("a loopback model is not reviewed"))
         assert text_of_flow(_start("d25", local)).startswith("Summary (fake-gpt)") and local.shown == []
-        mcp(ip, f"model add far openai far-model --base-url http://192.0.2.1:9/v1 --api-key-env {KEY_ENV}")  # TEST-NET-1: elsewhere
+        mcp(
+            ip, f"model add far openai far-model --base-url http://192.0.2.1:9/v1 --api-key-env {KEY_ENV}"
+        )  # TEST-NET-1: elsewhere
         mcp(ip, "model use far")
         asked = ScriptedUI(request=lambda p: Reviewed(False))
         flow = _start("d26", asked)
         with pytest.raises(FlowError, match="The user declined the sampling request"):
             flow.result(timeout=30)
-        assert [(what, name) for what, _, name in asked.shown] == [("request", "far")]  # asked first; denied, nothing was sent
+        assert [(what, name) for what, _, name in asked.shown] == [
+            ("request", "far")
+        ]  # asked first; denied, nothing was sent
     finally:
         mcp(ip, "model use echo")
         mcp(ip, "review ask")
@@ -698,8 +924,13 @@ def test_review_panels_edit_request_and_reply_without_a_kernel() -> None:
     assert got[0].edited == ["message 1", "maxTokens"]
 
     result = CreateMessageResultWithTools(
-        role="assistant", model="m", stop_reason="toolUse",
-        content=[TextContent(type="text", text="calling"), ToolUseContent(type="tool_use", id="1", name="get_weather", input={"city": "Rome"})],
+        role="assistant",
+        model="m",
+        stop_reason="toolUse",
+        content=[
+            TextContent(type="text", text="calling"),
+            ToolUseContent(type="tool_use", id="1", name="get_weather", input={"city": "Rome"}),
+        ],
     )
     reply = ReplyReview("srv", "k", result, choice, got.append)
     reply.tools[1].value = "{not json"
@@ -759,8 +990,15 @@ def test_both_checkpoints_edited_in_a_kernel(kernel: Any, fake: ModelServer, con
     assert kernel.comms[reply]["value"] == "fake reply to: Summarize: the dog sat on the log"
     kernel.set_value(reply, "A dog sat on a log.")
     kernel.click(waited(kernel, before, "ButtonModel", description="Return"))
-    kernel.wait_for(lambda: "Summary (fake-gpt): A dog sat on a log." in kernel.text_of_cell(cell), what="the edited reply in the result")
-    html = "".join(m["content"]["data"].get("text/html", "") for m in kernel.for_cell(cell) if m["msg_type"] == "update_display_data")
+    kernel.wait_for(
+        lambda: "Summary (fake-gpt): A dog sat on a log." in kernel.text_of_cell(cell),
+        what="the edited reply in the result",
+    )
+    html = "".join(
+        m["content"]["data"].get("text/html", "")
+        for m in kernel.for_cell(cell)
+        if m["msg_type"] == "update_display_data"
+    )
     assert "you edited request system prompt, request message 1, reply text" in html
 
 
@@ -773,7 +1011,10 @@ def test_deny_in_a_kernel(kernel: Any, fake: ModelServer, conn: str, where: str)
         kernel.click(waited(kernel, before, "ButtonModel", description="Send"))
         waited(kernel, before, "TextareaModel", description="reply")
     kernel.click(waited(kernel, before, "ButtonModel", description="Deny"))
-    kernel.wait_for(lambda: "The user declined the sampling request" in kernel.text_of_cell(cell), what="the declined error in the cell")
+    kernel.wait_for(
+        lambda: "The user declined the sampling request" in kernel.text_of_cell(cell),
+        what="the declined error in the cell",
+    )
     assert len(fake.requests) == (0 if where == "request" else 1)
     probe = kernel.execute("print(_mcp_alive := 'kernel fine')")
     assert "kernel fine" in kernel.text_of_cell(probe)
@@ -787,7 +1028,9 @@ def test_human_provider_in_a_kernel(kernel: Any, fake: ModelServer) -> None:
         box = waited(kernel, before, "TextareaModel", description="your reply")
         kernel.set_value(box, "Roses are red.")
         kernel.click(waited(kernel, before, "ButtonModel", description="Send reply"))
-        kernel.wait_for(lambda: "Summary (human): Roses are red." in kernel.text_of_cell(cell), what="the typed reply in the result")
+        kernel.wait_for(
+            lambda: "Summary (human): Roses are red." in kernel.text_of_cell(cell), what="the typed reply in the result"
+        )
         assert fake.requests == []  # no review panels for the human provider, no model called
         assert not newest(kernel, before, "ButtonModel", description="Return")
     finally:
@@ -799,7 +1042,10 @@ def test_review_always_in_a_kernel(kernel: Any, fake: ModelServer) -> None:
     try:
         before = set(kernel.comms)
         cell = kernel.execute("%mcp call legacy.summarize text=shown", allow_stdin=True)
-        kernel.wait_for(lambda: "Summary (fake-gpt): fake reply to: Summarize: shown" in kernel.text_of_cell(cell), what="the result, without any click")
+        kernel.wait_for(
+            lambda: "Summary (fake-gpt): fake reply to: Summarize: shown" in kernel.text_of_cell(cell),
+            what="the result, without any click",
+        )
         shown = [m["content"]["data"] for m in kernel.for_cell(cell) if m["msg_type"] == "display_data"]
         plain = "\n".join(d.get("text/plain", "") for d in shown)
         assert "asks for a model reply" in plain and "reply from fake-gpt: fake reply to: Summarize: shown" in plain
@@ -818,7 +1064,11 @@ def test_cancel_while_reviewing_a_2025_request_clears_the_panel(kernel: Any, fak
     kernel.wait_for(lambda: "cancelled" in kernel.text_of_cell(cell), what="the cancelled report")
     # the back-channel request is answered outside the flow's task: it must stop waiting too
     kernel.wait_for(
-        lambda: any("no longer needed" in s.get("value", "") for s in kernel.comms.values() if s.get("_model_name") == "HTMLModel"),
+        lambda: any(
+            "no longer needed" in s.get("value", "")
+            for s in kernel.comms.values()
+            if s.get("_model_name") == "HTMLModel"
+        ),
         what="the dismissed review panel",
     )
     assert fake.requests == []

@@ -29,9 +29,9 @@ from urllib.parse import quote, quote_plus
 import httpx2
 import pytest
 
-from mcp_notebook.notebook.frontend import Frontend, _answers_where_sent, checked_page_url
 from mcp_notebook.auth.server_extension import CallbackResults
 from mcp_notebook.flows.store import Store
+from mcp_notebook.notebook.frontend import Frontend, _answers_where_sent, checked_page_url
 
 from .browser import APPS, Front, chromium_page, notebook, running_lab, wait_for
 from .conftest import REPO_ROOT, free_port
@@ -60,7 +60,9 @@ def test_results_are_bounded_expire_and_are_taken_once() -> None:
     results = CallbackResults(max_entries=3, ttl=10, clock=lambda: now[0])
     for i in range(5):
         results.put(f"state-{i:04}", {"code": str(i)})
-    assert len(results) == 3 and results.take("state-0000") is None and results.take("state-0001") is None  # the oldest went
+    assert (
+        len(results) == 3 and results.take("state-0000") is None and results.take("state-0001") is None
+    )  # the oldest went
     assert results.take("state-0002") == {"code": "2"} and results.take("state-0002") is None  # once
     results.put("state-0003", {"code": "3 again"})  # a later callback for a state replaces it, as the newest
     results.put("state-0005", {"code": "5"})
@@ -199,7 +201,10 @@ def test_oauth_answers_are_handled_on_the_subshell_they_came_on() -> None:
     comm = FakeComm()
     _answers_where_sent(comm)
     assert comm._reply_subshell_for({"op": "oauth", "state": "s"}, "front end's subshell") == "front end's subshell"
-    assert comm._reply_subshell_for({"op": "ack", "id": "f1"}, "front end's subshell") == "the subshell this comm last sent from"
+    assert (
+        comm._reply_subshell_for({"op": "ack", "id": "f1"}, "front end's subshell")
+        == "the subshell this comm last sent from"
+    )
     assert _answers_where_sent(object()) is False  # a comm without the hook: nothing to do
 
 
@@ -216,20 +221,31 @@ def test_the_page_is_heard_as_its_answer_is_routed() -> None:
 
     fe._hooked = _answers_where_sent(comm, heard=note)
     assert fe._hooked and fe.await_oauth(state(), print) is False  # nothing heard yet: nothing relays
-    route = comm._reply_subshell_for({"op": "restore", "page_url": "http://127.0.0.1:8888/user/ada/", "flows": {}}, None)
-    assert route == "the subshell this comm last sent from"  # routed as before: the main shell handles it after the cell
+    route = comm._reply_subshell_for(
+        {"op": "restore", "page_url": "http://127.0.0.1:8888/user/ada/", "flows": {}}, None
+    )
+    assert (
+        route == "the subshell this comm last sent from"
+    )  # routed as before: the main shell handles it after the cell
     assert heard == [{"op": "restore", "page_url": "http://127.0.0.1:8888/user/ada/", "flows": {}}]
-    assert (fe.page_url, fe.status) == ("http://127.0.0.1:8888/user/ada/", "pending")  # the records wait for the main shell
+    assert (fe.page_url, fe.status) == (
+        "http://127.0.0.1:8888/user/ada/",
+        "pending",
+    )  # the records wait for the main shell
     assert fe.wait_for_page(0.01) is True
     s = state()
-    assert fe.await_oauth(s, print) is True and comm.sent == [{"op": "oauth_wait", "state": s}]  # the relay is up already
+    assert fe.await_oauth(s, print) is True and comm.sent == [
+        {"op": "oauth_wait", "state": s}
+    ]  # the relay is up already
 
     def broken(data: Any) -> None:
         raise RuntimeError("a bug in the note")
 
     other = FakeComm()
     _answers_where_sent(other, heard=broken)
-    assert other._reply_subshell_for({"op": "oauth", "state": "s"}, "front end's subshell") == "front end's subshell"  # routing survives
+    assert (
+        other._reply_subshell_for({"op": "oauth", "state": "s"}, "front end's subshell") == "front end's subshell"
+    )  # routing survives
 
 
 def test_a_page_that_never_answers_is_waited_for_once() -> None:
@@ -237,7 +253,9 @@ def test_a_page_that_never_answers_is_waited_for_once() -> None:
     assert fe.wait_for_page(5) is False  # no comm at all (no kernel): nothing to wait for
     fe._comm, fe.status = FakeComm(), "pending"
     started = time.monotonic()
-    assert fe.wait_for_page(5) is False  # no routing hook (a kernel without it): the answer comes after the cell, so no wait
+    assert (
+        fe.wait_for_page(5) is False
+    )  # no routing hook (a kernel without it): the answer comes after the cell, so no wait
     assert time.monotonic() - started < 0.2
     fe._hooked = True
     started = time.monotonic()
@@ -259,10 +277,26 @@ def test_a_real_kernel_gets_the_answer_while_its_cell_blocks(tmp_path: Path) -> 
     k = Kernel(cwd=str(tmp_path))
     try:
         k.execute("%load_ext mcp_notebook")
-        opened = [m for m in k.messages if m["msg_type"] == "comm_open" and m["content"].get("target_name") == "mcp_notebook"]
+        opened = [
+            m for m in k.messages if m["msg_type"] == "comm_open" and m["content"].get("target_name") == "mcp_notebook"
+        ]
         comm_id = opened[0]["content"]["comm_id"]
-        k._comm_msg(comm_id, {"op": "restore", "v": 1, "reason": "hello", "flows": {}, "path": "nb.ipynb", "page_url": "https://hub.example.org/user/ada/"})
-        shown = k.text_of_cell(k.execute("fe = get_ipython().magics_manager.registry['MCPMagics'].session.frontend\nprint(fe.status, fe.page_url)"))
+        k._comm_msg(
+            comm_id,
+            {
+                "op": "restore",
+                "v": 1,
+                "reason": "hello",
+                "flows": {},
+                "path": "nb.ipynb",
+                "page_url": "https://hub.example.org/user/ada/",
+            },
+        )
+        shown = k.text_of_cell(
+            k.execute(
+                "fe = get_ipython().magics_manager.registry['MCPMagics'].session.frontend\nprint(fe.status, fe.page_url)"
+            )
+        )
         assert shown.strip() == "connected https://hub.example.org/user/ada/"
 
         request = k.kc.session.msg("create_subshell_request", {})
@@ -280,9 +314,29 @@ def test_a_real_kernel_gets_the_answer_while_its_cell_blocks(tmp_path: Path) -> 
             "print(f'DELIVERED {asked} {done.wait(20)} {got}')",  # one write: the subshell's output may come between two
             wait=False,
         )
-        k.wait_for(lambda: [m for m in k.messages if m["msg_type"] == "comm_msg" and m["content"]["data"] == {"op": "oauth_wait", "state": s}], what="oauth_wait")
+        k.wait_for(
+            lambda: [
+                m
+                for m in k.messages
+                if m["msg_type"] == "comm_msg" and m["content"]["data"] == {"op": "oauth_wait", "state": s}
+            ],
+            what="oauth_wait",
+        )
         for code in ("abc", "a second relay"):
-            msg = k.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": {"op": "oauth", "state": s, "code": code, "iss": None, "error": None, "error_description": None}})
+            msg = k.kc.session.msg(
+                "comm_msg",
+                {
+                    "comm_id": comm_id,
+                    "data": {
+                        "op": "oauth",
+                        "state": s,
+                        "code": code,
+                        "iss": None,
+                        "error": None,
+                        "error_description": None,
+                    },
+                },
+            )
             msg["header"]["subshell_id"] = subshell
             k.kc.shell_channel.send(msg)
         k.wait_idle(cell, timeout=30)
@@ -336,7 +390,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
 CODES: list[str] = []  # every code sent to the server: none may reach its log
 
 
-def get(server: dict[str, Any], path: str, params: dict[str, str], headers: dict[str, str] | None = None) -> httpx2.Response:
+def get(
+    server: dict[str, Any], path: str, params: dict[str, str], headers: dict[str, str] | None = None
+) -> httpx2.Response:
     """One request with no cookies (Jupyter's login cookie would stand in for the token)."""
     return httpx2.get(server["origin"] + path, params=params, headers=headers or {}, timeout=10)
 
@@ -345,7 +401,9 @@ def result(server: dict[str, Any], s: str, headers: dict[str, str] | None = AUTH
     return get(server, f"{BASE}mcp-notebook/oauth/result", {"state": s}, headers)
 
 
-def callback(server: dict[str, Any], path: str = f"{BASE}mcp-notebook/oauth/callback", auth: bool = True, **params: str) -> httpx2.Response:
+def callback(
+    server: dict[str, Any], path: str = f"{BASE}mcp-notebook/oauth/callback", auth: bool = True, **params: str
+) -> httpx2.Response:
     if "code" in params:
         CODES.append(params["code"])
     return get(server, path, params, AUTH if auth else None)
@@ -360,13 +418,25 @@ def test_callback_shows_the_outcome_and_posts_it(server: dict[str, Any]) -> None
     body = reply.text
     assert "<title>mcp-notebook sign-in</title>" in body and SIGNED_IN in body
     assert 'new BroadcastChannel("mcp-notebook-oauth")' in body and "window.close()" in body
-    assert script_message(body) == {"state": s, "code": CODES[-1], "iss": None, "error": None, "error_description": None}
+    assert script_message(body) == {
+        "state": s,
+        "code": CODES[-1],
+        "iss": None,
+        "error": None,
+        "error_description": None,
+    }
 
     s = state()
     reply = callback(server, error="access_denied", error_description="The user said no", state=s)
     assert reply.status_code == 200 and "Sign-in did not complete: access_denied (The user said no)" in reply.text
     assert SIGNED_IN not in reply.text
-    assert script_message(reply.text) == {"state": s, "code": None, "iss": None, "error": "access_denied", "error_description": "The user said no"}
+    assert script_message(reply.text) == {
+        "state": s,
+        "code": None,
+        "iss": None,
+        "error": "access_denied",
+        "error_description": "The user said no",
+    }
 
 
 def test_only_a_signed_in_user_under_the_base_url_gets_there(server: dict[str, Any]) -> None:
@@ -377,7 +447,12 @@ def test_only_a_signed_in_user_under_the_base_url_gets_there(server: dict[str, A
         assert reply.headers["location"].startswith(f"{BASE}login")
     assert result(server, state(), headers=None).status_code == 403
     assert result(server, state(), headers={"Authorization": "token wrong"}).status_code == 403
-    assert callback(server, path="/mcp-notebook/oauth/callback", code="code-" + secrets.token_hex(8), state=state()).status_code == 404
+    assert (
+        callback(
+            server, path="/mcp-notebook/oauth/callback", code="code-" + secrets.token_hex(8), state=state()
+        ).status_code
+        == 404
+    )
 
 
 @pytest.mark.parametrize("bad", [None, "", "short", "has space in it", "semi;colon-state", "x" * 257, "ünïcödé-state"])
@@ -412,7 +487,13 @@ def test_result_is_handed_out_once(server: dict[str, Any]) -> None:
     callback(server, code=secret, state=s, iss="https://as.example")
     first = result(server, s)
     assert first.status_code == 200 and first.headers["cache-control"] == "no-store"
-    assert first.json() == {"state": s, "code": secret, "iss": "https://as.example", "error": None, "error_description": None}
+    assert first.json() == {
+        "state": s,
+        "code": secret,
+        "iss": "https://as.example",
+        "error": None,
+        "error_description": None,
+    }
     again = result(server, s)
     assert again.status_code == 404 and again.json() == {"error": "unknown state"}
     assert result(server, state()).status_code == 404
@@ -426,11 +507,17 @@ def test_no_code_reaches_the_log(server: dict[str, Any]) -> None:
     callback(server, code="code-" + secrets.token_hex(8), state="bad")
     callback(server, path="/mcp-notebook/oauth/callback", code="code-" + secrets.token_hex(8), state=state())
     log = server["log"]
-    wait_for(lambda: log.read_text(errors="replace").count("mcp-notebook/oauth/callback?") >= 4, "the requests in the log")
+    wait_for(
+        lambda: log.read_text(errors="replace").count("mcp-notebook/oauth/callback?") >= 4, "the requests in the log"
+    )
     time.sleep(0.3)
     text = log.read_text(errors="replace")
-    assert "mcp-notebook: OAuth sign-in callback at /user/ada/mcp-notebook/oauth/callback" in text  # enabled by the shipped config
-    assert "200 GET /user/ada/mcp-notebook/oauth/callback?code=[secret]&state=[secret]" in text  # the requests are there, scrubbed
+    assert (
+        "mcp-notebook: OAuth sign-in callback at /user/ada/mcp-notebook/oauth/callback" in text
+    )  # enabled by the shipped config
+    assert (
+        "200 GET /user/ada/mcp-notebook/oauth/callback?code=[secret]&state=[secret]" in text
+    )  # the requests are there, scrubbed
     for code in CODES:
         for form in {code, quote(code, safe=""), quote_plus(code)}:
             assert form not in text
@@ -441,7 +528,14 @@ def test_no_code_reaches_the_log(server: dict[str, Any]) -> None:
 def lab(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
     """JupyterLab, then Notebook 7, under ``/user/ada/`` with a token; yields (app, url)."""
     nb = notebook([""] * 6)
-    with running_lab(tmp_path_factory.mktemp("lab"), {"oauth.ipynb": nb}, app=request.param, expose_app=True, base_url=BASE, token=TOKEN) as (url, _root):
+    with running_lab(
+        tmp_path_factory.mktemp("lab"),
+        {"oauth.ipynb": nb},
+        app=request.param,
+        expose_app=True,
+        base_url=BASE,
+        token=TOKEN,
+    ) as (url, _root):
         yield request.param, url
 
 
@@ -462,10 +556,15 @@ def test_the_callback_reaches_the_waiting_kernel(lab: tuple[str, str], tmp_path:
         console: list[str] = []
         page.on("console", lambda message: console.append(message.text))
         front = Front(page, url, app)
-        page.goto(f"{front.notebook_url('oauth.ipynb')}?token={TOKEN}")  # logs in: the cookie comes back with the callback
+        page.goto(
+            f"{front.notebook_url('oauth.ipynb')}?token={TOKEN}"
+        )  # logs in: the cookie comes back with the callback
         front.wait_idle("oauth.ipynb")
         front.run_in_cell(0, "%load_ext mcp_notebook")
-        out = front.run_in_cell(1, "fe = get_ipython().magics_manager.registry['MCPMagics'].session.frontend\nprint('PAGE_URL', fe.page_url, fe.status)")
+        out = front.run_in_cell(
+            1,
+            "fe = get_ipython().magics_manager.registry['MCPMagics'].session.frontend\nprint('PAGE_URL', fe.page_url, fe.status)",
+        )
         page_url = f"{url}/"  # http://127.0.0.1:PORT/user/ada/
         expect(out.locator(".jp-OutputArea")).to_contain_text(f"PAGE_URL {page_url} connected")
 
@@ -484,9 +583,15 @@ def test_the_callback_reaches_the_waiting_kernel(lab: tuple[str, str], tmp_path:
         tab = page.context.new_page()
         landed = tab.goto(f"{page_url}mcp-notebook/oauth/callback?code=abc&state={first}")
         assert landed is not None and landed.status == 200 and SIGNED_IN in landed.text()
-        out = front.run_in_cell(3, "import time\nfor _ in range(100):\n    if got: break\n    time.sleep(0.1)\nprint('GOT', got)")
-        expect(out.locator(".jp-OutputArea")).to_contain_text(f"GOT [{{'state': '{first}', 'code': 'abc', 'iss': None, 'error': None, 'error_description': None}}]")
-        wait_for(lambda: polls, "a fetch of the result endpoint")  # there was one (refused), yet the broadcast carried the code
+        out = front.run_in_cell(
+            3, "import time\nfor _ in range(100):\n    if got: break\n    time.sleep(0.1)\nprint('GOT', got)"
+        )
+        expect(out.locator(".jp-OutputArea")).to_contain_text(
+            f"GOT [{{'state': '{first}', 'code': 'abc', 'iss': None, 'error': None, 'error_description': None}}]"
+        )
+        wait_for(
+            lambda: polls, "a fetch of the result endpoint"
+        )  # there was one (refused), yet the broadcast carried the code
         page.unroute("**/mcp-notebook/oauth/result?*")
         tab.close()
 
@@ -502,9 +607,14 @@ def test_the_callback_reaches_the_waiting_kernel(lab: tuple[str, str], tmp_path:
         )
         out = type_and_run(front, 4, code)
         time.sleep(1)  # the wait is sent and the poll runs; the page does not see this callback
-        reply = httpx2.get(f"{page_url}mcp-notebook/oauth/callback", params={"code": "xyz", "state": second}, headers=AUTH, timeout=10)
+        reply = httpx2.get(
+            f"{page_url}mcp-notebook/oauth/callback", params={"code": "xyz", "state": second}, headers=AUTH, timeout=10
+        )
         assert reply.status_code == 200
         expect(out.locator(".jp-OutputArea")).to_contain_text(
-            f"DELIVERED True [True] [{{'state': '{second}', 'code': 'xyz', 'iss': None, 'error': None, 'error_description': None}}]", timeout=40_000
+            f"DELIVERED True [True] [{{'state': '{second}', 'code': 'xyz', 'iss': None, 'error': None, 'error_description': None}}]",
+            timeout=40_000,
         )
-        assert not [line for line in console if first in line or second in line or "xyz" in line]  # never in the console
+        assert not [
+            line for line in console if first in line or second in line or "xyz" in line
+        ]  # never in the console

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from IPython.core.error import UsageError
 
-from mcp_notebook.flows.store import SavedFlow
 from mcp_notebook.errors import FlowError, Note, SessionError
+from mcp_notebook.flows.store import SavedFlow
 from mcp_notebook.forms.model import Answers
 from mcp_notebook.magics.hints import for_magics, with_hint
 from mcp_notebook.session.session import CallOptions, Session
@@ -37,7 +37,9 @@ def answers(accept_defaults: bool = False, **fields: Any) -> CallOptions:
 
 def provision(s: Session, name: str, options: CallOptions) -> Any:
     """A headless ``provision_db`` call of the demo server (two questions over two rounds)."""
-    return s.call("tools/call", s.registry.get("demo"), "provision_db", {"name": name}, options, interactive=False, cell_id=None)
+    return s.call(
+        "tools/call", s.registry.get("demo"), "provision_db", {"name": name}, options, interactive=False, cell_id=None
+    )
 
 
 def stopped(s: Session, name: str) -> tuple[FlowError, dict[str, Any]]:
@@ -67,14 +69,22 @@ def test_connect_and_call_headless_with_answers(session: Session) -> None:
 def test_a_stopped_flow_stays_saved_and_resumes(session: Session) -> None:
     session.connect("demo", DEMO)
     error, record = stopped(session, "orders")
-    assert (error.kind, error.reason, error.flow_id, error.server, error.missing_field) == ("still_saved", "unanswered", record["id"], "demo", "ok")
+    assert (error.kind, error.reason, error.flow_id, error.server, error.missing_field) == (
+        "still_saved",
+        "unanswered",
+        record["id"],
+        "demo",
+        "ok",
+    )
     assert "still saved" in str(error) and "%mcp" not in str(error)  # the engine speaks API
     hinted = for_magics(error)
     assert isinstance(hinted, FlowError) and hinted.kind == "still_saved"
     assert f"%mcp resume {record['id']} --answer ok=VALUE" in str(hinted)  # the field that had no answer
 
     assert session.saved.pick(None, None).to_dict() == record  # the only one waiting
-    flow = session.saved.resume(SavedFlow.from_dict(record), answers(accept_defaults=True), interactive=False, cell_id=None)
+    flow = session.saved.resume(
+        SavedFlow.from_dict(record), answers(accept_defaults=True), interactive=False, cell_id=None
+    )
     assert flow is not None and flow.id == record["id"]
     assert flow.result(timeout=30).content[0].text == "Provisioned 'orders' in us-west-2 (size small)."
     assert session.store.get(record["id"]) is None
@@ -90,7 +100,9 @@ def test_forget_and_the_errors_of_saved_flows(session: Session) -> None:
 
     with pytest.raises(SessionError) as info:
         session.saved.pick(None, None)
-    assert info.value.kind == "several_waiting" and sorted(info.value.details["ids"]) == sorted([first["id"], second["id"]])
+    assert info.value.kind == "several_waiting" and sorted(info.value.details["ids"]) == sorted(
+        [first["id"], second["id"]]
+    )
     hinted = for_magics(info.value)
     assert isinstance(hinted, UsageError) and "Say which: %mcp resume ID" in str(hinted)
 
@@ -98,7 +110,11 @@ def test_forget_and_the_errors_of_saved_flows(session: Session) -> None:
     assert session.store.get(first["id"]) is None and session.saved.pick(None, None).to_dict() == second
     with pytest.raises(SessionError) as info:
         session.saved.forget(first["id"])
-    assert (info.value.kind, info.value.flow_id, info.value.details["ids"]) == ("no_saved_flow", first["id"], [second["id"]])
+    assert (info.value.kind, info.value.flow_id, info.value.details["ids"]) == (
+        "no_saved_flow",
+        first["id"],
+        [second["id"]],
+    )
     assert str(for_magics(info.value)).endswith("See %mcp flows.")
     with pytest.raises(SessionError) as info:
         session.saved.forget()
@@ -126,7 +142,9 @@ def test_a_record_that_needs_consent_is_refused_with_its_fields(session: Session
     _, record = stopped(session, "orders")
     session.connect("demo", "mcp_notebook.demo:echo_server")  # the name now points elsewhere
     with pytest.raises(SessionError) as info:
-        session.saved.resume(SavedFlow.from_dict(record), answers(accept_defaults=True), interactive=False, cell_id=None)
+        session.saved.resume(
+            SavedFlow.from_dict(record), answers(accept_defaults=True), interactive=False, cell_id=None
+        )
     error = info.value
     assert (error.kind, error.flow_id, error.server) == ("consent_needed", record["id"], "demo")
     assert any("now points to" in concern for concern in error.details["concerns"])
@@ -147,13 +165,22 @@ def test_a_server_of_another_kernel_cannot_be_reconnected(session: Session) -> N
     with pytest.raises(FlowError) as info:
         session.saved.resume(SavedFlow.from_dict(record), CallOptions(trust=True), interactive=False, cell_id=None)
     error = info.value
-    assert (error.kind, error.reason, error.flow_id, error.server) == ("reconnect_needed", "inproc", record["id"], "demo")
+    assert (error.kind, error.reason, error.flow_id, error.server) == (
+        "reconnect_needed",
+        "inproc",
+        record["id"],
+        "demo",
+    )
     assert "%mcp" not in str(error)
     assert f"%mcp connect demo ...), then %mcp resume {record['id']}." in str(for_magics(error))
 
 
 def test_notes_carry_their_kind_and_the_magics_add_the_hint(session: Session) -> None:
-    note = Note("This cell has a saved flow abc waiting for input (round 1); starting a new call.", "saved_flow_waiting", flow_id="abc")
+    note = Note(
+        "This cell has a saved flow abc waiting for input (round 1); starting a new call.",
+        "saved_flow_waiting",
+        flow_id="abc",
+    )
     assert with_hint(note).endswith("starting a new call. To continue the saved one instead: %mcp resume abc")
     assert with_hint("plain text") == "plain text"
     session.tell(note)

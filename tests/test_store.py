@@ -9,9 +9,9 @@ from typing import Any
 import nbformat
 import pytest
 
+from mcp_notebook.flows.store import Store, age, check_record, parse_block, questions, read_notebook
 from mcp_notebook.notebook.frontend import Frontend
 from mcp_notebook.session.page import NOT_SAVED_NOTICE
-from mcp_notebook.flows.store import Store, age, check_record, parse_block, questions, read_notebook
 
 
 def record(flow_id: str = "f1", **changes: Any) -> dict[str, Any]:
@@ -25,7 +25,9 @@ def record(flow_id: str = "f1", **changes: Any) -> dict[str, Any]:
         "arguments": {"name": "orders"},
         "round": 1,
         "request_state": "opaque",
-        "pending": {"region": {"method": "elicitation/create", "params": {"message": "Which region?", "requestedSchema": {}}}},
+        "pending": {
+            "region": {"method": "elicitation/create", "params": {"message": "Which region?", "requestedSchema": {}}}
+        },
         "updated": "2026-11-30T10:00:00Z",
     }
     return {**base, **changes}
@@ -73,7 +75,9 @@ def test_check_record_names_the_problem(changes: dict[str, Any], problem: str) -
 def test_parse_block_keeps_good_records_and_warns_about_the_rest() -> None:
     assert parse_block(None) == ({}, [])
     assert parse_block([]) == ({}, ['notebook metadata "mcp_notebook" is an array, not an object; ignored'])
-    assert parse_block({"flows": "x"})[1] == ['notebook metadata "mcp_notebook.flows" is a string, not an object; ignored']
+    assert parse_block({"flows": "x"})[1] == [
+        'notebook metadata "mcp_notebook.flows" is a string, not an object; ignored'
+    ]
     records, warnings = parse_block({"flows": {"f1": record(), "bad": None}})
     assert list(records) == ["f1"] and warnings == ["saved flow 'bad' is null, not an object; ignored"]
 
@@ -93,13 +97,16 @@ def test_read_notebook(tmp_path: Path) -> None:
 
 def test_age_and_questions() -> None:
     now = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
-    stamp = lambda delta: (now - delta).strftime("%Y-%m-%dT%H:%M:%SZ")  # noqa: E731
+    stamp = lambda delta: (now - delta).strftime("%Y-%m-%dT%H:%M:%SZ")  # noqa: E731 - a one-line helper
     assert age(stamp(timedelta(seconds=5)), now) == "5 s"
     assert age(stamp(timedelta(minutes=3)), now) == "3 min"
     assert age(stamp(timedelta(hours=2)), now) == "2 h"
     assert age(stamp(timedelta(days=4)), now) == "4 d"
     assert age("yesterday", now) == "?" and age(None, now) == "?"
-    pending = {"a": {"method": "elicitation/create", "params": {"message": "Which region?"}}, "b": {"method": "sampling/createMessage", "params": {}}}
+    pending = {
+        "a": {"method": "elicitation/create", "params": {"message": "Which region?"}},
+        "b": {"method": "sampling/createMessage", "params": {}},
+    }
     assert questions(record(pending=pending)) == ["Which region?", "b: a model reply (sampling)"]
 
 
@@ -108,7 +115,9 @@ def test_store_merge_never_resurrects_deleted_flows() -> None:
     store = Store()
     store.save(record("mine"))
     store.delete("done")  # finished here before the restore arrived
-    added, stale = store.merge({"mine": record("mine", round=9), "done": record("done"), "other": record("other")}, "notebook")
+    added, stale = store.merge(
+        {"mine": record("mine", round=9), "done": record("done"), "other": record("other")}, "notebook"
+    )
     assert added == ["other"] and stale == ["done"]
     assert store.get("mine")["round"] == 1  # this kernel's copy is at least as new
     assert store.origin("other") == "notebook" and store.origin("mine") == "kernel"
@@ -133,8 +142,10 @@ def test_restore_fills_the_store_and_saves_go_through_the_comm() -> None:
     signed = comm.sent[0]["record"]
     assert signed == {**record("f2"), "sig": signed["sig"]} and fe.store.signer.verify(signed)  # saved signed
     assert comm.sent == [{"op": "save", "record": signed}, {"op": "delete", "id": "f1"}]
-    fe.handle({"op": "ack", "id": "f1", "warnings": ['notebook metadata "mcp_notebook" is a string, not an object; dropped']})
-    fe.handle({"op": "error", "for": "save", "message": "record has no string \"id\""})
+    fe.handle(
+        {"op": "ack", "id": "f1", "warnings": ['notebook metadata "mcp_notebook" is a string, not an object; dropped']}
+    )
+    fe.handle({"op": "error", "for": "save", "message": 'record has no string "id"'})
     assert len(fe.take_warnings()) == 2
     fe.handle({"op": "path", "path": "renamed.ipynb"})
     assert fe.describe() == "saved in renamed.ipynb"
@@ -156,7 +167,11 @@ def test_reports_are_kept_until_a_page_shows_them_and_sent_again_on_restore() ->
     from mcp_notebook.notebook.frontend import REPORTS_KEPT
 
     fe, comm = frontend()
-    output = {"output_type": "display_data", "data": {"text/plain": "done"}, "metadata": {"mcp_notebook": {"display_id": "d0", "final": True}}}
+    output = {
+        "output_type": "display_data",
+        "data": {"text/plain": "done"},
+        "metadata": {"mcp_notebook": {"display_id": "d0", "final": True}},
+    }
     fe.send_report("cell-1", "d0", output)
     assert comm.sent == [{"op": "report", "cell_id": "cell-1", "display_id": "d0", "output": output}]
     comm.sent.clear()
@@ -176,8 +191,16 @@ def test_reports_are_kept_until_a_page_shows_them_and_sent_again_on_restore() ->
 def test_a_live_area_is_kept_until_its_report_replaces_it() -> None:
     """The live area goes to pages that did not see it displayed, again on every restore, until its report comes."""
     fe, comm = frontend()
-    live = {"output_type": "display_data", "data": {"text/plain": "live"}, "metadata": {"mcp_notebook": {"display_id": "d1"}}}
-    report = {"output_type": "display_data", "data": {"text/plain": "done"}, "metadata": {"mcp_notebook": {"display_id": "d1", "final": True}}}
+    live = {
+        "output_type": "display_data",
+        "data": {"text/plain": "live"},
+        "metadata": {"mcp_notebook": {"display_id": "d1"}},
+    }
+    report = {
+        "output_type": "display_data",
+        "data": {"text/plain": "done"},
+        "metadata": {"mcp_notebook": {"display_id": "d1", "final": True}},
+    }
     fe.send_live("cell-1", "d1", live)
     fe.handle({"op": "shown", "display_id": "d1"})  # one page has it; a page that reloads later needs it too
     comm.sent.clear()
@@ -231,7 +254,15 @@ def test_saved_flow_round_trips_the_dict_form_and_its_signature() -> None:
         "pending": {"q": {"method": "elicitation/create", "params": {}}}, "updated": "2026-01-01T00:00:00Z",
         "withheld": ["password"], "later": {"a newer writer's key": True},
     })  # fmt: skip
-    minimal = {"v": 1, "id": "f2", "server": {"name": "s"}, "method": "prompts/get", "name": "p", "round": 1, "pending": {"q": {}}}
+    minimal = {
+        "v": 1,
+        "id": "f2",
+        "server": {"name": "s"},
+        "method": "prompts/get",
+        "name": "p",
+        "round": 1,
+        "pending": {"q": {}},
+    }
     for record in (full, minimal):
         assert check_record(record["id"], record) is None
         saved = SavedFlow.from_dict(record)

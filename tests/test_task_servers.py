@@ -98,7 +98,11 @@ class StatusWatch(ClientExtension):
         async def collect(params: types.TaskStatusNotificationParams) -> None:
             self.seen.append(params)
 
-        return [NotificationBinding(method="notifications/tasks/status", params_type=types.TaskStatusNotificationParams, handler=collect)]
+        return [
+            NotificationBinding(
+                method="notifications/tasks/status", params_type=types.TaskStatusNotificationParams, handler=collect
+            )
+        ]
 
     def statuses(self, task_id: str) -> list[str]:
         return [n.status for n in self.seen if n.task_id == task_id]
@@ -114,21 +118,38 @@ class Legacy:
         self.messages: list[str | None] = []
         """Every ``statusMessage`` the polls saw."""
 
-    async def create(self, tool: str, arguments: dict[str, Any] | None = None, *, ttl: int | None = 60_000, meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def create(
+        self,
+        tool: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        ttl: int | None = 60_000,
+        meta: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         """A task-augmented ``tools/call``; returns the ``CreateTaskResult`` (wire dict)."""
-        params: dict[str, Any] = {"name": tool, "arguments": arguments or {}, "task": {} if ttl is None else {"ttl": ttl}}
+        params: dict[str, Any] = {
+            "name": tool,
+            "arguments": arguments or {},
+            "task": {} if ttl is None else {"ttl": ttl},
+        }
         if meta:
             params["_meta"] = meta
         return await self.client.session._dispatcher.send_raw_request("tools/call", params, None)
 
     async def get(self, task_id: str) -> types.GetTaskResult:
-        return await self.client.session.send_request(types.GetTaskRequest(params=types.GetTaskRequestParams(task_id=task_id)), types.GetTaskResult)
+        return await self.client.session.send_request(
+            types.GetTaskRequest(params=types.GetTaskRequestParams(task_id=task_id)), types.GetTaskResult
+        )
 
     async def result(self, task_id: str) -> types.CallToolResult:
-        return await self.client.session.send_request(types.GetTaskPayloadRequest(params=types.GetTaskPayloadRequestParams(task_id=task_id)), types.CallToolResult)
+        return await self.client.session.send_request(
+            types.GetTaskPayloadRequest(params=types.GetTaskPayloadRequestParams(task_id=task_id)), types.CallToolResult
+        )
 
     async def cancel(self, task_id: str) -> types.CancelTaskResult:
-        return await self.client.session.send_request(types.CancelTaskRequest(params=types.CancelTaskRequestParams(task_id=task_id)), types.CancelTaskResult)
+        return await self.client.session.send_request(
+            types.CancelTaskRequest(params=types.CancelTaskRequestParams(task_id=task_id)), types.CancelTaskResult
+        )
 
     async def list(self) -> types.ListTasksResult:
         return await self.client.session.send_request(types.ListTasksRequest(), types.ListTasksResult)
@@ -262,7 +283,9 @@ class Modern:
         return await self.client.session.send_request(CancelTask(params=TaskIdParams(task_id=task_id)), Loose)
 
     async def update(self, task_id: str, responses: dict[str, Any]) -> Loose:
-        return await self.client.session.send_request(UpdateTask(params=UpdateTaskParams(task_id=task_id, input_responses=responses)), Loose)
+        return await self.client.session.send_request(
+            UpdateTask(params=UpdateTaskParams(task_id=task_id, input_responses=responses)), Loose
+        )
 
     async def poll(self, task_id: str, until: set[str], *, at_most: float | None = None) -> tuple[DetailedTask, int]:
         """``tasks/get`` every ``pollIntervalMs`` (or ``at_most`` seconds, if sooner) until the status is in ``until``."""
@@ -299,9 +322,14 @@ async def test_2025_handshake_capabilities_and_tools(url_2025: str) -> None:
         tasks = c.client.server_capabilities.tasks if c.client.server_capabilities else None
         assert tasks is not None and tasks.list is not None and tasks.cancel is not None
         assert tasks.requests is not None and tasks.requests.tools is not None and tasks.requests.tools.call is not None
-        listed = {tool.name: tool.execution.task_support if tool.execution else None for tool in (await c.client.list_tools()).tools}
+        listed = {
+            tool.name: tool.execution.task_support if tool.execution else None
+            for tool in (await c.client.list_tools()).tools
+        }
         assert listed == {"slow_job": "optional", "slow_job_required": "required", "task_stats": "forbidden"}
-        assert (await mcp_error(c.client.call_tool("slow_job_required", {"duration": 0}))).code == types.METHOD_NOT_FOUND
+        assert (
+            await mcp_error(c.client.call_tool("slow_job_required", {"duration": 0}))
+        ).code == types.METHOD_NOT_FOUND
         assert (await mcp_error(c.create("task_stats"))).code == types.METHOD_NOT_FOUND
         inline = await c.client.call_tool("slow_job", {"duration": 0.2})
         assert texts(inline) == "Done after 0.2s"
@@ -326,7 +354,9 @@ async def test_2025_create_poll_result(url_2025: str) -> None:
         with anyio.fail_after(WAIT):
             while "completed" not in c.watch.statuses(task_id):
                 await anyio.sleep(0.05)
-        assert c.watch.statuses(task_id)[-1] == "completed" and len(c.watch.statuses(task_id)) >= 3  # the steps, then completed
+        assert (
+            c.watch.statuses(task_id)[-1] == "completed" and len(c.watch.statuses(task_id)) >= 3
+        )  # the steps, then completed
     seen = stats(url_2025)
     assert seen["task_requests"][task_id] == {"tasks/get": polls, "tasks/result": 1}
     assert seen["notifications_sent"]["notifications/progress"] >= 2
@@ -415,12 +445,16 @@ async def test_2026_without_the_extension(url_2026: str) -> None:
         missing = await mcp_error(client.call_tool("slow_job_required", {"duration": 0.2}))
         assert missing.code == types.MISSING_REQUIRED_CLIENT_CAPABILITY
         assert missing.data == {"requiredCapabilities": {"extensions": {ts.TASKS_EXTENSION: {}}}}
-        assert (await mcp_error(client.session.send_request(GetTask(params=TaskIdParams(task_id="x")), DetailedTask))).code == types.MISSING_REQUIRED_CLIENT_CAPABILITY
+        assert (
+            await mcp_error(client.session.send_request(GetTask(params=TaskIdParams(task_id="x")), DetailedTask))
+        ).code == types.MISSING_REQUIRED_CLIENT_CAPABILITY
 
         async def elicit(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
             return types.ElicitResult(action="accept", content={"region": "us-east"})
 
-    async with Client(url_2026, elicitation_callback=elicit) as client:  # inline ask: an input_required round of tools/call
+    async with Client(
+        url_2026, elicitation_callback=elicit
+    ) as client:  # inline ask: an input_required round of tools/call
         assert texts(await client.call_tool("slow_job", {"duration": 0, "ask": True})) == "Done in us-east"
 
 
@@ -436,7 +470,9 @@ async def test_2026_create_poll_complete(url_2026: str) -> None:
         assert polls >= 3
         misrouted = MisroutedGet(params=MisroutedParams(task_id=handle.task_id, route="another-task"))
         assert (await mcp_error(c.client.session.send_request(misrouted, DetailedTask))).code == types.HEADER_MISMATCH
-        assert (await mcp_error(c.client.session.send_request(types.ListTasksRequest(), Loose))).code == types.METHOD_NOT_FOUND
+        assert (
+            await mcp_error(c.client.session.send_request(types.ListTasksRequest(), Loose))
+        ).code == types.METHOD_NOT_FOUND
     seen = stats(url_2026)
     assert seen["task_requests"][handle.task_id] == {"tasks/get": polls + 1}  # + the misrouted one
 
@@ -472,7 +508,13 @@ async def test_2026_ask_then_update(url_2026: str) -> None:
         request = waiting.input_requests[ts.ASK_KEY]
         assert request["method"] == "elicitation/create" and request["params"]["message"] == ts.ASK_MESSAGE
         assert request["params"]["requestedSchema"]["properties"].keys() == {"region"}
-        ack = await c.update(handle.task_id, {"ignored-key": {"action": "decline"}, ts.ASK_KEY: {"action": "accept", "content": {"region": "eu-central"}}})
+        ack = await c.update(
+            handle.task_id,
+            {
+                "ignored-key": {"action": "decline"},
+                ts.ASK_KEY: {"action": "accept", "content": {"region": "eu-central"}},
+            },
+        )
         assert ack.result_type == "complete"
         done, _ = await c.poll(handle.task_id, {"completed", "failed"})
         assert done.result is not None and done.result["content"][0]["text"] == "Done in eu-central"
@@ -516,7 +558,9 @@ async def test_fastmcp_tasks_create_poll_complete(fastmcp_tasks: StdioServerPara
         assert done.result is not None and done.result["content"][0]["text"] == "Crunched 7 for 0.5s"
     async with Client(fastmcp_tasks) as plain:  # without the extension: inline, or -32021 for the required tool
         assert texts(await plain.call_tool("crunch", {"duration": 0})) == "Crunched 3 for 0s"
-        assert (await mcp_error(plain.call_tool("crunch_required", {"duration": 0}))).code == types.MISSING_REQUIRED_CLIENT_CAPABILITY
+        assert (
+            await mcp_error(plain.call_tool("crunch_required", {"duration": 0}))
+        ).code == types.MISSING_REQUIRED_CLIENT_CAPABILITY
 
 
 async def test_fastmcp_tasks_cancel(fastmcp_tasks: StdioServerParameters) -> None:

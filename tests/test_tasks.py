@@ -21,14 +21,14 @@ from typing import Any
 import httpx2
 import pytest
 
-from mcp_notebook.flows.store import SavedFlow
-from mcp_notebook.notebook.display import FlowReport, shown_state
 from mcp_notebook.errors import FlowError
 from mcp_notebook.flows.flow import FlowState
+from mcp_notebook.flows.store import SavedFlow
 from mcp_notebook.forms.model import Answers
 from mcp_notebook.magics.hints import for_magics
-from mcp_notebook.session.session import CallOptions, Session
+from mcp_notebook.notebook.display import FlowReport, shown_state
 from mcp_notebook.notebook.task_board import _state
+from mcp_notebook.session.session import CallOptions, Session
 from mcp_notebook.wire.tasks import TaskHandles, TaskOptions
 from tests import task_servers as ts
 
@@ -40,7 +40,10 @@ GENERATIONS = ("2025", "2026")
 
 @pytest.fixture(scope="module")
 def servers() -> Iterator[dict[str, str]]:
-    with ts.running_task_server("2025", poll_interval_ms=POLL_MS) as old, ts.running_task_server("2026", poll_interval_ms=POLL_MS) as new:
+    with (
+        ts.running_task_server("2025", poll_interval_ms=POLL_MS) as old,
+        ts.running_task_server("2026", poll_interval_ms=POLL_MS) as new,
+    ):
         yield {"2025": old, "2026": new}
 
 
@@ -73,7 +76,9 @@ def text(result: Any) -> str:
     return " ".join(getattr(block, "text", "") for block in result.content)
 
 
-def task_call(session: Session, conn: Any, tool: str = "slow_job", *, answers: Answers | None = None, **arguments: Any) -> Any:
+def task_call(
+    session: Session, conn: Any, tool: str = "slow_job", *, answers: Answers | None = None, **arguments: Any
+) -> Any:
     options = CallOptions(answers=answers or Answers(), task=TaskOptions(requested=True))
     flow = session.call("tools/call", conn, tool, arguments, options, interactive=False, cell_id="cell-1")
     assert flow is not None
@@ -95,7 +100,9 @@ def task_id_of(flow: Any) -> str:
 
 # ------------------------------------------------------------------------------------------ the happy path
 @pytest.mark.parametrize("generation", GENERATIONS)
-def test_a_task_runs_to_its_result_and_leaves_nothing_behind(servers: dict[str, str], session: Session, handles: TaskHandles, generation: str) -> None:
+def test_a_task_runs_to_its_result_and_leaves_nothing_behind(
+    servers: dict[str, str], session: Session, handles: TaskHandles, generation: str
+) -> None:
     url = servers[generation]
     conn = session.connect("jobs", url)
     assert conn.task_client is not None and conn.task_client.generation == generation
@@ -129,18 +136,32 @@ def test_a_task_runs_to_its_result_and_leaves_nothing_behind(servers: dict[str, 
 @pytest.mark.parametrize("generation", GENERATIONS)
 def test_a_required_task_runs_as_one_without_asking(servers: dict[str, str], session: Session, generation: str) -> None:
     conn = session.connect("jobs", servers[generation])
-    flow = session.call("tools/call", conn, "slow_job_required", {"duration": 0.3}, CallOptions(), interactive=False, cell_id=None)
+    flow = session.call(
+        "tools/call", conn, "slow_job_required", {"duration": 0.3}, CallOptions(), interactive=False, cell_id=None
+    )
     assert flow is not None and text(flow.result(timeout=30)) == "Done after 0.3s"
     assert flow.task is not None and flow.task.status == "completed"
 
 
 def test_without_task_the_optional_tool_runs_inline_on_2025(servers: dict[str, str], session: Session) -> None:
     conn = session.connect("jobs", servers["2025"])
-    flow = session.call("tools/call", conn, "slow_job", {"duration": 0.2}, CallOptions(), interactive=False, cell_id=None)
+    flow = session.call(
+        "tools/call", conn, "slow_job", {"duration": 0.2}, CallOptions(), interactive=False, cell_id=None
+    )
     assert flow is not None and text(flow.result(timeout=30)) == "Done after 0.2s" and flow.task is None
-    inline = session.call("tools/call", conn, "task_stats", {}, CallOptions(task=TaskOptions(requested=True)), interactive=False, cell_id=None)
+    inline = session.call(
+        "tools/call",
+        conn,
+        "task_stats",
+        {},
+        CallOptions(task=TaskOptions(requested=True)),
+        interactive=False,
+        cell_id=None,
+    )
     assert inline is not None and inline.result(timeout=30).structured_content["generation"] == "2025"
-    assert inline.task is None and inline.notes == ["ran as a plain call: the tool 'task_stats' does not support running as a task"]
+    assert inline.task is None and inline.notes == [
+        "ran as a plain call: the tool 'task_stats' does not support running as a task"
+    ]
 
 
 @pytest.mark.parametrize("generation", GENERATIONS)
@@ -153,7 +174,9 @@ def test_a_task_question_is_answered_by_presets(servers: dict[str, str], session
 
 
 @pytest.mark.parametrize("generation", GENERATIONS)
-def test_an_unanswered_task_question_fails_the_cell_but_the_task_stays_resumable(servers: dict[str, str], session: Session, handles: TaskHandles, generation: str) -> None:
+def test_an_unanswered_task_question_fails_the_cell_but_the_task_stays_resumable(
+    servers: dict[str, str], session: Session, handles: TaskHandles, generation: str
+) -> None:
     conn = session.connect("jobs", servers[generation])
     flow = task_call(session, conn, duration=0.6, ask=True)
     with pytest.raises(FlowError) as info:
@@ -162,14 +185,21 @@ def test_an_unanswered_task_question_fails_the_cell_but_the_task_stays_resumable
     assert (info.value.kind, info.value.reason, info.value.flow_id) == ("still_saved", "task", flow.id)
     assert "region" in str(info.value) and f"%mcp resume {flow.id}" in str(for_magics(info.value))
     assert record is not None and record["task"]["status"] == "input_required"  # the question stays open on the server
-    again = session.saved.resume(SavedFlow.from_dict(record), CallOptions(answers=Answers(fields={"region": "ap-east"})), interactive=False, cell_id=None)
+    again = session.saved.resume(
+        SavedFlow.from_dict(record),
+        CallOptions(answers=Answers(fields={"region": "ap-east"})),
+        interactive=False,
+        cell_id=None,
+    )
     assert again is not None and text(again.result(timeout=30)) == "Done in ap-east"
     assert session.store.get(flow.id) is None
 
 
 # ------------------------------------------------------------------------------------------ cancel, fail, errors
 @pytest.mark.parametrize("generation", GENERATIONS)
-def test_cancel_reaches_the_server(servers: dict[str, str], session: Session, handles: TaskHandles, generation: str) -> None:
+def test_cancel_reaches_the_server(
+    servers: dict[str, str], session: Session, handles: TaskHandles, generation: str
+) -> None:
     url = servers[generation]
     conn = session.connect("jobs", url)
     flow = task_call(session, conn, duration=20)
@@ -197,8 +227,13 @@ def test_a_failed_task_and_a_tool_error(servers: dict[str, str], session: Sessio
     result = erring.result(timeout=30)  # an isError result is the tool's answer, shown like any
     assert result.is_error and text(result) == ts.SIMULATED_TOOL_ERROR
     assert erring.task is not None and erring.task.status == ("failed" if generation == "2025" else "completed")
-    assert erring.state is FlowState.DONE and shown_state(erring) == "error"  # shown as the tool's error, in the report and a task board
-    assert '<span class="badge" style="background:#d32f2f">error</span>' in FlowReport(erring)._repr_mimebundle_()["text/html"]
+    assert (
+        erring.state is FlowState.DONE and shown_state(erring) == "error"
+    )  # shown as the tool's error, in the report and a task board
+    assert (
+        '<span class="badge" style="background:#d32f2f">error</span>'
+        in FlowReport(erring)._repr_mimebundle_()["text/html"]
+    )
     assert _state(erring) == "error"
 
 
@@ -224,7 +259,9 @@ def stop_following(session: Session, flow: Any) -> dict[str, Any]:
 
 def resume_error(session: Session, record: dict[str, Any], options: CallOptions | None = None) -> FlowError:
     """Resume ``record`` headless; the error it ends with."""
-    resumed = session.saved.resume(SavedFlow.from_dict(record), options or CallOptions(), interactive=False, cell_id=None)
+    resumed = session.saved.resume(
+        SavedFlow.from_dict(record), options or CallOptions(), interactive=False, cell_id=None
+    )
     assert resumed is not None and resumed.id == record["id"]
     with pytest.raises(FlowError) as info:
         resumed.result(timeout=30)
@@ -240,7 +277,9 @@ def new_kernel(handles: TaskHandles, record: dict[str, Any]) -> Session:
 
 
 @pytest.mark.parametrize("generation", GENERATIONS)
-def test_a_task_started_in_one_kernel_finishes_in_another(servers: dict[str, str], handles: TaskHandles, generation: str) -> None:
+def test_a_task_started_in_one_kernel_finishes_in_another(
+    servers: dict[str, str], handles: TaskHandles, generation: str
+) -> None:
     url = servers[generation]
     first = new_session(handles)
     flow = task_call(first, first.connect("jobs", url), duration=1.5)
@@ -253,7 +292,11 @@ def test_a_task_started_in_one_kernel_finishes_in_another(servers: dict[str, str
     second = new_kernel(handles, record)
     try:
         rows = second.saved.task_rows()
-        assert [r[0] for r in rows] == [record["id"]] and rows[0][3] == "working" and rows[0][7] == f"saved: %mcp resume {record['id']}"
+        assert (
+            [r[0] for r in rows] == [record["id"]]
+            and rows[0][3] == "working"
+            and rows[0][7] == f"saved: %mcp resume {record['id']}"
+        )
         resumed = second.saved.resume(SavedFlow.from_dict(record), CallOptions(), interactive=False, cell_id=None)
         assert resumed is not None and resumed.id == record["id"]
         assert text(resumed.result(timeout=30)) == "Done after 1.5s"
@@ -280,7 +323,9 @@ def test_resume_explains_an_expired_task(servers: dict[str, str], handles: TaskH
         second.close()
 
 
-def test_resume_without_the_handle_says_it_is_not_on_this_machine(servers: dict[str, str], handles: TaskHandles, tmp_path: Path) -> None:
+def test_resume_without_the_handle_says_it_is_not_on_this_machine(
+    servers: dict[str, str], handles: TaskHandles, tmp_path: Path
+) -> None:
     first = new_session(handles)
     flow = task_call(first, first.connect("jobs", servers["2026"]), duration=5)
     task_id_of(flow)
@@ -316,7 +361,9 @@ def test_a_handle_is_never_sent_to_another_server(servers: dict[str, str], handl
     ("change", "sent"),
     [("folder", False), ("arguments", False), ("env names", False), ("nothing", True)],
 )  # fmt: skip
-def test_a_stdio_handle_goes_only_to_the_identical_target(handles: TaskHandles, tmp_path: Path, change: str, sent: bool) -> None:
+def test_a_stdio_handle_goes_only_to_the_identical_target(
+    handles: TaskHandles, tmp_path: Path, change: str, sent: bool
+) -> None:
     """Issue 20, finding 7: the same command in another folder (or with other arguments, other env names) is another server.
 
     What the server started the second time actually received is read from its own ``task_stats``:
@@ -332,9 +379,17 @@ def test_a_stdio_handle_goes_only_to_the_identical_target(handles: TaskHandles, 
     record = stop_following(first, flow)
     again = {
         "folder": {"target": command, "cwd": str(folder_b), "env": {"JOBS_REGION": "eu"}},
-        "arguments": {"target": [*command, "--default-ttl-ms", "600000"], "cwd": str(folder_a), "env": {"JOBS_REGION": "eu"}},
+        "arguments": {
+            "target": [*command, "--default-ttl-ms", "600000"],
+            "cwd": str(folder_a),
+            "env": {"JOBS_REGION": "eu"},
+        },
         "env names": {"target": command, "cwd": str(folder_a), "env": {"JOBS_REGION": "eu", "JOBS_DEBUG": "1"}},
-        "nothing": {"target": command, "cwd": str(folder_a), "env": {"JOBS_REGION": "us"}},  # a value may change; names are the target
+        "nothing": {
+            "target": command,
+            "cwd": str(folder_a),
+            "env": {"JOBS_REGION": "us"},
+        },  # a value may change; names are the target
     }[change]
     second = new_kernel(handles, record)
     try:
@@ -414,6 +469,12 @@ def test_tasks_listing_shows_fingerprints_never_ids(servers: dict[str, str], ses
     ours = [r for r in rows if r[0] == running.id]
     assert len(ours) == 1 and ours[0][2] == "slow_job" and ours[0][7] == "followed here"
     server_only = [r for r in rows if r[7] == "on the server"]
-    assert server_only and all(r[0].startswith("task#") for r in server_only)  # the finished one and others, by fingerprint
-    assert task_id not in json.dumps(rows, default=str) and done.task is not None and done.task.task_id not in json.dumps(rows, default=str)
+    assert server_only and all(
+        r[0].startswith("task#") for r in server_only
+    )  # the finished one and others, by fingerprint
+    assert (
+        task_id not in json.dumps(rows, default=str)
+        and done.task is not None
+        and done.task.task_id not in json.dumps(rows, default=str)
+    )
     running.cancel()

@@ -43,13 +43,17 @@ def stats(url: str) -> dict[str, Any]:
 
 
 def newest(k: Kernel, model: str, before: set[str], **state: Any) -> str:
-    found = k.wait_for(lambda: [c for c in k.find_widgets(model, **state) if c not in before], what=f"a new {model} {state}")
+    found = k.wait_for(
+        lambda: [c for c in k.find_widgets(model, **state) if c not in before], what=f"a new {model} {state}"
+    )
     return str(found[-1])
 
 
 def header_text(k: Kernel, before: set[str]) -> str:
     """The newest live view's header (an HTML widget), as it is now."""
-    headers = [c for c in k.find_widgets("HTMLModel") if c not in before and "mcpnb" in str(k.comms[c].get("value", ""))]
+    headers = [
+        c for c in k.find_widgets("HTMLModel") if c not in before and "mcpnb" in str(k.comms[c].get("value", ""))
+    ]
     return str(k.comms[headers[0]].get("value", "")) if headers else ""
 
 
@@ -62,8 +66,13 @@ def test_task_view_question_cancel_and_a_hundred_in_one_table(server: str, tmp_p
 
         # the live view shows the task; its question is a form in the cell
         before = set(k.comms)
-        cell = run(k, "%mcp call jobs.slow_job duration=1 ask=true --task", "cell-ask", interactive=True, wait=False)  # ends with its task
-        k.wait_for(lambda: "task working" in header_text(k, before) and "polled every 0.2 s" in header_text(k, before), what="the task line")
+        cell = run(
+            k, "%mcp call jobs.slow_job duration=1 ask=true --task", "cell-ask", interactive=True, wait=False
+        )  # ends with its task
+        k.wait_for(
+            lambda: "task working" in header_text(k, before) and "polled every 0.2 s" in header_text(k, before),
+            what="the task line",
+        )
         field = newest(k, "TextModel", before)
         k.set_value(field, "af-south")
         k.click(newest(k, "ButtonModel", before, description="Accept"))
@@ -74,7 +83,10 @@ def test_task_view_question_cancel_and_a_hundred_in_one_table(server: str, tmp_p
         before = set(k.comms)
         cancelled = run(k, "%mcp call jobs.slow_job duration=30 --task", "cell-cancel", interactive=True, wait=False)
         k.wait_for(lambda: "task working" in header_text(k, before), what="the second task")
-        task_id = k.wait_for(lambda: [t for t, v in stats(server)["tasks"].items() if v["status"] == "working"], what="the task on the server")[0]
+        task_id = k.wait_for(
+            lambda: [t for t, v in stats(server)["tasks"].items() if v["status"] == "working"],
+            what="the task on the server",
+        )[0]
         k.click(newest(k, "ButtonModel", before, description="Cancel"))
         k.wait_for(lambda: stats(server)["tasks"][task_id]["status"] == "cancelled", what="the server's task cancelled")
         assert stats(server)["task_requests"][task_id]["tasks/cancel"] == 1
@@ -87,7 +99,10 @@ def test_task_view_question_cancel_and_a_hundred_in_one_table(server: str, tmp_p
             "import mcp_notebook\nflows = [mcp_notebook.call('jobs.slow_job', {'duration': round(0.01 * i, 2)}, task=True) for i in range(100)]",
             "cell-loop",
         )
-        run(k, "results = [f.result(60).content[0].text for f in flows]\nassert results == [f'Done after {round(0.01 * i, 2):g}s' for i in range(100)]")
+        run(
+            k,
+            "results = [f.result(60).content[0].text for f in flows]\nassert results == [f'Done after {round(0.01 * i, 2):g}s' for i in range(100)]",
+        )
         k.wait_for(lambda: "100 (100 done)" in k.text_of_cell(loop), what="the final table")
         shown = [m for m in k.for_cell(loop) if m["msg_type"] == "display_data"]
         assert len(shown) == 1 and "calls started in this cell" in shown[0]["content"]["data"]["text/plain"]
@@ -100,7 +115,11 @@ def test_task_view_question_cancel_and_a_hundred_in_one_table(server: str, tmp_p
 
 def test_a_task_started_in_one_kernel_is_finished_in_another(server: str, tmp_path: Path) -> None:
     env = {"JUPYTER_DATA_DIR": str(tmp_path / "jd")}
-    cells = [("cell-load", "%load_ext mcp_notebook"), ("cell-connect", f"%mcp connect jobs {server}"), ("cell-job", "%mcp call jobs.slow_job duration=3 --task")]
+    cells = [
+        ("cell-load", "%load_ext mcp_notebook"),
+        ("cell-connect", f"%mcp connect jobs {server}"),
+        ("cell-job", "%mcp call jobs.slow_job duration=3 --task"),
+    ]
     path = tmp_path / "nb.ipynb"
     first = Kernel(cwd=str(tmp_path), env=env)
     lab = FakeLab(first)
@@ -108,8 +127,12 @@ def test_a_task_started_in_one_kernel_is_finished_in_another(server: str, tmp_pa
         run(first, cells[0][1], cells[0][0])
         run(first, cells[1][1], cells[1][0])
         known = set(stats(server)["tasks"])
-        run(first, cells[2][1] + " --background", cells[2][0], interactive=True)  # the kernel closes while the task works
-        record = lab.wait(lambda: [s["record"] for s in lab.ops("save") if s["record"].get("task")], "the task's record")[0]
+        run(
+            first, cells[2][1] + " --background", cells[2][0], interactive=True
+        )  # the kernel closes while the task works
+        record = lab.wait(
+            lambda: [s["record"] for s in lab.ops("save") if s["record"].get("task")], "the task's record"
+        )[0]
         task_id = first.wait_for(lambda: [t for t in stats(server)["tasks"] if t not in known], what="the new task")[0]
         lab.write(path, cells)
     finally:

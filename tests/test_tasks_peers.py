@@ -27,13 +27,13 @@ from typing import Any
 
 import pytest
 
-from mcp_notebook.wire.connection import Connection
 from mcp_notebook.errors import FlowError
 from mcp_notebook.flows.flow import Flow, FlowState
+from mcp_notebook.flows.ui import HeadlessUI
 from mcp_notebook.forms.model import Answers
 from mcp_notebook.session.session import Session
+from mcp_notebook.wire.connection import Connection
 from mcp_notebook.wire.tasks import TaskHandles, TaskOptions, fingerprint
-from mcp_notebook.flows.ui import HeadlessUI
 
 from .peers import servers
 
@@ -126,9 +126,27 @@ def task_trace(ran: Ran, tool: str, arguments: dict[str, Any]) -> list[dict[str,
     """The trace of a call that became a task and completed without questions: call, task, poll, end."""
     shown = fingerprint(ran.task_id)
     return [
-        {"round": 1, "from": "client", "to": "server", "kind": "request", "message": {"method": "tools/call", "params": {"name": tool, "arguments": arguments}}},
-        {"round": 1, "from": "server", "to": "client", "kind": "result", "message": {"resultType": "task", "task": shown, "status": "working"}},
-        {"round": 1, "from": "client", "to": "server", "kind": "request", "message": {"method": "tasks/get", "params": {"taskId": shown}}},
+        {
+            "round": 1,
+            "from": "client",
+            "to": "server",
+            "kind": "request",
+            "message": {"method": "tools/call", "params": {"name": tool, "arguments": arguments}},
+        },
+        {
+            "round": 1,
+            "from": "server",
+            "to": "client",
+            "kind": "result",
+            "message": {"resultType": "task", "task": shown, "status": "working"},
+        },
+        {
+            "round": 1,
+            "from": "client",
+            "to": "server",
+            "kind": "request",
+            "message": {"method": "tasks/get", "params": {"taskId": shown}},
+        },
         {"round": 1, "from": "server", "to": "client", "kind": "result", "message": {"status": "completed"}},
     ]
 
@@ -138,7 +156,9 @@ def assert_no_task_id(ran: Ran) -> None:
     task_id = ran.task_id
     assert task_id not in json.dumps(ran.flow.trace(), default=str)
     leaked = [i for i, trace in enumerate(ran.watch.traces) if task_id in trace]
-    assert not leaked, f"the raw task id is in the trace shown at {len(leaked)} of {len(ran.watch.traces)} view updates, e.g. {ran.watch.traces[leaked[0]][:1500]}"
+    assert not leaked, (
+        f"the raw task id is in the trace shown at {len(leaked)} of {len(ran.watch.traces)} view updates, e.g. {ran.watch.traces[leaked[0]][:1500]}"
+    )
 
 
 def stdio_notes(ran: Ran) -> list[str]:
@@ -191,7 +211,13 @@ def research(session: Session, everything: Connection) -> Ran:
 @pytest.fixture(scope="module")
 def clarified(session: Session, everything: Connection) -> Ran:
     """An ambiguous research query: the task asks over the back-channel, answered by a preset."""
-    return run(session, everything, RESEARCH, {"topic": "python", "ambiguous": True}, answers=Answers(fields={"interpretation": "snake"}))
+    return run(
+        session,
+        everything,
+        RESEARCH,
+        {"topic": "python", "ambiguous": True},
+        answers=Answers(fields={"interpretation": "snake"}),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -222,7 +248,11 @@ def test_everything_required_tool_runs_as_a_task(research: Ran) -> None:
     assert "Clarification" not in report
     task = research.flow.task
     assert task is not None
-    assert (task.status, task.poll_ms, task.ttl_ms) == ("completed", 1000, 300_000)  # the server's own ttl and poll interval
+    assert (task.status, task.poll_ms, task.ttl_ms) == (
+        "completed",
+        1000,
+        300_000,
+    )  # the server's own ttl and poll interval
     assert research.flow.state is FlowState.DONE
     assert 3.5 <= research.elapsed < 15, research.elapsed  # four stages of a second each
     assert not research.flow.notes_about_task  # no "ran as a plain call"
@@ -268,13 +298,17 @@ def test_everything_question_during_the_task_is_answered(clarified: Ran) -> None
     """2025: the task asks over the back-channel while ``tasks/result`` waits; the preset answers."""
     assert clarified.error is None, clarified.error
     report = texts(clarified.result)
-    assert report.startswith("# Research Report: python (snake)\n\n## Research Parameters\n- **Topic**: python\n- **Clarification**: snake\n")
+    assert report.startswith(
+        "# Research Report: python (snake)\n\n## Research Parameters\n- **Topic**: python\n- **Clarification**: snake\n"
+    )
     assert 'After receiving clarification ("snake"), the task resumed processing and completed.' in report
     assert clarified.flow.task is not None and clarified.flow.task.status == "completed"
     statuses = clarified.watch.statuses
     assert ("input_required", 'Found multiple interpretations for "python". Requesting clarification...') in statuses
     assert statuses[0] == ("working", "Gathering sources...") and statuses[-1][0] == "completed"
-    assert len(clarified.flow.answer_summary) == 1 and clarified.flow.answer_summary[0].endswith(": accept (interpretation)")
+    assert len(clarified.flow.answer_summary) == 1 and clarified.flow.answer_summary[0].endswith(
+        ": accept (interpretation)"
+    )
     assert stdio_notes(clarified) == [f"ev {STDIO_NOTE}; serve it over HTTP for that"]
 
 
@@ -287,9 +321,18 @@ def test_everything_question_is_in_the_trace(clarified: Ran) -> None:
     """
     trace = clarified.flow.trace()
     kinds = [(event["from"], event["kind"]) for event in trace]
-    assert kinds == [("client", "request"), ("server", "result"), ("client", "request"), ("server", "request"), ("client", "result"), ("server", "result")], json.dumps(trace, indent=1)
+    assert kinds == [
+        ("client", "request"),
+        ("server", "result"),
+        ("client", "request"),
+        ("server", "request"),
+        ("client", "result"),
+        ("server", "result"),
+    ], json.dumps(trace, indent=1)
     question = trace[3]["message"]
-    assert isinstance(question, dict) and [entry.get("method") for entry in question.values()] == ["elicitation/create"], json.dumps(trace, indent=1)
+    assert isinstance(question, dict) and [entry.get("method") for entry in question.values()] == [
+        "elicitation/create"
+    ], json.dumps(trace, indent=1)
     (asked,) = question  # the server's request id (0 now that no roots are offered: no roots/list came first)
     assert trace[4]["message"] == {"result": {asked: {"action": "accept", "fields": ["interpretation"]}}}
     assert trace[5]["message"] == {"status": "completed"}
@@ -305,7 +348,9 @@ def test_everything_question_never_shows_the_task_id(clarified: Ran) -> None:
     assert_no_task_id(clarified)
 
 
-def test_everything_cancel_cancels_the_task_on_the_server(session: Session, everything: Connection, research_cancelled: Ran) -> None:
+def test_everything_cancel_cancels_the_task_on_the_server(
+    session: Session, everything: Connection, research_cancelled: Ran
+) -> None:
     ran = research_cancelled
     assert ran.flow.state is FlowState.CANCELLED
     assert ran.elapsed < 3.5  # well before the task's four seconds
@@ -353,7 +398,9 @@ def test_fastmcp_crunch_required_polls_at_its_short_interval(fastmcp_tasks: Conn
     assert_no_task_id(ran)
 
 
-def test_fastmcp_cancel_cancels_the_task_on_the_server(session: Session, fastmcp_tasks: Connection, crunch_cancelled: Ran) -> None:
+def test_fastmcp_cancel_cancels_the_task_on_the_server(
+    session: Session, fastmcp_tasks: Connection, crunch_cancelled: Ran
+) -> None:
     ran = crunch_cancelled
     assert ran.flow.state is FlowState.CANCELLED
     assert ran.elapsed < 10  # the tool would sleep 30 s
@@ -379,4 +426,6 @@ def test_user_cancel_forgets_the_task(session: Session, which: str, request: pyt
     if server == "ev":  # a 2025 server lists its tasks: this one, as cancelled
         assert ran.flow.task is not None
         listed = [row[3:] for row in rows if row[0] == fingerprint(ran.task_id)]
-        assert listed == [["cancelled", "Client cancelled task execution.", ran.flow.task.created_at, "300 s", "on the server"]], rows
+        assert listed == [
+            ["cancelled", "Client cancelled task execution.", ran.flow.task.created_at, "300 s", "on the server"]
+        ], rows

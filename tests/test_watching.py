@@ -129,14 +129,25 @@ def kernel(tmp_path: Path) -> Iterator[Kernel]:
 
 def shown(k: Kernel, cell: str) -> tuple[str, str]:
     """The display id and text of the watch a cell showed."""
-    found = k.wait_for(lambda: [m for m in k.for_cell(cell) if m["msg_type"] == "display_data" and m["content"].get("transient", {}).get("display_id")], what="the watch's display")
+    found = k.wait_for(
+        lambda: [
+            m
+            for m in k.for_cell(cell)
+            if m["msg_type"] == "display_data" and m["content"].get("transient", {}).get("display_id")
+        ],
+        what="the watch's display",
+    )
     content = found[-1]["content"]
     return content["transient"]["display_id"], content["data"]["text/plain"]
 
 
 def updates(k: Kernel, display_id: str) -> list[dict[str, Any]]:
     """Every ``update_display_data`` of that display id so far (its data bundles), oldest first."""
-    return [m["content"]["data"] for m in k.messages if m["msg_type"] == "update_display_data" and m["content"].get("transient", {}).get("display_id") == display_id]
+    return [
+        m["content"]["data"]
+        for m in k.messages
+        if m["msg_type"] == "update_display_data" and m["content"].get("transient", {}).get("display_id") == display_id
+    ]
 
 
 def updated_to(k: Kernel, cell: str, display_id: str, text: str) -> dict[str, Any]:
@@ -146,7 +157,9 @@ def updated_to(k: Kernel, cell: str, display_id: str, text: str) -> dict[str, An
         return [
             m["content"]["data"]
             for m in k.for_cell(cell)
-            if m["msg_type"] == "update_display_data" and m["content"]["transient"]["display_id"] == display_id and text in m["content"]["data"]["text/plain"]
+            if m["msg_type"] == "update_display_data"
+            and m["content"]["transient"]["display_id"] == display_id
+            and text in m["content"]["data"]["text/plain"]
         ]
 
     result: dict[str, Any] = k.wait_for(found, what=f"the watch output updated to {text!r}")[-1]
@@ -163,15 +176,22 @@ def quiet_for(k: Kernel, display_id: str, text: str, seconds: float = 1.5) -> No
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         k.pump(0.1)
-    assert not [u for u in updates(k, display_id) if text in u["text/plain"]], f"the stopped watch still showed {text!r}"
+    assert not [u for u in updates(k, display_id) if text in u["text/plain"]], (
+        f"the stopped watch still showed {text!r}"
+    )
 
 
 @pytest.mark.parametrize(
     ("connect", "server", "uri", "tool"),
-    [("%mcp connect modern modern", "modern", "note://a", "set_a"), ("%mcp connect old old --protocol legacy", "old", "note://b", "set_b")],
+    [
+        ("%mcp connect modern modern", "modern", "note://a", "set_a"),
+        ("%mcp connect old old --protocol legacy", "old", "note://b", "set_b"),
+    ],
     ids=["2026-07-28", "2025-11-25"],
 )
-def test_watch_updates_in_place_into_variable_and_unwatch(kernel: Kernel, connect: str, server: str, uri: str, tool: str) -> None:
+def test_watch_updates_in_place_into_variable_and_unwatch(
+    kernel: Kernel, connect: str, server: str, uri: str, tool: str
+) -> None:
     k = kernel
     k.execute(connect)
     legacy = server == "old"
@@ -181,7 +201,10 @@ def test_watch_updates_in_place_into_variable_and_unwatch(kernel: Kernel, connec
     display_id, text = shown(k, cell)
     assert text.splitlines()[0] == f"Watching {uri} on {server}"
     assert "first" in text
-    assert printed(k, "print(type(latest).__name__, latest.contents[0].text)").strip() == f"ReadResourceResult first {uri[-1]}"
+    assert (
+        printed(k, "print(type(latest).__name__, latest.contents[0].text)").strip()
+        == f"ReadResourceResult first {uri[-1]}"
+    )
     rows = eval(printed(k, "print(w.list())"))
     assert [row[:3] for row in rows] == [(server, uri, 0)] and len(rows[0][3]) == len("12:34:56")
 
@@ -221,15 +244,24 @@ def test_several_watches_a_second_watch_replaces_the_first_and_a_closed_connecti
     html_id, html_text = shown(k, html)
     assert "c is <b>first a</b>" in html_text  # the text twin is the server's text
     html_bundle = [m for m in k.for_cell(html) if m["msg_type"] == "display_data"][-1]["content"]["data"]["text/html"]
-    assert "c is &lt;b&gt;first a&lt;/b&gt;" in html_bundle and "<b>first a</b>" not in html_bundle  # escaped in the page
+    assert (
+        "c is &lt;b&gt;first a&lt;/b&gt;" in html_bundle and "<b>first a</b>" not in html_bundle
+    )  # escaped in the page
 
     # a second watch of note://a replaces the first: the first says so, and only the second follows changes
     second = k.execute("w.watch('modern', 'note://a', None, globals())")
     second_id, _ = shown(k, second)
     assert second_id != first_id
     replaced = updated_to(k, first, first_id, "Stopped watching")
-    assert replaced["text/plain"].splitlines()[0] == "Stopped watching note://a on modern: replaced by a newer watch of the same resource"
-    assert sorted(row[:3] for row in eval(printed(k, "print(w.list())"))) == [("modern", "note://a", 0), ("modern", "note://c", 0), ("old", "note://b", 0)]
+    assert (
+        replaced["text/plain"].splitlines()[0]
+        == "Stopped watching note://a on modern: replaced by a newer watch of the same resource"
+    )
+    assert sorted(row[:3] for row in eval(printed(k, "print(w.list())"))) == [
+        ("modern", "note://a", 0),
+        ("modern", "note://c", 0),
+        ("old", "note://b", 0),
+    ]
 
     k.execute("%mcp call modern.set_a text=changed")
     updated_to(k, second, second_id, "changed")
@@ -258,7 +290,9 @@ def test_several_watches_a_second_watch_replaces_the_first_and_a_closed_connecti
     [("%mcp connect quiet quiet", "quiet", "note://q", "subscriptions/listen")],
     ids=["2026-07-28"],  # a 2025 server is watched anyway (below)
 )
-def test_a_server_without_subscriptions_is_refused_clearly(kernel: Kernel, connect: str, server: str, uri: str, how: str) -> None:
+def test_a_server_without_subscriptions_is_refused_clearly(
+    kernel: Kernel, connect: str, server: str, uri: str, how: str
+) -> None:
     k = kernel
     k.execute(connect)
     out = printed(
@@ -275,7 +309,11 @@ except FlowError as exc:
     assert kind == "no_subscriptions"
     assert f"server {server!r}" in message and "does not support resource subscriptions" in message and how in message
     assert printed(k, "print(w.list())").strip() == "[]"
-    assert not [m for m in k.messages if m["msg_type"] == "display_data" and "Watching" in m["content"]["data"].get("text/plain", "")]
+    assert not [
+        m
+        for m in k.messages
+        if m["msg_type"] == "display_data" and "Watching" in m["content"]["data"].get("text/plain", "")
+    ]
     read = k.execute(f"%mcp read {server} {uri}")  # reading it is still fine
     assert "quiet" in k.text_of_cell(read) or "first b" in k.text_of_cell(read)
 
@@ -284,7 +322,10 @@ def test_a_2025_server_that_does_not_declare_subscribe_is_watched_without_subscr
     """mcp-server-sqlite's way: no resources.subscribe declared, notifications/resources/updated sent anyway."""
     k = kernel
     k.execute("%mcp connect loud old_loud --protocol legacy")
-    caps = printed(k, "print(get_ipython().magics_manager.registry['MCPMagics'].session.registry.get('loud').live.session.server_capabilities.resources.subscribe)")
+    caps = printed(
+        k,
+        "print(get_ipython().magics_manager.registry['MCPMagics'].session.registry.get('loud').live.session.server_capabilities.resources.subscribe)",
+    )
     assert caps.strip() == "False"
     cell = k.execute("%mcp watch loud note://b --into latest")
     display_id, text = shown(k, cell)
@@ -298,4 +339,6 @@ def test_a_2025_server_that_does_not_declare_subscribe_is_watched_without_subscr
     assert updated["text/plain"].splitlines()[:3] == ["Watching note://b on loud", note, "second"]
     assert printed(k, "print(latest.contents[0].text)").strip() == "second"
     k.execute("%mcp unwatch loud note://b")
-    assert printed(k, "print(server_log)").strip() == "[('call', 'second')]"  # no resources/subscribe (nor unsubscribe) reached it
+    assert (
+        printed(k, "print(server_log)").strip() == "[('call', 'second')]"
+    )  # no resources/subscribe (nor unsubscribe) reached it

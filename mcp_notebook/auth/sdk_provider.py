@@ -25,7 +25,6 @@ from .sign_in import SignIn, SignInDenied, SignInRefused, SignInTimeout, SignInU
 from .vault import ResourceTokens, TokenVault
 
 if TYPE_CHECKING:
-
     import httpx2
     from mcp.client.auth import OAuthClientProvider
 
@@ -51,7 +50,16 @@ class OAuthOptions:
     @classmethod
     def from_saved(cls, saved: dict[str, Any]) -> OAuthOptions:
         """Options back from a record's ``oauth`` entry (strings only; anything else is dropped)."""
-        names = ("client_id", "client_secret_env", "scope", "private_key_env", "id_token_env", "idp_token_endpoint", "idp_client_id", "issuer")
+        names = (
+            "client_id",
+            "client_secret_env",
+            "scope",
+            "private_key_env",
+            "id_token_env",
+            "idp_token_endpoint",
+            "idp_client_id",
+            "issuer",
+        )
         values = {k: saved[k] for k in names if isinstance(saved.get(k), str)}
         return cls(client_credentials=saved.get("sign_in") == "client_credentials", **values)
 
@@ -60,14 +68,31 @@ class OAuthOptions:
         out: dict[str, Any] = {"sign_in": "client_credentials" if self.client_credentials else "oauth"}
         if self.client_id:
             out["client_id"] = self.client_id
-        for name in ("client_secret_env", "private_key_env", "scope", "id_token_env", "idp_token_endpoint", "idp_client_id", "issuer"):
+        for name in (
+            "client_secret_env",
+            "private_key_env",
+            "scope",
+            "id_token_env",
+            "idp_token_endpoint",
+            "idp_client_id",
+            "issuer",
+        ):
             if getattr(self, name):
                 out[name] = getattr(self, name)
         return out
 
 
 # ---------------------------------------------------------------------- the provider
-def build_provider(resource: str, options: OAuthOptions, vault: TokenVault, sign_in: SignIn, *, client_name: str, client_metadata_url: str | None, on_failure: Callable[[BaseException], None]) -> httpx2.Auth:
+def build_provider(
+    resource: str,
+    options: OAuthOptions,
+    vault: TokenVault,
+    sign_in: SignIn,
+    *,
+    client_name: str,
+    client_metadata_url: str | None,
+    on_failure: Callable[[BaseException], None],
+) -> httpx2.Auth:
     """The ``httpx2.Auth`` for one HTTP connection: authorization code with PKCE, or client credentials."""
     from mcp.client.auth import OAuthClientProvider
     from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
@@ -85,11 +110,26 @@ def build_provider(resource: str, options: OAuthOptions, vault: TokenVault, sign
         if key:
             from mcp.client.auth.extensions.client_credentials import PrivateKeyJWTOAuthProvider, SignedJWTParameters
 
-            jwt = SignedJWTParameters(issuer=options.client_id, subject=options.client_id, signing_key=key, signing_algorithm=_jwt_algorithm(key))
+            jwt = SignedJWTParameters(
+                issuer=options.client_id,
+                subject=options.client_id,
+                signing_key=key,
+                signing_algorithm=_jwt_algorithm(key),
+            )
             base: type = _recording(PrivateKeyJWTOAuthProvider)
-            return base(resource, storage, options.client_id, jwt.create_assertion_provider(), scope=options.scope, on_failure=on_failure)
+            return base(
+                resource,
+                storage,
+                options.client_id,
+                jwt.create_assertion_provider(),
+                scope=options.scope,
+                on_failure=on_failure,
+            )
         if not secret:
-            raise FlowError("a client-credentials sign-in needs a secret (--client-secret-env VAR) or a key (--private-key-env VAR)", kind="bad_input")
+            raise FlowError(
+                "a client-credentials sign-in needs a secret (--client-secret-env VAR) or a key (--private-key-env VAR)",
+                kind="bad_input",
+            )
         from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
 
         base = _recording(ClientCredentialsOAuthProvider)
@@ -140,14 +180,23 @@ def build_provider(resource: str, options: OAuthOptions, vault: TokenVault, sign
     return provider
 
 
-def _identity_assertion_provider(resource: str, options: OAuthOptions, vault: TokenVault, secret: str | None, on_failure: Callable[[BaseException], None]) -> httpx2.Auth:
+def _identity_assertion_provider(
+    resource: str,
+    options: OAuthOptions,
+    vault: TokenVault,
+    secret: str | None,
+    on_failure: Callable[[BaseException], None],
+) -> httpx2.Auth:
     """SEP-990: the IdP's ID token -> an ID-JAG at the IdP (RFC 8693 token exchange) -> a token at ``issuer`` (RFC 7523)."""
     import httpx2
     from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuthProvider
 
     id_token = _env(options.id_token_env, "--id-token-env")
     if not (options.client_id and secret and options.issuer and options.idp_token_endpoint):
-        raise FlowError("an enterprise sign-in needs --client-id, --client-secret-env, --issuer (the authorization server) and --idp-token-endpoint", kind="bad_input")
+        raise FlowError(
+            "an enterprise sign-in needs --client-id, --client-secret-env, --issuer (the authorization server) and --idp-token-endpoint",
+            kind="bad_input",
+        )
     endpoint = options.idp_token_endpoint
 
     async def fetch_id_jag(audience: str, resource_id: str) -> str:
@@ -161,7 +210,9 @@ def _identity_assertion_provider(resource: str, options: OAuthOptions, vault: To
         async with httpx2.AsyncClient(timeout=30) as http:
             response = await http.post(endpoint, data=form)
         if response.status_code != 200:
-            raise RuntimeError(f"the identity provider refused the token exchange (HTTP {response.status_code}): {response.text[:300]}")
+            raise RuntimeError(
+                f"the identity provider refused the token exchange (HTTP {response.status_code}): {response.text[:300]}"
+            )
         grant = response.json().get("access_token")
         if not isinstance(grant, str):
             raise RuntimeError("the identity provider's token exchange returned no identity assertion grant")
@@ -251,7 +302,12 @@ def explain(exc: BaseException, server: str, resource: str, issuer: str | None) 
         return FlowError(text, kind="sign_in_required", server=server, details=details)
     if isinstance(exc, SignInDenied):
         if exc.error == "cancelled":
-            return FlowError(f"Sign-in to {server} was cancelled; nothing was sent.", kind="sign_in_denied", server=server, details=details)
+            return FlowError(
+                f"Sign-in to {server} was cancelled; nothing was sent.",
+                kind="sign_in_denied",
+                server=server,
+                details=details,
+            )
         why = f" ({exc.description})" if exc.description else ""
         text = f"Sign-in to {server}{where} did not complete: the authorization server answered {exc.error!r}{why}. Nothing was sent to the server."
         return FlowError(text, kind="sign_in_denied", server=server, details=details)
@@ -268,7 +324,9 @@ def explain(exc: BaseException, server: str, resource: str, issuer: str | None) 
     elif "issuer" in lower and ("mismatch" in lower or "does not match" in lower or "expected" in lower):
         text = f"Sign-in to {server} stopped: the authorization server is not who it says it is ({message}). Nothing was sent."
     elif "does not match expected" in lower and "resource" in lower:
-        text = f"Sign-in to {server} stopped: the server's metadata names another resource ({message}). Nothing was sent."
+        text = (
+            f"Sign-in to {server} stopped: the server's metadata names another resource ({message}). Nothing was sent."
+        )
     elif type(exc).__name__ == "OAuthRegistrationError":
         text = f"{server}{where} did not register this notebook as a client ({message}). If it wants a pre-registered client, connect with --client-id ID [--client-secret-env VAR]."
     elif type(exc).__name__ == "OAuthTokenError":

@@ -52,7 +52,9 @@ TITLE = "mcp-notebook sign-in"
 class CallbackResults:
     """``state -> {code, iss, error, error_description}``, bounded in number and age; each taken once."""
 
-    def __init__(self, max_entries: int = MAX_ENTRIES, ttl: float = TTL, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, max_entries: int = MAX_ENTRIES, ttl: float = TTL, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.max_entries, self.ttl, self.clock = max_entries, ttl, clock
         self._entries: OrderedDict[str, tuple[float, dict[str, str | None]]] = OrderedDict()
         self._lock = threading.Lock()
@@ -90,7 +92,13 @@ class CallbackResults:
 def _script_json(value: Any) -> str:
     """JSON that can sit inside an inline ``<script>``: no ``</script>``, no HTML, no line separators."""
     text = json.dumps(value)  # ensure_ascii: every non-ASCII character is already a \\u escape
-    for raw, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+    for raw, escaped in (
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("&", "\\u0026"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
         text = text.replace(raw, escaped)
     return text
 
@@ -98,7 +106,11 @@ def _script_json(value: Any) -> str:
 def _outcome(entry: dict[str, str | None]) -> str:
     error, description = entry.get("error"), entry.get("error_description")
     if error:
-        return f"Sign-in did not complete: {error} ({description})" if description else f"Sign-in did not complete: {error}"
+        return (
+            f"Sign-in did not complete: {error} ({description})"
+            if description
+            else f"Sign-in did not complete: {error}"
+        )
     if not entry.get("code"):
         return "Sign-in did not complete: the authorization server sent neither a code nor an error."
     return "Signed in. You can close this tab and go back to the notebook."
@@ -169,7 +181,11 @@ class CallbackHandler(_SignInAnswers):
     def get(self) -> None:
         state = self.get_query_argument("state", None, strip=False)
         if state is None or not STATE_RE.match(state):
-            _plain(self, 400, "mcp-notebook sign-in: this callback carries no valid state (8 to 256 letters, digits, '-' or '_').")
+            _plain(
+                self,
+                400,
+                "mcp-notebook sign-in: this callback carries no valid state (8 to 256 letters, digits, '-' or '_').",
+            )
             return
         entry = {name: self.get_query_argument(name, None, strip=False) for name in FIELDS}
         self.results.put(state, entry)

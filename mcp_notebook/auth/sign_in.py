@@ -19,14 +19,26 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote_plus, urlsplit
-__all__ = ["CALLBACK_PATH", "LoopbackCatcher", "SignIn", "SignInDenied", "SignInRefused", "SignInRequest", "SignInTimeout", "SignInUnavailable", "parse_redirect"]
+
+__all__ = [
+    "CALLBACK_PATH",
+    "LoopbackCatcher",
+    "SignIn",
+    "SignInDenied",
+    "SignInRefused",
+    "SignInRequest",
+    "SignInTimeout",
+    "SignInUnavailable",
+    "parse_redirect",
+]
 
 if TYPE_CHECKING:
     import asyncio
 
 
-
-CALLBACK_PATH = "mcp-notebook/oauth/callback"  # under the Jupyter server's base URL (server_extension.py), or the catcher's
+CALLBACK_PATH = (
+    "mcp-notebook/oauth/callback"  # under the Jupyter server's base URL (server_extension.py), or the catcher's
+)
 
 
 _ANSWER_KEYS = ("state", "code", "iss", "error", "error_description")
@@ -65,14 +77,23 @@ def parse_redirect(text: str) -> dict[str, str | None]:
     values = parse_qs(query, keep_blank_values=True)
     answer = {key: (values[key][0] if key in values else None) for key in _ANSWER_KEYS}
     if not answer["state"] or not (answer["code"] or answer["error"]):
-        raise ValueError("that address has no sign-in answer in it (no state, and no code or error): paste the whole address of the page you were sent back to")
+        raise ValueError(
+            "that address has no sign-in answer in it (no state, and no code or error): paste the whole address of the page you were sent back to"
+        )
     return answer
 
 
 class SignIn:
     """One connection's sign-in: the SDK's redirect and callback handlers, with a timeout and several ways back."""
 
-    def __init__(self, server: str, resource: str, redirect_uri: str | None, present: Callable[[SignInRequest, Callable[[dict[str, Any]], None]], None], timeout: float) -> None:
+    def __init__(
+        self,
+        server: str,
+        resource: str,
+        redirect_uri: str | None,
+        present: Callable[[SignInRequest, Callable[[dict[str, Any]], None]], None],
+        timeout: float,
+    ) -> None:
         self.server, self.resource, self.redirect_uri = server, resource, redirect_uri
         self.present = present
         self.timeout = timeout
@@ -106,7 +127,9 @@ class SignIn:
         sign-in's own, the key every way back is matched by, and never the server's to choose.
         """
         # every way a server's query parser might split it (``&``, ``;``, a second ``?``), any case
-        names = {unquote_plus(part.split("=", 1)[0]).strip().lower() for part in re.split(r"[&;?]", urlsplit(endpoint).query)}
+        names = {
+            unquote_plus(part.split("=", 1)[0]).strip().lower() for part in re.split(r"[&;?]", urlsplit(endpoint).query)
+        }
         if "state" in names:
             raise SignInRefused(
                 f"the authorization server's metadata gives an authorization endpoint that already carries a state "
@@ -139,7 +162,9 @@ class SignIn:
         """
         endpoint = self.endpoint
         if endpoint is None or not url.startswith(endpoint + "?"):
-            raise SignInRefused("the authorization address is not the one this sign-in built on the authorization server's endpoint")
+            raise SignInRefused(
+                "the authorization address is not the one this sign-in built on the authorization server's endpoint"
+            )
         states = parse_qs(url[len(endpoint) + 1 :], keep_blank_values=True).get("state") or []
         if len(states) != 1 or not states[0]:
             raise SignInRefused("the authorization address carries no single state of this sign-in")
@@ -180,7 +205,13 @@ class SignIn:
 
     def cancel(self) -> None:
         """The user gave up (the panel's Cancel): the waiting request fails at once."""
-        self.deliver({"state": self.pending.state if self.pending else None, "error": "cancelled", "error_description": "sign-in cancelled in the notebook"})
+        self.deliver(
+            {
+                "state": self.pending.state if self.pending else None,
+                "error": "cancelled",
+                "error_description": "sign-in cancelled in the notebook",
+            }
+        )
 
     def _settle(self, error: str | None) -> None:
         self.pending = None

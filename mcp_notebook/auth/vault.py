@@ -13,11 +13,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
 from ..core.private_table import PrivateTable, data_file
+
 __all__ = ["ResourceTokens", "TokenVault"]
 
 if TYPE_CHECKING:
-
     from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 
@@ -53,7 +54,13 @@ class TokenVault(PrivateTable):
 class ResourceTokens:
     """The SDK's ``TokenStorage`` for one resource, backed by the vault (plus a pre-registered client kept in memory)."""
 
-    def __init__(self, vault: TokenVault, resource: str, redirect_uri: str | None, preset_client: OAuthClientInformationFull | None = None) -> None:
+    def __init__(
+        self,
+        vault: TokenVault,
+        resource: str,
+        redirect_uri: str | None,
+        preset_client: OAuthClientInformationFull | None = None,
+    ) -> None:
         self.vault, self.resource, self.redirect_uri = vault, resource, redirect_uri
         self.preset_client = preset_client  # from --client-id/--client-secret-env: never written to disk
 
@@ -68,7 +75,9 @@ class ResourceTokens:
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
         expires_at = time.time() + tokens.expires_in if tokens.expires_in else None
-        self.vault.update(self.resource, tokens=tokens.model_dump(mode="json", exclude_none=True), expires_at=expires_at)
+        self.vault.update(
+            self.resource, tokens=tokens.model_dump(mode="json", exclude_none=True), expires_at=expires_at
+        )
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
         from mcp.shared.auth import OAuthClientInformationFull
@@ -91,7 +100,9 @@ class ResourceTokens:
         if self.preset_client is not None:
             self.preset_client = client_info
             return
-        self.vault.update(self.resource, client=client_info.model_dump(mode="json", exclude_none=True), issuer=client_info.issuer)
+        self.vault.update(
+            self.resource, client=client_info.model_dump(mode="json", exclude_none=True), issuer=client_info.issuer
+        )
 
     def expires_at(self) -> float | None:
         value = self.vault.get(self.resource).get("expires_at")

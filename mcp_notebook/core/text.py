@@ -15,7 +15,9 @@ from typing import Any
 
 __all__ = ["clip", "content_text", "esc", "line_word", "one_line"]
 
-_QUOTE_IF = set("'\"\\#{}")  # a word with these (or a space) is quoted: the split, comment stripping or expansion would read it
+_QUOTE_IF = set(
+    "'\"\\#{}"
+)  # a word with these (or a space) is quoted: the split, comment stripping or expansion would read it
 
 
 def esc(value: Any) -> str:
@@ -53,7 +55,9 @@ def _block_text(block: Any) -> str:
     if kind == "tool_use":
         return f"[tool call {block.name} (id {block.id})] {json.dumps(block.input, ensure_ascii=False, sort_keys=True)}"
     if kind == "tool_result":
-        return f"[tool result for {block.tool_use_id}{' (error)' if block.is_error else ''}] {content_text(block.content)}"
+        return (
+            f"[tool result for {block.tool_use_id}{' (error)' if block.is_error else ''}] {content_text(block.content)}"
+        )
     if kind == "resource":
         return getattr(block.resource, "text", None) or f"[resource {block.resource.uri}]"
     return f"[{kind}]" if kind is not None else ""

@@ -100,20 +100,37 @@ def read_url(text: str) -> BrowserURL | None:
     if seems not in (_bare(hostname), display.lower()):
         how = "a backslash (\\) counts as /, so " if "\\" in text else ""
         warnings.append(
-            URLWarning("rewritten", f"The browser reads this address differently from how it looks: {how}it opens {opens}, not {visible(seems) or 'what the text suggests'}.")
+            URLWarning(
+                "rewritten",
+                f"The browser reads this address differently from how it looks: {how}it opens {opens}, not {visible(seems) or 'what the text suggests'}.",
+            )
         )
     if visible(text) != text:
-        warnings.append(URLWarning("invisible", "The address contains invisible or control characters (shown as \\u....); the browser drops or hides them."))
+        warnings.append(
+            URLWarning(
+                "invisible",
+                "The address contains invisible or control characters (shown as \\u....); the browser drops or hides them.",
+            )
+        )
     if any(label.startswith("xn--") for label in hostname.split(".")):
         reads = f", which reads as {display}" if display != hostname else ""
-        warnings.append(URLWarning("punycode", f"This domain is an international name written in punycode (xn--){reads}; it may imitate another site. Check it carefully."))
+        warnings.append(
+            URLWarning(
+                "punycode",
+                f"This domain is an international name written in punycode (xn--){reads}; it may imitate another site. Check it carefully.",
+            )
+        )
     look = _lookalike(display)
     if look:
         warnings.append(URLWarning("confusable", f"{display} {look}; it may imitate another site."))
     if scheme in WEB_SCHEMES and hostname and not _LINKABLE_HOST.fullmatch(hostname):
-        warnings.append(URLWarning("odd-host", f"The host {hostname} has characters no real site name has, so no link is offered."))
+        warnings.append(
+            URLWarning("odd-host", f"The host {hostname} has characters no real site name has, so no link is offered.")
+        )
     if scheme not in WEB_SCHEMES:
-        warnings.append(URLWarning("scheme", f"Unusual scheme {scheme}: this is not a web page, so no link is offered."))
+        warnings.append(
+            URLWarning("scheme", f"Unusual scheme {scheme}: this is not a web page, so no link is offered.")
+        )
     return BrowserURL(
         text=text,
         href=parts["href"],

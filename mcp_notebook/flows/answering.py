@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..forms.model import Answers, FormModel, Question
-from ..wire.roots import Roots
 from ..sampling.router import ModelRouter
+from ..wire.roots import Roots
 from .ui import FlowUI, HeadlessUI
 
 if TYPE_CHECKING:
@@ -37,7 +37,14 @@ class Answerer:
         """Ask ``requests``; with a ``context`` (the question may be another call's) no presets apply."""
         limits = getattr(flow, "limits", None)  # the flow's size bounds: too deep or too wide a form gets no widgets
         questions = [
-            Question(key, params, None if getattr(params, "mode", "form") == "url" else FormModel.from_schema(params.requested_schema, params.message, limits), context)
+            Question(
+                key,
+                params,
+                None
+                if getattr(params, "mode", "form") == "url"
+                else FormModel.from_schema(params.requested_schema, params.message, limits),
+                context,
+            )
             for key, params in requests.items()
         ]
         return await self.ui.ask(flow, questions, Answers() if context else self.answers)
@@ -55,5 +62,7 @@ class Answerer:
     def note_roots(flow: Flow, result: Any) -> Any:
         """Note in the flow that roots were answered with ``result`` (the session's roots); returns it."""
         names = ", ".join(r.name or r.uri.path.rstrip("/").rsplit("/", 1)[-1] for r in result.roots) or "none"
-        flow.notes.append(f"roots: answered with {len(result.roots)} root{'s' if len(result.roots) != 1 else ''} ({names})")
+        flow.notes.append(
+            f"roots: answered with {len(result.roots)} root{'s' if len(result.roots) != 1 else ''} ({names})"
+        )
         return result

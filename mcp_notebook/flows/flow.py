@@ -19,28 +19,37 @@ import re
 import secrets
 import threading
 import time
-from functools import partial
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from ..errors import FlowError, Kind, describe_exception
 from ..core.limits import Limits
 from ..core.redact import masked, secret_arguments
+from ..errors import FlowError, Kind, describe_exception
 from ..wire.routing import TAG_KEY
 from .kinds import STATE_ONLY_BACKOFF, FlowState, Method, Progress, Round
 from .task_follow import TaskFollowing
-from .trace import dump, parse_requests, question_line, response_summary, shorten_token, task_received, trace_received, without_task_id
+from .trace import (
+    dump,
+    parse_requests,
+    question_line,
+    response_summary,
+    shorten_token,
+    task_received,
+    trace_received,
+    without_task_id,
+)
 from .ui import FlowUI, HeadlessUI
 
 if TYPE_CHECKING:
-    from .answering import Answerer
     from ..notebook.apps import AppHost, LiveApp
     from ..wire.connection import Connection
     from ..wire.task_handles import TaskRef
-    from .store import SavedFlow, Store
     from ..wire.tasks import TaskHandles, TaskOptions, TaskStatus
+    from .answering import Answerer
+    from .store import SavedFlow, Store
 
 __all__ = ["Flow", "FlowState", "Method", "Round"]
 
@@ -101,7 +110,9 @@ class Flow(TaskFollowing):
         self._saved = False  # a record of this flow is in the store
         self._unanswered = False  # a headless run had no preset answer for a question
         self._backchannel_error: FlowError | None = None  # a 2025 back-channel question this client could not answer
-        self._maybe_backchannel_error: FlowError | None = None  # the same, for a question that may have been this call's
+        self._maybe_backchannel_error: FlowError | None = (
+            None  # the same, for a question that may have been this call's
+        )
         self._route_tag: str | None = None
         self._unreachable = False  # the server could not be reached
         self._forget = True  # remove the record when the flow is cancelled
@@ -259,7 +270,9 @@ class Flow(TaskFollowing):
         still raises ``CancelledError``.
         """
         task = asyncio.current_task()
-        assert task is not None and self._future is None, "run_here: a flow not started, from a task on the runtime loop"
+        assert task is not None and self._future is None, (
+            "run_here: a flow not started, from a task on the runtime loop"
+        )
         self._future = concurrent.futures.Future()
         self._future.add_done_callback(_waker(self._wake))
         self._here = self._ran_here = True
@@ -324,7 +337,9 @@ class Flow(TaskFollowing):
     async def _main(self) -> Any:
         self._task = asyncio.current_task()
         self.conn.flows.append(self)
-        self._stderr_mark = self.conn._call_mark = self.conn.stderr_mark()  # an error shows only stderr written from here on
+        self._stderr_mark = self.conn._call_mark = (
+            self.conn.stderr_mark()
+        )  # an error shows only stderr written from here on
         failure_before = self.conn.auth_failure  # a sign-in that fails during this flow explains its error
         self.view.changed(self)
         try:
@@ -351,7 +366,9 @@ class Flow(TaskFollowing):
         except TimeoutError:
             error = FlowError(f"{self.label} took longer than {self.timeout} s and was stopped", code=-32001)
         except BaseException as exc:  # noqa: BLE001 - explained, then re-raised as FlowError
-            exc = self._backchannel_error or self._maybe_backchannel_error or exc  # 2025: fail as a 2026-07-28 round would, not with the server's echo
+            exc = (
+                self._backchannel_error or self._maybe_backchannel_error or exc
+            )  # 2025: fail as a 2026-07-28 round would, not with the server's echo
             self._unreachable = _unreachable(exc) or not self.conn.is_open
             refused = None if isinstance(exc, FlowError) else self._no_backchannel(str(exc))
             if isinstance(exc, FlowError):
@@ -364,8 +381,12 @@ class Flow(TaskFollowing):
                     error.args = (f"{self.label} failed. {error}",)
             else:
                 text, code, data = describe_exception(exc)
-                refused = self.conn.auth_error(f"{self.label} failed", FlowError) if code == -32603 else None  # an HTTP 401/403
-                error = refused or FlowError(self.conn._with_stderr(f"{self.label} failed: {text}", self._stderr_mark), code=code, data=data)
+                refused = (
+                    self.conn.auth_error(f"{self.label} failed", FlowError) if code == -32603 else None
+                )  # an HTTP 401/403
+                error = refused or FlowError(
+                    self.conn._with_stderr(f"{self.label} failed: {text}", self._stderr_mark), code=code, data=data
+                )
         else:
             if self.app_host is not None:
                 self.app = await self.app_host.register(self, self.app_main)  # its report shows the App
@@ -460,7 +481,11 @@ class Flow(TaskFollowing):
             if self.store is not None and self.save and requests:
                 record = self.record(state)
                 # the first record of a kernel reads Jupyter's notary secret (an nbformat import): off the loop
-                oversize = self.store.save(record) if self.store.signer.ready else await asyncio.to_thread(self.store.save, record)
+                oversize = (
+                    self.store.save(record)
+                    if self.store.signer.ready
+                    else await asyncio.to_thread(self.store.save, record)
+                )
                 self._saved = oversize is None
                 if oversize is not None and not any(n.startswith("not saved in the notebook") for n in self.notes):
                     self.notes.append(
@@ -493,11 +518,18 @@ class Flow(TaskFollowing):
         if self.method == "tools/call":
             tasks = self.conn.task_client
             if tasks is not None and tasks.generation == "2025" and await self._wants_task():
-                status = await tasks.create(self.name, self.arguments, self.task_options.ttl_ms if self.task_options else None, common.get("meta"))
+                status = await tasks.create(
+                    self.name,
+                    self.arguments,
+                    self.task_options.ttl_ms if self.task_options else None,
+                    common.get("meta"),
+                )
                 entry.ended, entry.received = time.perf_counter(), task_received(status)
                 return status
             progress = self._on_progress if self.wants_progress else None
-            result = await session.call_tool(self.name, self.arguments, progress_callback=progress, allow_claimed=True, **common)
+            result = await session.call_tool(
+                self.name, self.arguments, progress_callback=progress, allow_claimed=True, **common
+            )
             if tasks is not None and not isinstance(result, (CallToolResult, InputRequiredResult)):
                 status = TaskStatus.from_wire(result.model_dump(by_alias=True, mode="json", exclude_none=True))
                 entry.ended, entry.received = time.perf_counter(), task_received(status)
@@ -536,7 +568,9 @@ class Flow(TaskFollowing):
         return responses
 
     # ------------------------------------------------------------------ answering (both generations)
-    async def answer_elicitations(self, requests: dict[str, Any], single: bool = False, candidates: list[Flow] | None = None) -> Any:
+    async def answer_elicitations(
+        self, requests: dict[str, Any], single: bool = False, candidates: list[Flow] | None = None
+    ) -> Any:
         """Elicitation requests of one round -> ``ElicitResult`` per key (one form for all).
 
         ``candidates``: a 2025 back-channel question that could come from any of these running
@@ -544,7 +578,9 @@ class Flow(TaskFollowing):
         the form names the calls.
         """
         if single:  # back-channel request of a 2025 server: show it, record it in the trace
-            self.pending = {key: {"method": "elicitation/create", "params": without_task_id(dump(p))} for key, p in requests.items()}
+            self.pending = {
+                key: {"method": "elicitation/create", "params": without_task_id(dump(p))} for key, p in requests.items()
+            }
             # the 2025 back-channel request arrives while request ``round + 1`` is in flight
             self.rounds.append(Round(number=self.round + 1, direction="server->client", received=dict(self.pending)))
         self.state = FlowState.WAITING
@@ -559,10 +595,14 @@ class Flow(TaskFollowing):
                     flow._maybe_backchannel_error = flow._maybe_backchannel_error or exc
                     flow._unanswered = flow._unanswered or unanswered
                     # its reply may be a plain result built on the cancel it was told (Connection._on_elicit)
-                    flow.notes.append(f"a question that may have been this call's went unanswered and the server was told 'cancel': {exc}")
+                    flow.notes.append(
+                        f"a question that may have been this call's went unanswered and the server was told 'cancel': {exc}"
+                    )
             else:
                 self._unanswered = unanswered
-                if single:  # the flow fails with the first one once the server's call returns (told 'cancel', it may ask more)
+                if (
+                    single
+                ):  # the flow fails with the first one once the server's call returns (told 'cancel', it may ask more)
                     self._backchannel_error = self._backchannel_error or exc
             raise
         finally:
@@ -625,14 +665,21 @@ class Flow(TaskFollowing):
             found = properties.get(name)
             prop: dict[str, Any] = found if isinstance(found, dict) else {}
             kind = prop.get("type") if prop.get("type") in ("string", "number", "integer", "boolean") else "string"
-            fields[name] = {"type": kind, "title": str(prop.get("title") or name), "description": "never saved in the notebook; needed again to continue"}
+            fields[name] = {
+                "type": kind,
+                "title": str(prop.get("title") or name),
+                "description": "never saved in the notebook; needed again to continue",
+            }
         params = ElicitRequestFormParams(
             message=f"To continue {self.label}, give again the arguments that were not saved: {', '.join(names)}",
             requested_schema={"type": "object", "properties": fields, "required": names},
         )
         answer = (await self.answer_elicitations({"arguments": params}))["arguments"]
         if answer.action != "accept" or not answer.content:
-            raise FlowError(f"{self.label}: the arguments {', '.join(names)} were not given again; the saved flow was not continued", code=-32000)
+            raise FlowError(
+                f"{self.label}: the arguments {', '.join(names)} were not given again; the saved flow was not continued",
+                code=-32000,
+            )
         self.arguments.update({k: v for k, v in answer.content.items() if k in names})
 
     def _tool_schema(self) -> dict[str, Any] | None:
@@ -694,13 +741,55 @@ class Flow(TaskFollowing):
         for r in self.rounds:
             done = r.ended if r.ended is not None else r.started
             if r.direction == "client->server":
-                timed.append((r.started, len(timed), {"round": r.number, "from": "client", "to": "server", "kind": "request", "message": _resolve(r.sent, self)}))
+                timed.append(
+                    (
+                        r.started,
+                        len(timed),
+                        {
+                            "round": r.number,
+                            "from": "client",
+                            "to": "server",
+                            "kind": "request",
+                            "message": _resolve(r.sent, self),
+                        },
+                    )
+                )
                 if r.received:
-                    timed.append((done, len(timed), {"round": r.number, "from": "server", "to": "client", "kind": "result", "message": _resolve(r.received)}))
+                    timed.append(
+                        (
+                            done,
+                            len(timed),
+                            {
+                                "round": r.number,
+                                "from": "server",
+                                "to": "client",
+                                "kind": "result",
+                                "message": _resolve(r.received),
+                            },
+                        )
+                    )
             else:
-                timed.append((r.started, len(timed), {"round": r.number, "from": "server", "to": "client", "kind": "request", "message": r.received}))
+                timed.append(
+                    (
+                        r.started,
+                        len(timed),
+                        {"round": r.number, "from": "server", "to": "client", "kind": "request", "message": r.received},
+                    )
+                )
                 if r.sent:
-                    timed.append((done, len(timed), {"round": r.number, "from": "client", "to": "server", "kind": "result", "message": {"result": r.sent}}))
+                    timed.append(
+                        (
+                            done,
+                            len(timed),
+                            {
+                                "round": r.number,
+                                "from": "client",
+                                "to": "server",
+                                "kind": "result",
+                                "message": {"result": r.sent},
+                            },
+                        )
+                    )
         return [event for _, _, event in sorted(timed, key=lambda item: (item[0], item[1]))]
 
 
@@ -743,7 +832,9 @@ def _as_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-_NO_BACKCHANNEL = re.compile(r"via server-initiated requests is unavailable on 2026-07-28|has no back-channel for server-initiated requests")
+_NO_BACKCHANNEL = re.compile(
+    r"via server-initiated requests is unavailable on 2026-07-28|has no back-channel for server-initiated requests"
+)
 
 
 def _result_text(result: Any) -> str:

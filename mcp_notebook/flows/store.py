@@ -85,7 +85,22 @@ class SavedFlow:
     extra: dict[str, Any] = field(default_factory=dict)
     _absent: frozenset[str] = field(default=frozenset(), repr=False, compare=False)  # optional keys the dict lacked
 
-    _KEYS = ("v", "id", "cell_id", "server", "method", "name", "arguments", "round", "request_state", "pending", "updated", "withheld", "task", "sig")
+    _KEYS = (
+        "v",
+        "id",
+        "cell_id",
+        "server",
+        "method",
+        "name",
+        "arguments",
+        "round",
+        "request_state",
+        "pending",
+        "updated",
+        "withheld",
+        "task",
+        "sig",
+    )
     _OPTIONAL = ("cell_id", "arguments", "request_state", "updated", "withheld", "task", "sig")
 
     @classmethod
@@ -151,7 +166,9 @@ def _kind(value: Any) -> str:
         return "an array"
     if isinstance(value, dict):
         return "an object"
-    return {str: "a string", bool: "a boolean", int: "a number", float: "a number"}.get(type(value), type(value).__name__)
+    return {str: "a string", bool: "a boolean", int: "a number", float: "a number"}.get(
+        type(value), type(value).__name__
+    )
 
 
 def check_record(key: str, record: Any) -> str | None:
@@ -188,7 +205,11 @@ def check_record(key: str, record: Any) -> str | None:
     if state is not None and not isinstance(state, str):
         return f"saved flow {key!r} has a request state that is {_kind(state)}, not a string"
     pending = record.get("pending")
-    if not isinstance(pending, dict) or not (pending or task is not None) or not all(isinstance(q, dict) for q in pending.values()):
+    if (
+        not isinstance(pending, dict)
+        or not (pending or task is not None)
+        or not all(isinstance(q, dict) for q in pending.values())
+    ):
         return f"saved flow {key!r} has no questions to ask"
     withheld = record.get("withheld", [])
     if not isinstance(withheld, list) or not all(isinstance(n, str) for n in withheld):
@@ -228,7 +249,9 @@ def parse_flows(
     return records, warnings
 
 
-def parse_block(block: Any, max_bytes: int | None = DEFAULT_MAX_RECORD_BYTES) -> tuple[dict[str, dict[str, Any]], list[str]]:
+def parse_block(
+    block: Any, max_bytes: int | None = DEFAULT_MAX_RECORD_BYTES
+) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """Records from the notebook metadata block ``mcp_notebook`` (``None`` when absent)."""
     if block is None:
         return {}, []
@@ -237,7 +260,9 @@ def parse_block(block: Any, max_bytes: int | None = DEFAULT_MAX_RECORD_BYTES) ->
     return parse_flows(block.get("flows"), max_bytes=max_bytes)
 
 
-def read_notebook(path: str, max_bytes: int | None = DEFAULT_MAX_RECORD_BYTES) -> tuple[dict[str, dict[str, Any]], list[str]]:
+def read_notebook(
+    path: str, max_bytes: int | None = DEFAULT_MAX_RECORD_BYTES
+) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """Records saved in the ``.ipynb`` at ``path``, read with ``nbformat``.
 
     Raises ``OSError`` when the file cannot be opened; a file that is not a notebook gives a

@@ -98,17 +98,26 @@ class TaskFollowing:
         client = self.conn.task_client
         ref = self.task_ref
         if client is None:
-            raise FlowError(f"{self.label}: {self.conn.name} no longer offers tasks, so the task cannot be followed", kind="task_gone", server=self.conn.name)
+            raise FlowError(
+                f"{self.label}: {self.conn.name} no longer offers tasks, so the task cannot be followed",
+                kind="task_gone",
+                server=self.conn.name,
+            )
         if status is None:  # resumed: the handle lives in this user's task handles, never in the notebook
             assert ref is not None
             if ref.generation != client.generation:
-                raise FlowError(f"{self.label}: the task was started on a {ref.generation} connection and {self.conn.name} now speaks {client.generation}", kind="task_gone")
+                raise FlowError(
+                    f"{self.label}: the task was started on a {ref.generation} connection and {self.conn.name} now speaks {client.generation}",
+                    kind="task_gone",
+                )
             entry = self._handles().get(ref.ref)
             task_id = entry.get("task_id") if isinstance(entry.get("task_id"), str) else None
             from ..wire.task_handles import TaskHandles, describe_identity
 
             identity = self.conn.target.identity()
-            if task_id is not None and not TaskHandles.belongs_to(entry, identity):  # the whole target: command, arguments, folder, env names
+            if task_id is not None and not TaskHandles.belongs_to(
+                entry, identity
+            ):  # the whole target: command, arguments, folder, env names
                 raise FlowError(
                     f"{self.label}: the saved task was started on {describe_identity(entry.get('identity', entry.get('target')))}, "
                     f"not on {describe_identity(identity)}; its handle is not sent to another server",
@@ -122,7 +131,9 @@ class TaskFollowing:
                 )  # fmt: skip
             from ..wire.tasks import TaskStatus as _Status
 
-            status = _Status(task_id=task_id, status=ref.status, created_at=ref.created, ttl_ms=ref.ttl_ms, poll_ms=ref.poll_ms)
+            status = _Status(
+                task_id=task_id, status=ref.status, created_at=ref.created, ttl_ms=ref.ttl_ms, poll_ms=ref.poll_ms
+            )
             self.task = status
             self.task_started = time.perf_counter()
             try:
@@ -136,7 +147,9 @@ class TaskFollowing:
                          "cell_id": self.cell_id, "notebook": self.notebook, "created": status.created_at, "generation": client.generation}  # fmt: skip
                 from ..wire.task_handles import TaskRef
 
-                self.task_ref = TaskRef(self._handles().keep(status.task_id, **where), client.generation, created=status.created_at).seen(status)
+                self.task_ref = TaskRef(
+                    self._handles().keep(status.task_id, **where), client.generation, created=status.created_at
+                ).seen(status)
                 if self.store.signer.ready:
                     self._save_task_record()
                 else:  # the first record of this kernel reads Jupyter's notary secret (imports nbformat): off the loop
@@ -146,7 +159,9 @@ class TaskFollowing:
                     f"{self.conn.name} runs inside this kernel's process tree ({self.conn.target.kind}): its tasks end with the kernel, "
                     "so this one cannot be followed from a new kernel; serve it over HTTP for that"
                 )  # fmt: skip
-        polling = Round(number=self.round + 1, sent={"method": "tasks/get", "params": {"taskId": fingerprint(status.task_id)}})
+        polling = Round(
+            number=self.round + 1, sent={"method": "tasks/get", "params": {"taskId": fingerprint(status.task_id)}}
+        )
         self.rounds.append(polling)
         try:
             return await follow(client, status, self, set(ref.answered) if ref is not None else None)
@@ -165,7 +180,9 @@ class TaskFollowing:
         try:
             await asyncio.shield(asyncio.wait_for(client.cancel(task_id), 10))
         except Exception:  # noqa: BLE001 - the cancellation stands here either way
-            self.notes.append("the server could not be told to cancel the task; it may run on until its time to live ends")
+            self.notes.append(
+                "the server could not be told to cancel the task; it may run on until its time to live ends"
+            )
 
     def _handles(self) -> TaskHandles:
         if self.task_handles is None:
@@ -201,7 +218,10 @@ class TaskFollowing:
         try:
             parsed = parse_requests(requests)
         except Exception:  # noqa: BLE001 - a request this client cannot read
-            raise FlowError(f"{self.label}: the task asks for input this client does not understand ({', '.join(list(requests)[:5])})", kind="task_invalid") from None
+            raise FlowError(
+                f"{self.label}: the task asks for input this client does not understand ({', '.join(list(requests)[:5])})",
+                kind="task_invalid",
+            ) from None
         self.pending = dict(parsed)
         responses = await self._answer_round(parsed)
         if self.task_ref is not None:

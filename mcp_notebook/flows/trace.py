@@ -9,7 +9,17 @@ task's id (``without_task_id``), answers summarised by action and field names, n
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
-__all__ = ["dump", "parse_requests", "question_line", "response_summary", "shorten_token", "task_received", "trace_received", "without_task_id"]
+
+__all__ = [
+    "dump",
+    "parse_requests",
+    "question_line",
+    "response_summary",
+    "shorten_token",
+    "task_received",
+    "trace_received",
+    "without_task_id",
+]
 
 if TYPE_CHECKING:
     pass
@@ -78,9 +88,8 @@ def trace_received(result: Any) -> dict[str, Any]:
 
 def parse_requests(requests: dict[str, Any]) -> dict[str, Any]:
     """Saved questions (plain dicts) back into SDK request models."""
-    from pydantic import TypeAdapter
-
     from mcp.types import InputRequest
+    from pydantic import TypeAdapter
 
     adapter: TypeAdapter[Any] = TypeAdapter(InputRequest)
     return {key: adapter.validate_python(value) for key, value in requests.items()}

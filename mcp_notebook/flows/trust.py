@@ -39,7 +39,9 @@ def canonical(record: Mapping[str, Any]) -> bytes:
     with ``1.0`` read as ``1`` (JavaScript has one number type).
     """
     body = {k: v for k, v in record.items() if k != SIG_KEY}
-    return json.dumps(_whole_floats(body), sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=str).encode()
+    return json.dumps(
+        _whole_floats(body), sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=str
+    ).encode()
 
 
 def _whole_floats(value: Any) -> Any:
@@ -142,8 +144,15 @@ def describe_record(record: Mapping[str, Any]) -> list[tuple[str, str]]:
         oauth = server.get("oauth")
         if isinstance(oauth, dict):
             said = ", ".join(f"{k} {v}" for k, v in sorted(oauth.items()) if k != "sign_in" and isinstance(v, str))
-            lines.append(("signs in with OAuth", f"{oauth.get('sign_in', 'oauth')}{f' ({said})' if said else ''}; secrets named by variable are read from this kernel"))
-    kind = {"tools/call": "calls tool", "prompts/get": "gets prompt", "resources/read": "reads resource"}.get(str(record.get("method")), "calls")
+            lines.append(
+                (
+                    "signs in with OAuth",
+                    f"{oauth.get('sign_in', 'oauth')}{f' ({said})' if said else ''}; secrets named by variable are read from this kernel",
+                )
+            )
+    kind = {"tools/call": "calls tool", "prompts/get": "gets prompt", "resources/read": "reads resource"}.get(
+        str(record.get("method")), "calls"
+    )
     lines.append((kind, str(record.get("name", ""))))
     if record.get("method") != "resources/read":
         lines.append(("with arguments", json.dumps(record.get("arguments") or {}, ensure_ascii=False, sort_keys=True)))

@@ -26,8 +26,8 @@ from ..forms.model import Answers, MissingAnswer
 
 if TYPE_CHECKING:
     from ..forms.model import Question
-    from .flow import Flow
     from ..sampling.router import Choice, ModelConfig, Reviewed
+    from .flow import Flow
 
 __all__ = ["FlowUI", "HeadlessUI"]
 
@@ -50,7 +50,9 @@ class FlowUI(Protocol):
 
     async def ask(self, flow: Flow, questions: list[Question], answers: Answers) -> dict[str, Any]: ...
 
-    async def review_request(self, flow: Flow, key: str, params: Any, choice: Choice, models: list[str]) -> Reviewed: ...
+    async def review_request(
+        self, flow: Flow, key: str, params: Any, choice: Choice, models: list[str]
+    ) -> Reviewed: ...
 
     async def review_reply(self, flow: Flow, key: str, params: Any, result: Any, choice: Choice) -> Reviewed: ...
 
@@ -83,7 +85,9 @@ class HeadlessUI:
         from mcp.types import ElicitResult
 
         server = flow.conn.name
-        refusal = answers.refusal(question.key, [f.name for f in question.form.fields] if question.form is not None else [])
+        refusal = answers.refusal(
+            question.key, [f.name for f in question.form.fields] if question.form is not None else []
+        )
         if refusal is not None:  # --cancel, or --decline naming this question
             return ElicitResult(action=refusal)
         if question.is_url:
@@ -94,7 +98,9 @@ class HeadlessUI:
         form = question.form
         assert form is not None
         if not form.checkable:
-            raise FlowError(f"{server} asks: {form.message!r}, but {form.reason}. Nothing was sent; raise the limit to answer it.")
+            raise FlowError(
+                f"{server} asks: {form.message!r}, but {form.reason}. Nothing was sent; raise the limit to answer it."
+            )
         if not form.supported:
             content = dict(form.initial(answers))
         else:

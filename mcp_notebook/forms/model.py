@@ -36,7 +36,18 @@ from urllib.parse import urlparse
 
 from ..core.limits import Limits, schema_size
 
-__all__ = ["FALSE_WORDS", "TRUE_WORDS", "Answers", "FieldSpec", "FormModel", "MissingAnswer", "Question", "compiled_validator", "parse_answer_value", "wire_problem"]
+__all__ = [
+    "FALSE_WORDS",
+    "TRUE_WORDS",
+    "Answers",
+    "FieldSpec",
+    "FormModel",
+    "MissingAnswer",
+    "Question",
+    "compiled_validator",
+    "parse_answer_value",
+    "wire_problem",
+]
 
 Kind = Literal["text", "integer", "number", "boolean", "choice", "multi"]
 CHECKBOX_LIMIT = 12  # a multi-select with more choices than this is one list widget, not one tick box each
@@ -210,9 +221,11 @@ class FieldSpec:
                 return f"at least {lo} character{'s' if lo != 1 else ''}"
             if hi is not None:
                 return f"at most {hi} characters"
-            return {"email": "an e-mail address", "uri": "a web address (URI)", "date-time": "date and time, e.g. 2026-07-28T09:30:00Z"}.get(
-                self.format or "", ""
-            )
+            return {
+                "email": "an e-mail address",
+                "uri": "a web address (URI)",
+                "date-time": "date and time, e.g. 2026-07-28T09:30:00Z",
+            }.get(self.format or "", "")
         if self.kind in ("integer", "number"):
             what = "a whole number" if self.kind == "integer" else "a number"
             low, high = self.minimum, self.maximum  # floats, where the text bounds above are ints
@@ -264,7 +277,9 @@ class FormModel:
         except _Unsupported as exc:
             model.supported, model.reason, model.fields = False, str(exc), []
             if _checkable(schema) is not schema:
-                model.reason += " (some references point outside the schema the client received, so those parts are not checked)"
+                model.reason += (
+                    " (some references point outside the schema the client received, so those parts are not checked)"
+                )
         return model
 
     def field(self, name: str) -> FieldSpec | None:
@@ -560,8 +575,12 @@ def _friendly(error: Any) -> str:
     if v == "maxItems":
         return f"choose at most {expected}"
     if v == "format":
-        return {"email": "not a valid e-mail address", "uri": "not a valid URI (e.g. https://example.com)", "date": "not a valid date (YYYY-MM-DD)",
-                "date-time": "not a valid date and time (e.g. 2026-07-28T09:30:00Z)"}.get(str(expected), f"not a valid {expected}")
+        return {
+            "email": "not a valid e-mail address",
+            "uri": "not a valid URI (e.g. https://example.com)",
+            "date": "not a valid date (YYYY-MM-DD)",
+            "date-time": "not a valid date and time (e.g. 2026-07-28T09:30:00Z)",
+        }.get(str(expected), f"not a valid {expected}")
     if v in ("enum", "const", "oneOf", "anyOf"):
         return "not one of the choices"
     if v == "type":
@@ -576,7 +595,15 @@ def _friendly(error: Any) -> str:
 
 
 def _a(expected: Any) -> str:
-    names = {"string": "text", "integer": "a whole number", "number": "a number", "boolean": "true or false", "array": "a list", "object": "an object", "null": "empty"}
+    names = {
+        "string": "text",
+        "integer": "a whole number",
+        "number": "a number",
+        "boolean": "true or false",
+        "array": "a list",
+        "object": "an object",
+        "null": "empty",
+    }
     if isinstance(expected, list):
         return " or ".join(names.get(str(e), str(e)) for e in expected)
     return names.get(str(expected), str(expected))

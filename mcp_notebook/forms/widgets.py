@@ -42,10 +42,9 @@ from typing import Any
 
 import ipywidgets as w
 
-from .model import Question
-from .model import CHECKBOX_LIMIT, Answers, FieldSpec, FormModel, wire_problem
-from ..core.redact import is_secret_name
 from ..core.limits import Limits
+from ..core.redact import is_secret_name
+from .model import CHECKBOX_LIMIT, Answers, FieldSpec, FormModel, Question, wire_problem
 
 __all__ = ["ElicitationPanel", "FieldWidget", "summary_html", "url_html"]
 
@@ -102,7 +101,9 @@ class FieldWidget:
             label = _REQUIRED if spec.required else ""
         self.label = w.HTML(f"<b>{label}</b>", layout=w.Layout(width="170px", flex="0 0 auto"))
         help_text = " — ".join(part for part in (spec.description, _new_hint(spec)) if part)
-        self.help = w.HTML(_small(help_text), layout=w.Layout(margin="0 0 0 174px", display=None if help_text else "none"))
+        self.help = w.HTML(
+            _small(help_text), layout=w.Layout(margin="0 0 0 174px", display=None if help_text else "none")
+        )
         self.error = w.HTML("", layout=w.Layout(margin="0 0 0 174px", display="none"))
         self.error.add_class("mcp-error")
         self.box = w.VBox([w.HBox([self.label, self.input]), self.help, self.error], layout=w.Layout(margin="3px 0"))
@@ -121,7 +122,12 @@ class FieldWidget:
     def _make_input(self, spec: FieldSpec, initial: Any) -> w.Widget:
         layout = w.Layout(width="340px")
         if spec.kind == "boolean":
-            return w.Checkbox(value=initial if isinstance(initial, bool) else False, description=spec.label, indent=False, layout=w.Layout(width="auto"))
+            return w.Checkbox(
+                value=initial if isinstance(initial, bool) else False,
+                description=spec.label,
+                indent=False,
+                layout=w.Layout(width="auto"),
+            )
         if spec.kind in ("integer", "number"):
             text = "" if initial is None or isinstance(initial, bool) else str(initial)
             return w.Text(value=text, placeholder=spec.hint, layout=layout)
@@ -138,7 +144,12 @@ class FieldWidget:
                 picked = tuple(value for _, value in pairs if value in chosen)
                 return w.SelectMultiple(options=pairs, value=picked, rows=min(8, len(pairs)), layout=layout)
             for value, label in spec.options:
-                box = w.Checkbox(value=value in chosen, description=label, indent=False, layout=w.Layout(width="auto", margin="0 12px 0 0"))
+                box = w.Checkbox(
+                    value=value in chosen,
+                    description=label,
+                    indent=False,
+                    layout=w.Layout(width="auto", margin="0 12px 0 0"),
+                )
                 self.choices.append((value, box))
             return w.Box([b for _, b in self.choices], layout=w.Layout(flex_flow="row wrap", width="340px"))
         if spec.format == "date":
@@ -151,7 +162,9 @@ class FieldWidget:
                 except ValueError:
                     value = None
             return w.DatePicker(value=value, layout=w.Layout(width="auto"))
-        placeholder = {"email": "name@example.com", "uri": "https://…", "date-time": "2026-07-28T09:30:00Z"}.get(spec.format or "", "")
+        placeholder = {"email": "name@example.com", "uri": "https://…", "date-time": "2026-07-28T09:30:00Z"}.get(
+            spec.format or "", ""
+        )
         if is_secret_name(spec.name):  # typed, not shown (nor left on screen for a shoulder or a screenshot)
             return w.Password(value="" if initial is None else str(initial), layout=layout)
         return w.Text(value="" if initial is None else str(initial), placeholder=placeholder, layout=layout)
@@ -192,7 +205,9 @@ class FieldWidget:
         elif spec.kind == "choice":
             self.input.value = spec.coerce(value)
         elif isinstance(self.input, w.DatePicker):
-            self.input.value = value if isinstance(value, dt.date) or value is None else dt.date.fromisoformat(str(value))
+            self.input.value = (
+                value if isinstance(value, dt.date) or value is None else dt.date.fromisoformat(str(value))
+            )
         else:
             self.input.value = "" if value is None else str(value)
 
@@ -204,7 +219,14 @@ class FieldWidget:
 class _QuestionBox:
     """One elicitation request inside the panel: who asks, what, its fields and its choice."""
 
-    def __init__(self, server: str, question: Question, answers: Answers, several: bool, on_edit: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        server: str,
+        question: Question,
+        answers: Answers,
+        several: bool,
+        on_edit: Callable[[], None] | None = None,
+    ) -> None:
         self.question = question
         self.server = server
         self.form: FormModel | None = question.form
@@ -251,7 +273,9 @@ class _QuestionBox:
             self.json_editor.observe(edited, names="value")
             children.extend(
                 [
-                    w.HTML(f"{_small(note)}<details><summary><small>the requested schema</small></summary><pre>{html.escape(schema)}</pre></details>"),
+                    w.HTML(
+                        f"{_small(note)}<details><summary><small>the requested schema</small></summary><pre>{html.escape(schema)}</pre></details>"
+                    ),
                     self.json_editor,
                 ]
             )
@@ -259,9 +283,13 @@ class _QuestionBox:
         self.choice: w.ToggleButtons | None = None  # several questions: each has its own choice
         if several:
             accept_word = "Done" if question.is_url else "Accept"
-            self.choice = w.ToggleButtons(options=[(accept_word, "accept"), ("Decline", "decline"), ("Cancel", "cancel")], value="accept")
+            self.choice = w.ToggleButtons(
+                options=[(accept_word, "accept"), ("Decline", "decline"), ("Cancel", "cancel")], value="accept"
+            )
             children.append(self.choice)
-        self.box = w.VBox(children, layout=w.Layout(border="1px solid var(--jp-border-color2, #ccc)", padding="8px", margin="4px 0"))
+        self.box = w.VBox(
+            children, layout=w.Layout(border="1px solid var(--jp-border-color2, #ccc)", padding="8px", margin="4px 0")
+        )
         self.box.add_class("mcp-question")
 
     def collect(self, action: str) -> Any:
@@ -320,7 +348,9 @@ class ElicitationPanel:
     "Send answers" button.
     """
 
-    def __init__(self, server: str, questions: list[Question], answers: Answers, on_done: Callable[[dict[str, Any]], None]) -> None:
+    def __init__(
+        self, server: str, questions: list[Question], answers: Answers, on_done: Callable[[dict[str, Any]], None]
+    ) -> None:
         self.server = server
         self.on_done = on_done
         several = len(questions) > 1
@@ -442,7 +472,11 @@ def summary_html(server: str, results: dict[str, Any], questions: list[Question]
     )
 
 
-def url_html(url: str, note: str = "(the kernel never opens it; press Done when you have finished there)", label: str = "Open in a new tab ↗") -> str:
+def url_html(
+    url: str,
+    note: str = "(the kernel never opens it; press Done when you have finished there)",
+    label: str = "Open in a new tab ↗",
+) -> str:
     """The URL as the server sent it, the host the browser will open, warnings; a link the user clicks.
 
     The host and the link come from ``urls.read_url`` (the browser's WHATWG reading), never
@@ -453,7 +487,10 @@ def url_html(url: str, note: str = "(the kernel never opens it; press Done when 
     read = read_url(url)
     sent = f'<div class="mcp-url" style="font-family:var(--jp-code-font-family,monospace);word-break:break-all">{html.escape(visible(url))}</div>'
     if read is None:  # no link at all for text the browser cannot read as a URL
-        return sent + f'<div class="mcp-url-warning" style="color:{_RED}">⚠ This is not an address a browser can open, so no link is offered.</div>'
+        return (
+            sent
+            + f'<div class="mcp-url-warning" style="color:{_RED}">⚠ This is not an address a browser can open, so no link is offered.</div>'
+        )
     if read.hostname:
         port = html.escape(f":{read.port}") if read.port else ""
         reads = f" (reads as {html.escape(read.display_host)}{port})" if read.display_host != read.hostname else ""
@@ -471,8 +508,6 @@ def url_html(url: str, note: str = "(the kernel never opens it; press Done when 
     if read.linkable:  # a javascript: or file: URL must not be one click away
         link = (
             f'<a class="mcp-open-link" href="{html.escape(read.href, quote=True)}" target="_blank" rel="noopener noreferrer" '
-            f'style="{_LINK_STYLE}">{html.escape(label)}</a> '
-            + _small(note)
+            f'style="{_LINK_STYLE}">{html.escape(label)}</a> ' + _small(note)
         )
     return f"{sent}{opens}{warn}{link}"
-

@@ -110,7 +110,12 @@ def _flow_statements(body: list[ast.stmt]) -> list[tuple[ast.Call, bool]]:
     for stmt in body:
         if isinstance(stmt, ast.Expr) and _is_flow_magic(stmt.value):
             found.append((stmt.value, False))  # type: ignore[arg-type]
-        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and _is_flow_magic(stmt.value):
+        elif (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and _is_flow_magic(stmt.value)
+        ):
             found.append((stmt.value, True))  # type: ignore[arg-type]
         elif isinstance(stmt, _BLOCKS):
             for field in ("body", "orelse", "finalbody"):
@@ -125,7 +130,12 @@ def _is_flow_magic(node: ast.expr) -> bool:
     if not isinstance(node, ast.Call) or node.keywords or _attr(node) not in ("run_line_magic", "run_cell_magic"):
         return False
     owner = node.func.value if isinstance(node.func, ast.Attribute) else None
-    if not (isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "get_ipython" and not owner.args):
+    if not (
+        isinstance(owner, ast.Call)
+        and isinstance(owner.func, ast.Name)
+        and owner.func.id == "get_ipython"
+        and not owner.args
+    ):
         return False
     want = 2 if _attr(node) == "run_line_magic" else 3
     if len(node.args) != want or not all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args):
@@ -235,7 +245,9 @@ def _interrupted(flow: Flow) -> None:
     flow.cancel(forget=False)
     if saved:
         fid = line_word(flow.id)
-        print(f"Interrupted: {flow.label} stopped waiting here; it stays saved as flow {flow.id} (%mcp resume {fid} continues it, %mcp forget {fid} drops it).")
+        print(
+            f"Interrupted: {flow.label} stopped waiting here; it stays saved as flow {flow.id} (%mcp resume {fid} continues it, %mcp forget {fid} drops it)."
+        )
     else:
         print(f"Interrupted: {flow.label} was cancelled.")
 
@@ -308,7 +320,9 @@ async def _until_done_or_interrupted(flow: Awaitable[Any]) -> Any:
     async def wait() -> Any:
         return await flow
 
-    previous = signal.signal(signal.SIGINT, on_sigint) if threading.current_thread() is threading.main_thread() else None
+    previous = (
+        signal.signal(signal.SIGINT, on_sigint) if threading.current_thread() is threading.main_thread() else None
+    )
     waiting = asyncio.ensure_future(wait())
     try:
         try:

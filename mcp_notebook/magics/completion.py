@@ -43,14 +43,23 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from IPython.core.completer import CompletionContext, SimpleCompletion, SimpleMatcherResult, context_matcher
 
-from .line_expand import line_word, typed_word, unquoted
 from .grammar import Parser, build_parsers
+from .line_expand import line_word, typed_word, unquoted
 
 if TYPE_CHECKING:
-    from ..wire.connection import Connection
     from ..session.session import Session
+    from ..wire.connection import Connection
 
-__all__ = ["MATCHER_ID", "LIST_TIMEOUT", "COMPLETE_TIMEOUT", "LISTING_TTL", "McpCompleter", "completer_of", "register", "unregister"]
+__all__ = [
+    "MATCHER_ID",
+    "LIST_TIMEOUT",
+    "COMPLETE_TIMEOUT",
+    "LISTING_TTL",
+    "McpCompleter",
+    "completer_of",
+    "register",
+    "unregister",
+]
 
 MATCHER_ID = "mcp_notebook.completion"
 LIST_TIMEOUT = 0.3  # seconds Tab waits for a listing it does not have (it goes on in the background)
@@ -81,7 +90,9 @@ class McpCompleter:
         self.session = session
         self.parsers: dict[str, Parser] = build_parsers()
         self._lock = threading.Lock()  # completions come from the kernel thread, but be safe with subshells
-        self._listings: dict[tuple[int, str], tuple[Any, float, list[Any]]] = {}  # (id(conn), kind) -> (conn, when, items)
+        self._listings: dict[
+            tuple[int, str], tuple[Any, float, list[Any]]
+        ] = {}  # (id(conn), kind) -> (conn, when, items)
         self._pending: dict[tuple[int, str], tuple[Any, concurrent.futures.Future[Any]]] = {}
         self.matcher = self._make_matcher()
 
@@ -131,7 +142,13 @@ class McpCompleter:
             if eq:  # --protocol=le
                 return self._flag_value(options.get(flag), value)
             typed = set(words)
-            flags = sorted(opt for opt, action in options.items() if opt.startswith("--") and opt.startswith(current) and (opt not in typed or isinstance(action, argparse._AppendAction)))
+            flags = sorted(
+                opt
+                for opt, action in options.items()
+                if opt.startswith("--")
+                and opt.startswith(current)
+                and (opt not in typed or isinstance(action, argparse._AppendAction))
+            )
             return Found(current, [(opt, "flag") for opt in flags])
         positionals: list[str] = []
         expecting: argparse.Action | None = None
@@ -160,7 +177,11 @@ class McpCompleter:
     def _positional(self, sub: str, parser: Parser, positionals: list[str], current: str) -> Found | None:
         index = len(positionals)
         if sub in ("call", "prompt"):
-            return self._target(sub, current) if index == 0 else self._argument(sub, positionals[0], positionals[1:], current)
+            return (
+                self._target(sub, current)
+                if index == 0
+                else self._argument(sub, positionals[0], positionals[1:], current)
+            )
         if sub == "read":
             return self._read(positionals, current)
         if sub == "model" and index == 1 and positionals[0] in ("use", "remove"):
@@ -244,7 +265,9 @@ class McpCompleter:
             prop = props.get(key)
             if not isinstance(prop, dict):
                 return None
-            return Found(value, [(line_word(v), "value") for v in schema_values(prop, schema) if v.startswith(raw_value)])
+            return Found(
+                value, [(line_word(v), "value") for v in schema_values(prop, schema) if v.startswith(raw_value)]
+            )
         prompt = next((p for p in self._listing(conn, "prompts") if p.name == name), None)
         if prompt is None:
             return None
@@ -276,7 +299,11 @@ class McpCompleter:
         """Resource URIs, each template's fixed start, and the values of the template variable being typed."""
         resources, templates = self._listings_of(conn, ("resources", "resource_templates"))
         typed = typed_word(current)
-        items = [(line_word(str(r.uri)), "resource") for r in sorted(resources, key=lambda r: str(r.uri)) if str(r.uri).startswith(typed)]
+        items = [
+            (line_word(str(r.uri)), "resource")
+            for r in sorted(resources, key=lambda r: str(r.uri))
+            if str(r.uri).startswith(typed)
+        ]
         for template in templates:
             uri_template = template.uri_template
             head = uri_template.split("{", 1)[0]
@@ -327,7 +354,11 @@ class McpCompleter:
                     kept[kind] = entry[2]
                     if now - entry[1] < LISTING_TTL:
                         fresh.add(kind)
-        missing = [k for k in kinds if k not in fresh and self._has_capability(conn, "prompts" if k == "prompts" else "resources")]
+        missing = [
+            k
+            for k in kinds
+            if k not in fresh and self._has_capability(conn, "prompts" if k == "prompts" else "resources")
+        ]
         if not conn.is_open:
             missing = []
         started = [(kind, self._start(conn, kind, _lister(conn, kind))) for kind in missing]  # all on the loop first
@@ -342,7 +373,9 @@ class McpCompleter:
                     self._listings[(id(conn), kind)] = (conn, time.monotonic(), found)
         return [kept.get(k, []) for k in kinds]
 
-    def _start(self, conn: Connection, kind: str, make: Callable[[], Coroutine[Any, Any, Any]]) -> concurrent.futures.Future[Any] | None:
+    def _start(
+        self, conn: Connection, kind: str, make: Callable[[], Coroutine[Any, Any, Any]]
+    ) -> concurrent.futures.Future[Any] | None:
         """``make()`` running on the session's loop: the one already under way for this listing, else a new one."""
         runtime = self.session.runtime
         if not runtime.running or runtime.in_loop_thread():
@@ -355,7 +388,9 @@ class McpCompleter:
                 pending = self._pending[key] = (conn, runtime.submit(make()))
         return pending[1]
 
-    def _collect(self, conn: Connection, kind: str, future: concurrent.futures.Future[Any] | None, timeout: float) -> Any:
+    def _collect(
+        self, conn: Connection, kind: str, future: concurrent.futures.Future[Any] | None, timeout: float
+    ) -> Any:
         """Wait ``timeout`` for a listing; a late one keeps running for the next Tab, a finished one is let go."""
         if future is None:
             return None
@@ -377,7 +412,9 @@ class McpCompleter:
         capabilities = client.session.server_capabilities if client is not None else None
         return capabilities is not None and getattr(capabilities, name, None) is not None
 
-    def _server_complete(self, conn: Connection, ref: Any, argument: str, value: str, context: dict[str, str]) -> list[str]:
+    def _server_complete(
+        self, conn: Connection, ref: Any, argument: str, value: str, context: dict[str, str]
+    ) -> list[str]:
         """The server's ``completion/complete`` values, within ``COMPLETE_TIMEOUT``; nothing without the capability."""
         runtime = self.session.runtime
         if not self._has_capability(conn, "completions") or not runtime.running or runtime.in_loop_thread():
@@ -385,7 +422,9 @@ class McpCompleter:
         client = conn.client
         if client is None:
             return []
-        future = runtime.submit(client.complete(ref, {"name": argument, "value": value}, context_arguments=context or None))
+        future = runtime.submit(
+            client.complete(ref, {"name": argument, "value": value}, context_arguments=context or None)
+        )
         try:
             result = future.result(COMPLETE_TIMEOUT)
         except concurrent.futures.TimeoutError:
@@ -443,7 +482,9 @@ def _found(current: str, names: Iterable[str], kind: str) -> Found:
 
 def _argument_names(names: Iterable[str], typed: dict[str, str], current: str) -> list[tuple[str, str]]:
     """``name=`` for the arguments not typed yet that start with ``current``; a name holding ``=`` cannot be typed, so it is not offered."""
-    return [(line_word(n) + "=", "argument") for n in names if n not in typed and "=" not in n and n.startswith(current)]
+    return [
+        (line_word(n) + "=", "argument") for n in names if n not in typed and "=" not in n and n.startswith(current)
+    ]
 
 
 def _choices_of(action: argparse.Action) -> list[str] | None:
@@ -481,7 +522,11 @@ def schema_values(prop: dict[str, Any], root: dict[str, Any], depth: int = 0) ->
             if isinstance(alternative, dict):
                 values += schema_values(alternative, root, depth + 1)
     types = prop.get("type")
-    if (types == "boolean" or (isinstance(types, list) and "boolean" in types)) and "enum" not in prop and "const" not in prop:
+    if (
+        (types == "boolean" or (isinstance(types, list) and "boolean" in types))
+        and "enum" not in prop
+        and "const" not in prop
+    ):
         values += ["true", "false"]
     return list(dict.fromkeys(v for v in values if v is not None))
 
@@ -546,4 +591,6 @@ def unregister(ipython: Any) -> None:
     completer = getattr(ipython, "Completer", None)
     if completer is None:
         return
-    completer.custom_matchers[:] = [m for m in completer.custom_matchers if getattr(m, "matcher_identifier", None) != MATCHER_ID]
+    completer.custom_matchers[:] = [
+        m for m in completer.custom_matchers if getattr(m, "matcher_identifier", None) != MATCHER_ID
+    ]

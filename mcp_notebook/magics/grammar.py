@@ -13,7 +13,18 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-__all__ = ["Help", "Parser", "SUMMARY", "build_parsers", "call_options", "check_choice", "fresh_namespace", "full_usage", "headers_of", "summary"]
+__all__ = [
+    "Help",
+    "Parser",
+    "SUMMARY",
+    "build_parsers",
+    "call_options",
+    "check_choice",
+    "fresh_namespace",
+    "full_usage",
+    "headers_of",
+    "summary",
+]
 
 
 class Help(Exception):
@@ -46,7 +57,7 @@ class Parser(argparse.ArgumentParser):
             return self._fast(words[0]), words[1:]  # `call TOOL k=v ...` without flags: the hot path
         if self.usage is None:
             # parse_intermixed_args %-formats the usage a second time; escape the "%" of "%mcp"
-            self.usage = self.format_usage()[len("usage: "):].strip().replace("%", "%%")
+            self.usage = self.format_usage()[len("usage: ") :].strip().replace("%", "%%")
         if intermixed_pairs:
             ns, extra = self.parse_known_args(words)
             for word in extra:
@@ -57,22 +68,53 @@ class Parser(argparse.ArgumentParser):
 
 
 def _answer_args(p: Parser) -> None:
-    p.add_argument("--answer", action="append", default=[], metavar="FIELD=VALUE", help="pre-fill form field FIELD in every elicitation (VALUE is JSON when it parses)")
+    p.add_argument(
+        "--answer",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="pre-fill form field FIELD in every elicitation (VALUE is JSON when it parses)",
+    )
     p.add_argument("--answers", metavar="JSON", help="several fields at once, as a JSON object")
-    p.add_argument("--accept-defaults", action="store_true", help="accept every form with its defaults for fields not answered")
-    p.add_argument("--decline", action="append", default=[], metavar="NAME", help="decline the question with field (or input-request key) NAME")
+    p.add_argument(
+        "--accept-defaults", action="store_true", help="accept every form with its defaults for fields not answered"
+    )
+    p.add_argument(
+        "--decline",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="decline the question with field (or input-request key) NAME",
+    )
     p.add_argument("--cancel", action="store_true", help="cancel every question")
-    p.add_argument("--confirm", action="store_true", help="show the form even when the presets answer it (interactive runs send those at once)")
+    p.add_argument(
+        "--confirm",
+        action="store_true",
+        help="show the form even when the presets answer it (interactive runs send those at once)",
+    )
 
 
 def _flow_args(p: Parser) -> None:
     _answer_args(p)
-    p.add_argument("--background", action="store_true", help="return the running Flow at once and let the cell end before the call (await it later); without it the call ends its cell when it is done, and x = %%mcp ... binds the result")
-    p.add_argument("--wait", action="store_true", help="block inside the cell, answering only from presets (for code that cannot await)")
+    p.add_argument(
+        "--background",
+        action="store_true",
+        help="return the running Flow at once and let the cell end before the call (await it later); without it the call ends its cell when it is done, and x = %%mcp ... binds the result",
+    )
+    p.add_argument(
+        "--wait",
+        action="store_true",
+        help="block inside the cell, answering only from presets (for code that cannot await)",
+    )
     p.add_argument("--trace", action="store_true", help="show every round's messages as a timeline")
     p.add_argument("--no-save", action="store_true", help="keep this flow out of the notebook's metadata")
     p.add_argument("--timeout", type=float, metavar="SECONDS", help="wall-clock limit for the whole flow")
-    p.add_argument("-o", "--output", metavar="VAR", help="store the result object in variable VAR (also a tool's isError result, whose cell still fails)")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="VAR",
+        help="store the result object in variable VAR (also a tool's isError result, whose cell still fails)",
+    )
 
 
 def build_parsers() -> dict[str, Parser]:
@@ -89,34 +131,81 @@ def build_parsers() -> dict[str, Parser]:
     p.add_argument("name", nargs="?")
     p.add_argument("target", nargs="?", help="URL, object name or module:attr (stdio: put the command after --)")
     p.add_argument("--header", action="append", default=[], metavar="K:V", help="HTTP header (never saved)")
-    p.add_argument("--bearer-env", metavar="VAR", help="send 'Authorization: Bearer $VAR' (the token is read from the environment)")
-    p.add_argument("--protocol", default="auto", choices=["auto", "legacy", "2026-07-28"], help="protocol generation (default: auto)")
+    p.add_argument(
+        "--bearer-env", metavar="VAR", help="send 'Authorization: Bearer $VAR' (the token is read from the environment)"
+    )
+    p.add_argument(
+        "--protocol",
+        default="auto",
+        choices=["auto", "legacy", "2026-07-28"],
+        help="protocol generation (default: auto)",
+    )
     p.add_argument("--cwd", help="working directory of a stdio server")
     p.add_argument("--env", action="append", default=[], metavar="K=V", help="environment variable for a stdio server")
     p.add_argument("--timeout", type=float, metavar="SECONDS", help="per-request read timeout")
-    p.add_argument("--client-id", metavar="ID", help="sign in as this pre-registered OAuth client (else the server's registration)")
-    p.add_argument("--client-secret-env", metavar="VAR", help="the OAuth client's secret, read from environment variable VAR")
-    p.add_argument("--scope", metavar="SCOPES", help="OAuth scopes to ask for when signing in (space-separated, quoted)")
-    p.add_argument("--client-credentials", action="store_true", help="sign in as a machine (OAuth client credentials: --client-id with --client-secret-env or --private-key-env)")
-    p.add_argument("--private-key-env", metavar="VAR", help="PEM private key of a private_key_jwt client, from environment variable VAR")
-    p.add_argument("--id-token-env", metavar="VAR", help="enterprise sign-in (cross-app access): your identity provider's ID token, from VAR")
-    p.add_argument("--idp-token-endpoint", metavar="URL", help="enterprise sign-in: the identity provider's token endpoint (token exchange)")
-    p.add_argument("--idp-client-id", metavar="ID", help="enterprise sign-in: this client's id at the identity provider")
+    p.add_argument(
+        "--client-id", metavar="ID", help="sign in as this pre-registered OAuth client (else the server's registration)"
+    )
+    p.add_argument(
+        "--client-secret-env", metavar="VAR", help="the OAuth client's secret, read from environment variable VAR"
+    )
+    p.add_argument(
+        "--scope", metavar="SCOPES", help="OAuth scopes to ask for when signing in (space-separated, quoted)"
+    )
+    p.add_argument(
+        "--client-credentials",
+        action="store_true",
+        help="sign in as a machine (OAuth client credentials: --client-id with --client-secret-env or --private-key-env)",
+    )
+    p.add_argument(
+        "--private-key-env",
+        metavar="VAR",
+        help="PEM private key of a private_key_jwt client, from environment variable VAR",
+    )
+    p.add_argument(
+        "--id-token-env",
+        metavar="VAR",
+        help="enterprise sign-in (cross-app access): your identity provider's ID token, from VAR",
+    )
+    p.add_argument(
+        "--idp-token-endpoint",
+        metavar="URL",
+        help="enterprise sign-in: the identity provider's token endpoint (token exchange)",
+    )
+    p.add_argument(
+        "--idp-client-id", metavar="ID", help="enterprise sign-in: this client's id at the identity provider"
+    )
     p.add_argument("--issuer", metavar="URL", help="enterprise sign-in: the MCP server's authorization server (issuer)")
-    p.add_argument("--no-sign-in", action="store_true", help="never start an OAuth sign-in for this server (a 401 is an error)")
-    p.add_argument("--from-config", nargs="?", const="", metavar="PATH", help="read MCP configs (the user's, then this notebook's folder up to the project root; or PATH); list them, or connect the NAMEs given")
-    p.add_argument("--all", action="store_true", help="with --from-config: connect every server found that is yours or approved (the others are listed)")
+    p.add_argument(
+        "--no-sign-in", action="store_true", help="never start an OAuth sign-in for this server (a 401 is an error)"
+    )
+    p.add_argument(
+        "--from-config",
+        nargs="?",
+        const="",
+        metavar="PATH",
+        help="read MCP configs (the user's, then this notebook's folder up to the project root; or PATH); list them, or connect the NAMEs given",
+    )
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="with --from-config: connect every server found that is yours or approved (the others are listed)",
+    )
     p.add_argument(
         "--trust-project", action="store_true",
         help="with --from-config: approve the named project entries (.mcp.json, .vscode/mcp.json) as they are now, without asking; "
         "read what they run first: --from-config alone lists them",
     )  # fmt: skip
-    p = ps["auth"] = Parser("auth", "OAuth sign-ins kept for you (in your Jupyter data folder, never in notebooks): list them, or sign out.")
+    p = ps["auth"] = Parser(
+        "auth", "OAuth sign-ins kept for you (in your Jupyter data folder, never in notebooks): list them, or sign out."
+    )
     p.add_argument("action", choices=["list", "logout"], nargs="?", default="list")
     p.add_argument("server", nargs="?", help="a connection name or a server URL (logout)")
     p.add_argument("--all", action="store_true", help="logout: forget every sign-in")
     ps["servers"] = Parser("servers", "List the connected servers.")
-    p = ps["log"] = Parser("log", "Show a connection's log: server log messages and what a stdio server wrote on stderr.")
+    p = ps["log"] = Parser(
+        "log", "Show a connection's log: server log messages and what a stdio server wrote on stderr."
+    )
     p.add_argument("name", nargs="?")
     p.add_argument("-n", "--lines", type=int, default=50, help="how many recent lines (default 50)")
     p = ps["disconnect"] = Parser("disconnect", "Close connection NAME.")
@@ -124,7 +213,10 @@ def build_parsers() -> dict[str, Parser]:
     for kind in ("tools", "prompts", "resources"):
         p = ps[kind] = Parser(kind, f"List the {kind} of a server (default: every connected server).")
         p.add_argument("server", nargs="?")
-    p = ps["call"] = Parser("call", "Call a tool: %mcp call [SERVER.]TOOL key=value ... (or a JSON cell body with %%mcp call). A result the tool marks isError is shown as an error and fails the cell, so Run All stops there.")
+    p = ps["call"] = Parser(
+        "call",
+        "Call a tool: %mcp call [SERVER.]TOOL key=value ... (or a JSON cell body with %%mcp call). A result the tool marks isError is shown as an error and fails the cell, so Run All stops there.",
+    )
     p.add_argument("tool")
     p.add_argument("--json", metavar="JSON", help="arguments as a JSON object (key=value words override)")
     p.add_argument(
@@ -132,7 +224,12 @@ def build_parsers() -> dict[str, Parser]:
         help="run as a task where the server offers tasks: the call returns at once and is followed by polling; it is saved so "
         "a new kernel can pick it up (%%mcp resume ID). A tool that requires a task runs as one anyway",
     )  # fmt: skip
-    p.add_argument("--ttl", type=float, metavar="SECONDS", help="how long the server should keep the task and its result (2025-11-25 servers; they may choose otherwise)")
+    p.add_argument(
+        "--ttl",
+        type=float,
+        metavar="SECONDS",
+        help="how long the server should keep the task and its result (2025-11-25 servers; they may choose otherwise)",
+    )
     _flow_args(p)
     p = ps["prompt"] = Parser("prompt", "Get a prompt: %mcp prompt [SERVER.]NAME key=value ...")
     p.add_argument("prompt")
@@ -142,31 +239,56 @@ def build_parsers() -> dict[str, Parser]:
     p.add_argument("first")
     p.add_argument("uri", nargs="?")
     _flow_args(p)
-    p = ps["tasks"] = Parser("tasks", "List tasks: the ones this notebook follows or saved, and the server's own list where it offers one (2025-11-25 servers).")
+    p = ps["tasks"] = Parser(
+        "tasks",
+        "List tasks: the ones this notebook follows or saved, and the server's own list where it offers one (2025-11-25 servers).",
+    )
     p.add_argument("server", nargs="?", help="a connection name (default: every connected server)")
-    p = ps["map"] = Parser("map", "Call a tool once per row of a variable (a list of argument dicts, a pandas or Dask DataFrame, an iterable): one progress bar, one table of failures, results in input order. The rows' questions are answered by --answer presets; to answer them in a form, once for every row, await mcp_notebook.map_async(...) in the cell.")
+    p = ps["map"] = Parser(
+        "map",
+        "Call a tool once per row of a variable (a list of argument dicts, a pandas or Dask DataFrame, an iterable): one progress bar, one table of failures, results in input order. The rows' questions are answered by --answer presets; to answer them in a form, once for every row, await mcp_notebook.map_async(...) in the cell.",
+    )
     p.add_argument("tool", help="[SERVER.]TOOL")
     p.add_argument("--over", required=True, metavar="VAR", help="the notebook variable holding the rows")
-    p.add_argument("--column", metavar="C", help="for a one-argument tool: the column (or values) passed as that argument")
+    p.add_argument(
+        "--column", metavar="C", help="for a one-argument tool: the column (or values) passed as that argument"
+    )
     p.add_argument("--concurrency", type=int, default=8, metavar="N", help="calls at once (default 8)")
     p.add_argument("--retries", type=int, default=0, metavar="N", help="tries again a failed call N times")
-    p.add_argument("--keep-errors", action="store_true", help="keep a failed row's error in the results instead of raising after the map")
+    p.add_argument(
+        "--keep-errors",
+        action="store_true",
+        help="keep a failed row's error in the results instead of raising after the map",
+    )
     p.add_argument("--expand", action="store_true", help="DataFrame: structured results expanded to columns")
     p.add_argument("-o", "--output", metavar="VAR", help="store the results in variable VAR")
     _answer_args(p)
-    p = ps["watch"] = Parser("watch", "Show a resource and update the output whenever the server says it changed: %mcp watch [SERVER] URI [--into VAR].")
+    p = ps["watch"] = Parser(
+        "watch",
+        "Show a resource and update the output whenever the server says it changed: %mcp watch [SERVER] URI [--into VAR].",
+    )
     p.add_argument("first", help="the server's name, or the URI when one server is connected")
     p.add_argument("uri", nargs="?")
     p.add_argument("--into", metavar="VAR", help="keep the latest value (the ReadResourceResult) in variable VAR")
-    p = ps["unwatch"] = Parser("unwatch", "Stop watching: %mcp unwatch [SERVER] [URI] (without arguments: every watch); %mcp unwatch --list shows them.")
+    p = ps["unwatch"] = Parser(
+        "unwatch",
+        "Stop watching: %mcp unwatch [SERVER] [URI] (without arguments: every watch); %mcp unwatch --list shows them.",
+    )
     p.add_argument("first", nargs="?")
     p.add_argument("uri", nargs="?")
     p.add_argument("--list", action="store_true", help="list the watches instead")
     p = ps["flows"] = Parser("flows", "List flows waiting for input and tasks still running (saved in this notebook).")
-    p.add_argument("--from", dest="from_path", metavar="PATH", help="also read the flows saved in the notebook file PATH")
-    p = ps["resume"] = Parser("resume", "Continue a saved flow: show its questions in this cell and go on with its saved state. Takes the answer flags of %mcp call.")
+    p.add_argument(
+        "--from", dest="from_path", metavar="PATH", help="also read the flows saved in the notebook file PATH"
+    )
+    p = ps["resume"] = Parser(
+        "resume",
+        "Continue a saved flow: show its questions in this cell and go on with its saved state. Takes the answer flags of %mcp call.",
+    )
     p.add_argument("id", nargs="?", help="the flow's id (see %%mcp flows); optional when only one is waiting")
-    p.add_argument("--from", dest="from_path", metavar="PATH", help="read the flows saved in the notebook file PATH first")
+    p.add_argument(
+        "--from", dest="from_path", metavar="PATH", help="read the flows saved in the notebook file PATH first"
+    )
     p.add_argument(
         "--trust", action="store_true",
         help="resume even a flow you did not save (a received notebook) or whose connection now points elsewhere; "
@@ -180,7 +302,10 @@ def build_parsers() -> dict[str, Parser]:
     p.add_argument("which", nargs="?", default="last", help="'last' (the only one kept for now)")
     p.add_argument("--json", action="store_true", help="return the trace as a list of dicts")
     p.add_argument("--save", metavar="PATH", help="write the trace as JSON to PATH")
-    p = ps["server"] = Parser("server", "%%mcp server NAME: run the cell and connect the MCPServer (or low-level Server) it defines as NAME; re-run to reload.")
+    p = ps["server"] = Parser(
+        "server",
+        "%%mcp server NAME: run the cell and connect the MCPServer (or low-level Server) it defines as NAME; re-run to reload.",
+    )
     p.add_argument("name")
     p.add_argument("--var", help="the variable holding the server, when the cell defines several")
     p = ps["serve"] = Parser("serve", "Serve a notebook-defined server over streamable HTTP in the background.")
@@ -188,8 +313,18 @@ def build_parsers() -> dict[str, Parser]:
     p.add_argument("--host", default="127.0.0.1", help="interface to listen on (default: loopback only)")
     p.add_argument("--port", type=int, default=0, help="port (default: a free one)")
     p.add_argument("--keys-env", metavar="VAR", help="seal request state with the key in $VAR, so it survives restarts")
-    p.add_argument("--no-auth", action="store_true", help="no bearer token (loopback hosts only: any local process can then call it)")
-    p.add_argument("--allow-host", action="append", default=[], metavar="NAME", help="another Host name clients use to reach it (e.g. a DNS name)")
+    p.add_argument(
+        "--no-auth",
+        action="store_true",
+        help="no bearer token (loopback hosts only: any local process can then call it)",
+    )
+    p.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="another Host name clients use to reach it (e.g. a DNS name)",
+    )
     p = ps["stop"] = Parser("stop", "Stop serving NAME over HTTP (the in-process connection stays).")
     p.add_argument("name")
     p = ps["roots"] = Parser(
@@ -214,8 +349,17 @@ def build_parsers() -> dict[str, Parser]:
     p.add_argument("provider", nargs="?")
     p.add_argument("model", nargs="?")
     p.add_argument("--base-url", metavar="URL", help="the endpoint, e.g. http://localhost:11434/v1 for Ollama")
-    p.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key (default for the official endpoints: OPENAI_API_KEY / ANTHROPIC_API_KEY); the key is never shown or saved")
-    p.add_argument("--cost", type=float, metavar="X", help="how expensive the model is, 0..1 (matched against a request's costPriority)")
+    p.add_argument(
+        "--api-key-env",
+        metavar="VAR",
+        help="environment variable holding the API key (default for the official endpoints: OPENAI_API_KEY / ANTHROPIC_API_KEY); the key is never shown or saved",
+    )
+    p.add_argument(
+        "--cost",
+        type=float,
+        metavar="X",
+        help="how expensive the model is, 0..1 (matched against a request's costPriority)",
+    )
     p.add_argument("--speed", type=float, metavar="X", help="how fast it is, 0..1 (speedPriority)")
     p.add_argument("--intelligence", type=float, metavar="X", help="how capable it is, 0..1 (intelligencePriority)")
     p.add_argument("--timeout", type=float, metavar="SECONDS", help="how long to wait for a hosted model (default 60)")
@@ -257,7 +401,9 @@ SUMMARY = """\
 
 def summary(settings: list[str]) -> str:
     """``%mcp --help``: the subcommands, then every ``%config MCPMagics`` setting by name."""
-    return f"{SUMMARY}\n\nSettings: %config MCPMagics ({', '.join(settings)}); %config MCPMagics shows each with its help."
+    return (
+        f"{SUMMARY}\n\nSettings: %config MCPMagics ({', '.join(settings)}); %config MCPMagics shows each with its help."
+    )
 
 
 def full_usage(parsers: dict[str, Parser]) -> str:
@@ -300,9 +446,9 @@ def headers_of(items: list[str]) -> dict[str, str]:
 
 def call_options(ns: argparse.Namespace) -> Any:
     """The ``CallOptions`` of a ``call`` / ``prompt`` / ``read`` / ``resume`` line (answers and flags)."""
-    from .args import parse_json_object
     from ..forms.model import Answers, parse_answer_value
     from ..session.session import CallOptions
+    from .args import parse_json_object
 
     fields: dict[str, Any] = parse_json_object(ns.answers, "--answers") if ns.answers else {}
     raw: dict[str, str] = {}  # as typed, for a text field ("1.50" stays "1.50")

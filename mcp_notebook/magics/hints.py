@@ -56,7 +56,11 @@ def hint(kind: Kind | None, fields: dict[str, Any]) -> str | None:
     Every ``Kind`` has its case below, a hint or an explicit "no hint": the ``match`` is exhaustive,
     so a kind added to ``errors.Kind`` fails mypy (at ``_undecided``) until it is decided here.
     """
-    flow_id, name, reason = _word_of(fields.get("flow_id"), "ID"), _word_of(fields.get("server"), "NAME"), fields.get("reason")
+    flow_id, name, reason = (
+        _word_of(fields.get("flow_id"), "ID"),
+        _word_of(fields.get("server"), "NAME"),
+        fields.get("reason"),
+    )
     details = fields.get("details") or {}
     resume = f"%mcp resume {flow_id}"
     match kind:
@@ -69,7 +73,9 @@ def hint(kind: Kind | None, fields: dict[str, Any]) -> str | None:
         case "connection_dead" | "connection_closed":
             if details.get("connection") is None:
                 return None
-            return f"Reconnect with {connect_line(details['connection'])}{' again' if kind == 'connection_dead' else ''}."
+            return (
+                f"Reconnect with {connect_line(details['connection'])}{' again' if kind == 'connection_dead' else ''}."
+            )
         case "reconnect_needed":
             target = _word_of(details.get("target"), "TARGET")
             how = {
@@ -86,7 +92,9 @@ def hint(kind: Kind | None, fields: dict[str, Any]) -> str | None:
             if details.get("connection") is None:
                 return None
             again = "in JupyterLab or Notebook 7 (interactive)" if kind == "sign_in_required" else "again"
-            return f"Sign in {again} with {connect_line(details['connection'])}; %mcp auth list shows the sign-ins kept."
+            return (
+                f"Sign in {again} with {connect_line(details['connection'])}; %mcp auth list shows the sign-ins kept."
+            )
         case "sign_in_pending":
             return "Finish the sign-in in the panel of the cell that ran %mcp connect, then run this again."
         case "auth_required":

@@ -35,6 +35,7 @@ from ..core.text import line_word
 
 __all__ = ["expand_braces", "line_word", "strip_comment", "typed_word", "unquoted"]
 
+
 def expand_braces(line: str, global_ns: Mapping[str, Any], local_ns: Mapping[str, Any] | None = None) -> str:
     """``line`` with every ``{expr}`` that evaluates replaced by its value (see the module docstring)."""
     if "{" not in line and "}}" not in line:

@@ -31,7 +31,10 @@ def listing_rows(session: Session, kind: str, server: str | None = None) -> list
             if not prompts:
                 rows.append([conn.name, "", "", "(this server offers no prompts)", ""])
             for p in prompts or []:
-                params = ", ".join(f"{a.name}{' (required)' if a.required else ''}" for a in (p.arguments or [])) or "(no arguments)"
+                params = (
+                    ", ".join(f"{a.name}{' (required)' if a.required else ''}" for a in (p.arguments or []))
+                    or "(no arguments)"
+                )
                 rows.append([conn.name, p.name, p.title or "", _line(p.description), params])
         else:
             resources = run(_offered(conn, "resources"))

@@ -10,23 +10,23 @@ from __future__ import annotations
 
 import argparse
 import shlex
-from functools import partial
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
-from .args import build_arguments, parse_body, parse_json_object, parse_pairs
 from ..auth.sdk_provider import OAuthOptions
 from ..errors import FlowError
-from .line_expand import expand_braces, strip_comment
-from .listings import listing_rows
-from .grammar import Help, build_parsers, call_options, check_choice, full_usage, headers_of, summary
-from .hints import connect_line, for_magics, tool_failure, with_hint
 from ..notebook.views import NotebookViews
 from ..notebook.watching import Watches
 from ..session.session import Session, SessionSettings
+from .args import build_arguments, parse_body, parse_json_object, parse_pairs
+from .grammar import Help, build_parsers, call_options, check_choice, full_usage, headers_of, summary
+from .hints import connect_line, for_magics, tool_failure, with_hint
+from .line_expand import expand_braces, strip_comment
+from .listings import listing_rows
 
 __all__ = ["MCPMagics"]
 
@@ -50,7 +50,9 @@ class MCPMagics(Magics, SessionSettings):
         super().__init__(shell=shell, **kwargs)
         self._parsers = build_parsers()
         type(self).mcp.__doc__ = full_usage(self._parsers)  # %mcp? shows the whole usage, generated from the parsers
-        self.awaiting = False  # set by cell_await while an awaiting cell runs a flow line: the flow is handed back, not returned
+        self.awaiting = (
+            False  # set by cell_await while an awaiting cell runs a flow line: the flow is handed back, not returned
+        )
 
     # ------------------------------------------------------------------ entry point
     @no_var_expand  # IPython would format the whole line at once and mangle JSON; line_expand does it per {expr}
@@ -65,7 +67,9 @@ class MCPMagics(Magics, SessionSettings):
             print(summary(list(SessionSettings.class_trait_names(config=True))))
             return None
         sub, rest = words[0], words[1:]
-        handler: Callable[..., Any] | None = getattr(self, f"_do_{sub}", None) if sub not in _LISTINGS else partial(self._listing, sub)
+        handler: Callable[..., Any] | None = (
+            getattr(self, f"_do_{sub}", None) if sub not in _LISTINGS else partial(self._listing, sub)
+        )
         if handler is None:
             raise UsageError(f"unknown subcommand {sub!r}. Try %mcp --help")
         error: Exception | None = None
@@ -113,7 +117,17 @@ class MCPMagics(Magics, SessionSettings):
         if not command and not ns.target:
             raise UsageError("missing TARGET: a URL, an object name, module:attr, or -- COMMAND ARGS")
         oauth = None
-        sign_in_flags = (ns.client_id, ns.client_secret_env, ns.scope, ns.client_credentials, ns.private_key_env, ns.id_token_env, ns.idp_token_endpoint, ns.idp_client_id, ns.issuer)
+        sign_in_flags = (
+            ns.client_id,
+            ns.client_secret_env,
+            ns.scope,
+            ns.client_credentials,
+            ns.private_key_env,
+            ns.id_token_env,
+            ns.idp_token_endpoint,
+            ns.idp_client_id,
+            ns.issuer,
+        )
         if any(sign_in_flags):
             oauth = OAuthOptions(*sign_in_flags)
         conn = self.session.connect(
@@ -128,11 +142,15 @@ class MCPMagics(Magics, SessionSettings):
             from ..core.threads import KernelLoop
             from ..notebook.sign_in_view import SignInPanel
 
-            print(f"Connecting {conn.name!r} to {conn.target.describe()}: the server wants you to sign in first. Calls wait for it.")
+            print(
+                f"Connecting {conn.name!r} to {conn.target.describe()}: the server wants you to sign in first. Calls wait for it."
+            )
             if conn.sign_in.claim_panel(request):  # one panel per sign-in: calls waiting on it say so instead
                 display(SignInPanel(request, conn.sign_in, call=KernelLoop().call).widget)
             return None
-        who = conn.server_name or "an unnamed server"  # its own name, never the connection's (that would read as the server's)
+        who = (
+            conn.server_name or "an unnamed server"
+        )  # its own name, never the connection's (that would read as the server's)
         print(f"Connected {conn.name!r} to {who} at {conn.target.describe()} (protocol {conn.protocol_version}).")
         return None
 
@@ -140,8 +158,8 @@ class MCPMagics(Magics, SessionSettings):
         """``%mcp connect --from-config [PATH] [NAME ...] [--all] [--trust-project]``: list the servers found, connect the ones named."""
         import os
 
-        from ..session.from_config import COLUMNS, connect_from_config
         from ..notebook.display import Table
+        from ..session.from_config import COLUMNS, connect_from_config
 
         if "-h" in words or "--help" in words:
             self._parsers["connect"].parse(["--help"])
@@ -151,14 +169,27 @@ class MCPMagics(Magics, SessionSettings):
         if unknown:
             raise UsageError(f"--from-config takes [PATH] [NAME ...] [--all] [--trust-project], not {unknown[0]}")
         first = rest[0] if rest else ""
-        is_path = bool(first) and (os.path.exists(os.path.expanduser(first)) or first.endswith(".json") or os.sep in first)
+        is_path = bool(first) and (
+            os.path.exists(os.path.expanduser(first)) or first.endswith(".json") or os.sep in first
+        )
         path, names = (first, rest[1:]) if is_path else (None, rest)
         if names and "--all" in words:
             raise UsageError("--from-config: name the servers to connect, or --all, not both")
         rows, notes = connect_from_config(
-            self.session, path, names, "--all" in words, interactive=self._is_interactive(), trust_project="--trust-project" in words
+            self.session,
+            path,
+            names,
+            "--all" in words,
+            interactive=self._is_interactive(),
+            trust_project="--trust-project" in words,
         )
-        return Table(COLUMNS, rows, title="MCP server configs (values of ${env:VAR} are never shown or saved)", empty="No MCP config files found.", notes=notes)
+        return Table(
+            COLUMNS,
+            rows,
+            title="MCP server configs (values of ${env:VAR} are never shown or saved)",
+            empty="No MCP config files found.",
+            notes=notes,
+        )
 
     def _do_map(self, words: list[str], cell: str | None) -> Any:
         from ..mapping.map import map_magic
@@ -168,8 +199,21 @@ class MCPMagics(Magics, SessionSettings):
             raise UsageError("--concurrency wants 1 or more, --retries 0 or more")
         if ns.output is not None and not ns.output.isidentifier():
             raise UsageError(f"-o wants a Python variable name, got {ns.output!r}")
-        options = call_options(argparse.Namespace(**{**vars(ns), "timeout": None, "no_save": True, "trace": False, "wait": True}))
-        results = map_magic(self.session, self.session.namespace, ns.tool, ns.over, ns.column, ns.concurrency, ns.retries, ns.keep_errors, ns.expand, options.answers)
+        options = call_options(
+            argparse.Namespace(**{**vars(ns), "timeout": None, "no_save": True, "trace": False, "wait": True})
+        )
+        results = map_magic(
+            self.session,
+            self.session.namespace,
+            ns.tool,
+            ns.over,
+            ns.column,
+            ns.concurrency,
+            ns.retries,
+            ns.keep_errors,
+            ns.expand,
+            options.answers,
+        )
         if ns.output:
             self.session.namespace[ns.output] = results
             return None
@@ -194,8 +238,17 @@ class MCPMagics(Magics, SessionSettings):
         ns, _ = self._parsers["unwatch"].parse(words)
         watches = self._watches()
         if ns.list:
-            return Table(["server", "uri", "updates", "since"], [list(r) for r in watches.list()], title="watched resources", empty="Nothing is watched.")
-        server, uri = (ns.first, ns.uri) if ns.uri else ((ns.first, None) if ns.first in self.session.registry else (None, ns.first))
+            return Table(
+                ["server", "uri", "updates", "since"],
+                [list(r) for r in watches.list()],
+                title="watched resources",
+                empty="Nothing is watched.",
+            )
+        server, uri = (
+            (ns.first, ns.uri)
+            if ns.uri
+            else ((ns.first, None) if ns.first in self.session.registry else (None, ns.first))
+        )
         stopped = watches.unwatch(server, uri)
         print(f"Stopped watching {', '.join(stopped)}." if stopped else "Nothing was being watched there.")
         return None
@@ -218,10 +271,22 @@ class MCPMagics(Magics, SessionSettings):
             return None
         names = {c.target.url: c.name for c in self.session.registry if c.target.kind == "http"}
         rows = [
-            [names.get(e["resource"], ""), e["resource"], e["issuer"], e["scope"], _expiry(e["expires_at"]), "yes" if e["refreshable"] else "no"]
+            [
+                names.get(e["resource"], ""),
+                e["resource"],
+                e["issuer"],
+                e["scope"],
+                _expiry(e["expires_at"]),
+                "yes" if e["refreshable"] else "no",
+            ]
             for e in vault.entries()
         ]
-        return Table(["connection", "server", "issuer", "scope", "expires", "refreshable"], rows, title=f"Sign-ins kept in {vault.path}", empty="No sign-ins kept.")
+        return Table(
+            ["connection", "server", "issuer", "scope", "expires", "refreshable"],
+            rows,
+            title=f"Sign-ins kept in {vault.path}",
+            empty="No sign-ins kept.",
+        )
 
     def _do_servers(self, words: list[str], cell: str | None) -> Any:
         from ..notebook.display import Table
@@ -229,20 +294,43 @@ class MCPMagics(Magics, SessionSettings):
         self._parsers["servers"].parse(words)
         served = self.session.prototypes.served
         rows = [
-            [c.name, c.server_label, c.target.kind, c.target.describe(), c.protocol_version or c.state, len(c.flows), served[c.name].url if c.name in served else ""]
+            [
+                c.name,
+                c.server_label,
+                c.target.kind,
+                c.target.describe(),
+                c.protocol_version or c.state,
+                len(c.flows),
+                served[c.name].url if c.name in served else "",
+            ]
             for c in self.session.registry
         ]
-        notes = [f"{c.name} is dead ({c.dead}): reconnect with {connect_line(c)} again." for c in self.session.registry if c.state == "dead"]
-        return Table(["name", "server", "kind", "target", "protocol / state", "active flows", "served at"], rows, empty="No servers connected. Use %mcp connect NAME TARGET.", notes=notes)
+        notes = [
+            f"{c.name} is dead ({c.dead}): reconnect with {connect_line(c)} again."
+            for c in self.session.registry
+            if c.state == "dead"
+        ]
+        return Table(
+            ["name", "server", "kind", "target", "protocol / state", "active flows", "served at"],
+            rows,
+            empty="No servers connected. Use %mcp connect NAME TARGET.",
+            notes=notes,
+        )
 
     def _do_log(self, words: list[str], cell: str | None) -> Any:
         from ..notebook.display import Table, log_text
 
         ns, _ = self._parsers["log"].parse(words)
         conn = self.session.registry.get(ns.name)
-        rows = [[e["level"], e.get("logger") or "", log_text(e["data"])] for e in list(conn.logs)[-ns.lines:]]
-        rows += [["stderr", "", line] for line in list(conn.stderr)[-ns.lines:]]
-        return Table(["level", "logger", "message"], rows, title=f"log of {conn.name}", empty=f"{conn.name} has logged nothing yet.", wrap=True)
+        rows = [[e["level"], e.get("logger") or "", log_text(e["data"])] for e in list(conn.logs)[-ns.lines :]]
+        rows += [["stderr", "", line] for line in list(conn.stderr)[-ns.lines :]]
+        return Table(
+            ["level", "logger", "message"],
+            rows,
+            title=f"log of {conn.name}",
+            empty=f"{conn.name} has logged nothing yet.",
+            wrap=True,
+        )
 
     def _do_disconnect(self, words: list[str], cell: str | None) -> Any:
         ns, _ = self._parsers["disconnect"].parse(words)
@@ -300,10 +388,21 @@ class MCPMagics(Magics, SessionSettings):
     def _cell_id(self) -> str | None:
         return self.session.cell_request().get("metadata", {}).get("cellId")
 
-    def _run_flow(self, method: Any, conn: Any, name: str, arguments: Any, ns: argparse.Namespace, prepare: Any = None) -> Any:
+    def _run_flow(
+        self, method: Any, conn: Any, name: str, arguments: Any, ns: argparse.Namespace, prepare: Any = None
+    ) -> Any:
         """Start a flow in this cell; see ``_hand_back`` for what the cell gets."""
         interactive = self._is_interactive() and not ns.wait
-        flow = self.session.call(method, conn, name, arguments, call_options(ns), interactive=interactive, cell_id=self._cell_id(), prepare=prepare)
+        flow = self.session.call(
+            method,
+            conn,
+            name,
+            arguments,
+            call_options(ns),
+            interactive=interactive,
+            cell_id=self._cell_id(),
+            prepare=prepare,
+        )
         return self._hand_back(flow, ns, interactive)
 
     def _hand_back(self, flow: Any, ns: argparse.Namespace, interactive: bool) -> Any:
@@ -314,15 +413,16 @@ class MCPMagics(Magics, SessionSettings):
         or a line the cell cannot await (inside a ``def``, or a kernel older than ipykernel 7.4), gives
         the ``Flow`` at once when interactive; headless waits in the cell and shows the report.
         """
-        from .cell_await import InCell
-
         from ..notebook.live_view import ChoicePanel
+        from .cell_await import InCell
 
         background = getattr(ns, "background", False)
         if flow is None:
             return None
         if isinstance(flow, ChoicePanel):  # a panel was shown instead (consent to resume, continue or start over)
-            return InCell(None, choice=flow) if self.awaiting and not background else None  # awaited: the click, then its flow
+            return (
+                InCell(None, choice=flow) if self.awaiting and not background else None
+            )  # awaited: the click, then its flow
         if interactive:
             if not self.awaiting or background:
                 return flow
@@ -344,7 +444,9 @@ class MCPMagics(Magics, SessionSettings):
             flow.result()
         except Exception:  # noqa: BLE001 - the report shows the error; re-raised below, outside except
             pass
-        display(FlowReport(flow, trace=ns.trace, show_error=False)._repr_mimebundle_(), raw=True)  # the raised error says it
+        display(
+            FlowReport(flow, trace=ns.trace, show_error=False)._repr_mimebundle_(), raw=True
+        )  # the raised error says it
         self.session.kept_notice(flow)
         if flow.error is not None:
             error = flow.error
@@ -360,8 +462,8 @@ class MCPMagics(Magics, SessionSettings):
 
     # ------------------------------------------------------------------ saved flows
     def _do_flows(self, words: list[str], cell: str | None) -> Any:
-        from ..notebook.display import Table
         from ..flows.store import age
+        from ..notebook.display import Table
 
         ns, _ = self._parsers["flows"].parse(words)
         records = self.session.saved.waiting(ns.from_path, interactive=self._is_interactive())
@@ -387,8 +489,10 @@ class MCPMagics(Magics, SessionSettings):
         from ..notebook.consent import RecordReview
 
         display(table)
-        print(f"{len(foreign)} saved flow{'s' if len(foreign) > 1 else ''} did not come from you (this notebook was saved by someone else, "
-              "or changed outside mcp-notebook). Resuming one asks first; here is all each would do:")
+        print(
+            f"{len(foreign)} saved flow{'s' if len(foreign) > 1 else ''} did not come from you (this notebook was saved by someone else, "
+            "or changed outside mcp-notebook). Resuming one asks first; here is all each would do:"
+        )
         for record in foreign:
             display(RecordReview(record, self.session.saved.concerns(record)))
         return None
@@ -399,14 +503,21 @@ class MCPMagics(Magics, SessionSettings):
         ns, _ = self._parsers["tasks"].parse(words)
         rows = self.session.saved.task_rows(ns.server)
         columns = ["flow", "server", "tool", "status", "message", "created", "ttl", "where"]
-        return Table(columns, rows, title="tasks (task ids stay on this machine; unknown ones show a fingerprint)", empty="No tasks. Start one with %mcp call SERVER.TOOL ... --task.")
+        return Table(
+            columns,
+            rows,
+            title="tasks (task ids stay on this machine; unknown ones show a fingerprint)",
+            empty="No tasks. Start one with %mcp call SERVER.TOOL ... --task.",
+        )
 
     def _do_resume(self, words: list[str], cell: str | None) -> Any:
         ns, _ = self._parsers["resume"].parse(words)
         self.session.saved.load(ns.from_path)
         record = self.session.saved.pick(ns.id, self._cell_id())
         interactive = self._is_interactive()
-        flow = self.session.saved.resume(record, call_options(ns), interactive=interactive, cell_id=self._cell_id(), wait=ns.wait)
+        flow = self.session.saved.resume(
+            record, call_options(ns), interactive=interactive, cell_id=self._cell_id(), wait=ns.wait
+        )
         return self._hand_back(flow, ns, interactive and not ns.wait)
 
     def _do_forget(self, words: list[str], cell: str | None) -> Any:
@@ -438,21 +549,31 @@ class MCPMagics(Magics, SessionSettings):
 
         ns, _ = self._parsers["serve"].parse(words)
         if ns.no_auth and ns.host not in LOOPBACK:
-            raise UsageError(f"--no-auth is only allowed on a loopback host (127.0.0.1, localhost, ::1), not {ns.host}: "
-                             "anyone who can reach the port could call this notebook's server")
+            raise UsageError(
+                f"--no-auth is only allowed on a loopback host (127.0.0.1, localhost, ::1), not {ns.host}: "
+                "anyone who can reach the port could call this notebook's server"
+            )
         if ns.host not in LOOPBACK:
-            print(f"Warning: serving on {ns.host} lets other machines call this notebook's server with its token, "
-                  "which plain HTTP sends unencrypted. Prefer 127.0.0.1 unless you mean it.")
+            print(
+                f"Warning: serving on {ns.host} lets other machines call this notebook's server with its token, "
+                "which plain HTTP sends unencrypted. Prefer 127.0.0.1 unless you mean it."
+            )
         if ns.no_auth:
-            print(f"Warning: --no-auth: any process on this machine can call {ns.name!r}, and through its tools reach this kernel.")
-        served = self.session.prototypes.serve(ns.name, ns.host, ns.port, ns.keys_env, no_auth=ns.no_auth, allowed_hosts=ns.allow_host)
+            print(
+                f"Warning: --no-auth: any process on this machine can call {ns.name!r}, and through its tools reach this kernel."
+            )
+        served = self.session.prototypes.serve(
+            ns.name, ns.host, ns.port, ns.keys_env, no_auth=ns.no_auth, allowed_hosts=ns.allow_host
+        )
         sealed = f", request state sealed with ${ns.keys_env}" if ns.keys_env else ""
         auth = " (no authentication)" if served.token is None else " (bearer token required)"
         print(f"Serving {ns.name!r} at {served.url}{auth}{sealed}. Stop with %mcp stop {ns.name}.")
         if served.token is not None:
             # Never printed: outputs are saved with the notebook, and notebooks get shared.
-            print("Clients send 'Authorization: Bearer TOKEN'. The token is .token of what this returns "
-                  f"(served = %mcp serve {ns.name}; served.token); %mcp connect from this notebook adds it by itself.")
+            print(
+                "Clients send 'Authorization: Bearer TOKEN'. The token is .token of what this returns "
+                f"(served = %mcp serve {ns.name}; served.token); %mcp connect from this notebook adds it by itself."
+            )
         return served
 
     def _do_stop(self, words: list[str], cell: str | None) -> Any:
@@ -483,7 +604,10 @@ class MCPMagics(Magics, SessionSettings):
             "No roots are offered (the default): servers keep the folders they were started with. %mcp roots add PATH "
             "offers a folder (add . for the notebook's folder) to servers connected after it."
         ))  # fmt: skip
-        table.asked = ns.action in (None, "list")  # after a change: its confirmation, shown as the cell's last line only
+        table.asked = ns.action in (
+            None,
+            "list",
+        )  # after a change: its confirmation, shown as the cell's last line only
         return table
 
     def _do_model(self, words: list[str], cell: str | None) -> Any:
@@ -493,7 +617,9 @@ class MCPMagics(Magics, SessionSettings):
         check_choice("model", ns.action, ["add", "use", "remove", "list"])
         if ns.action == "add":
             if not ns.name or not ns.provider:
-                raise UsageError("%mcp model add NAME PROVIDER [MODEL] [--base-url URL] [--api-key-env VAR] [--cost X --speed X --intelligence X]")
+                raise UsageError(
+                    "%mcp model add NAME PROVIDER [MODEL] [--base-url URL] [--api-key-env VAR] [--cost X --speed X --intelligence X]"
+                )
             self.session.add_model(ns.name, ns.provider, ns.model, base_url=ns.base_url, api_key_env=ns.api_key_env,
                                    cost=ns.cost, speed=ns.speed, intelligence=ns.intelligence, timeout=ns.timeout)  # fmt: skip
         elif ns.action in ("use", "remove"):
@@ -506,12 +632,24 @@ class MCPMagics(Magics, SessionSettings):
             return "" if value is None else f"{value:g}"
 
         rows = [
-            [("* " if n == router.default else "  ") + n, c.provider, c.model or "", c.base_url or "", c.api_key_env or "", rating(c.cost), rating(c.speed), rating(c.intelligence)]
+            [
+                ("* " if n == router.default else "  ") + n,
+                c.provider,
+                c.model or "",
+                c.base_url or "",
+                c.api_key_env or "",
+                rating(c.cost),
+                rating(c.speed),
+                rating(c.intelligence),
+            ]
             for n, c in router.models.items()
         ]
         columns = ["name", "provider", "model", "base url", "key from env", "cost", "speed", "intelligence"]
         table = Table(columns, rows, title=f"models (* answers by default; review: {router.review})")
-        table.asked = ns.action in (None, "list")  # after add/use/remove: its confirmation, shown as the cell's last line only
+        table.asked = ns.action in (
+            None,
+            "list",
+        )  # after add/use/remove: its confirmation, shown as the cell's last line only
         return table
 
     def _do_review(self, words: list[str], cell: str | None) -> Any:

@@ -52,8 +52,12 @@ class Connections(WorkerPlugin):
             if entry is None or not entry[1].is_open:
                 from ..session.session import Session
 
-                session = entry[0] if entry is not None else Session()  # one session per server: its connection takes the kernel's name
-                conn = session.connect(remote.name, remote.url, bearer_env=remote.bearer_env, protocol=remote.protocol, sign_in=False)
+                session = (
+                    entry[0] if entry is not None else Session()
+                )  # one session per server: its connection takes the kernel's name
+                conn = session.connect(
+                    remote.name, remote.url, bearer_env=remote.bearer_env, protocol=remote.protocol, sign_in=False
+                )
                 entry = self.sessions[key] = (session, conn)
             return entry
 
@@ -82,7 +86,14 @@ PLUGIN_NAME = "mcp-notebook-connections"
 
 
 def map_dask(
-    session: Session, conn: Connection, spec: CallSpec, rows: Any, schema: Mapping[str, Any], columns: Mapping[str, str] | None, column: str | None, bearer_env: str | None
+    session: Session,
+    conn: Connection,
+    spec: CallSpec,
+    rows: Any,
+    schema: Mapping[str, Any],
+    columns: Mapping[str, str] | None,
+    column: str | None,
+    bearer_env: str | None,
 ) -> tuple[list[Outcome], list[dict[str, Any]], Any]:
     """Partitions as Dask tasks on the workers; outcomes, arguments and (for a DataFrame) the gathered input, in order."""
     import dask
@@ -90,7 +101,10 @@ def map_dask(
 
     target = conn.target
     if target.kind != "http":
-        raise SessionError(f"{conn.name} is a {target.kind} server: Dask workers can reach only an HTTP URL (connect to the server's URL)", kind="bad_input")
+        raise SessionError(
+            f"{conn.name} is a {target.kind} server: Dask workers can reach only an HTTP URL (connect to the server's URL)",
+            kind="bad_input",
+        )
     if target.headers or target.served_token is not None:
         raise SessionError(
             f"{conn.name} sends header values or a served token that stay in this kernel; give Dask workers their token with bearer_env='VAR' (read from each worker's environment)",
@@ -99,14 +113,24 @@ def map_dask(
     try:
         client = get_client()
     except ValueError:
-        raise SessionError("no Dask client: start one first (distributed.Client(...)) to map a Dask collection", kind="bad_input") from None
-    remote = Remote(name=conn.name, url=target.url, bearer_env=bearer_env or target.bearer_env, protocol=str(conn.protocol), spec=spec)
+        raise SessionError(
+            "no Dask client: start one first (distributed.Client(...)) to map a Dask collection", kind="bad_input"
+        ) from None
+    remote = Remote(
+        name=conn.name,
+        url=target.url,
+        bearer_env=bearer_env or target.bearer_env,
+        protocol=str(conn.protocol),
+        spec=spec,
+    )
 
     client.register_plugin(Connections(), name=PLUGIN_NAME)
     is_frame = hasattr(rows, "columns")
     parts = rows.to_delayed()
     run = dask.delayed(_run_partition, pure=False)
-    futures = client.compute([run(part, remote, _schema_part(schema), dict(columns or {}), column, is_frame) for part in parts])
+    futures = client.compute(
+        [run(part, remote, _schema_part(schema), dict(columns or {}), column, is_frame) for part in parts]
+    )
     order = {f.key: i for i, f in enumerate(futures)}
     progress = MapProgress.in_kernel(0, f"{conn.name}.{spec.tool} on Dask")
     done: dict[int, tuple[list[dict[str, Any]], list[Outcome], Any]] = {}
@@ -116,7 +140,10 @@ def map_dask(
         except Exception as exc:  # noqa: BLE001 - a worker died or the partition could not be built: no row count to blame
             client.cancel(futures)
             text, _, _ = describe_exception(exc)
-            raise FlowError(f"{conn.name}.{spec.tool} on Dask: partition {order[future.key]} failed as a whole ({text}); no results kept", server=conn.name) from None
+            raise FlowError(
+                f"{conn.name}.{spec.tool} on Dask: partition {order[future.key]} failed as a whole ({text}); no results kept",
+                server=conn.name,
+            ) from None
         done[order[future.key]] = (arguments, outcomes, part)
         if progress is not None:
             progress.total += len(arguments)  # rows per partition are known once it ran
@@ -145,12 +172,16 @@ def _schema_part(schema: Mapping[str, Any]) -> dict[str, Any]:
     return {"properties": dict(schema.get("properties") or {}), "required": list(schema.get("required") or [])}
 
 
-def _run_partition(part: Any, remote: Remote, schema: dict[str, Any], columns: dict[str, str], column: str | None, is_frame: bool) -> tuple[list[dict[str, Any]], list[Outcome], Any]:
+def _run_partition(
+    part: Any, remote: Remote, schema: dict[str, Any], columns: dict[str, str], column: str | None, is_frame: bool
+) -> tuple[list[dict[str, Any]], list[Outcome], Any]:
     """On a Dask worker: one partition's rows through this process's own connection; (arguments, outcomes, the partition)."""
     arguments, _ = arguments_of(part, schema, columns, column)
     try:
         session, conn = _worker_connection(remote)
-    except FlowError as exc:  # the server refused or was unreachable from this worker: every row of the partition says so
+    except (
+        FlowError
+    ) as exc:  # the server refused or was unreachable from this worker: every row of the partition says so
         return arguments, [_portable(exc)] * len(arguments), part if is_frame else None
     outcomes = session.runtime.run(run_rows(session, conn, remote.spec, arguments))
     return arguments, [_portable(o) for o in outcomes], part if is_frame else None
@@ -168,5 +199,12 @@ def _worker_connection(remote: Remote) -> tuple[Any, Connection]:
 def _portable(outcome: Outcome) -> Outcome:
     """An outcome that pickles back to the kernel: a ``FlowError`` without its live details (a connection)."""
     if isinstance(outcome, FlowError):
-        return FlowError(str(outcome), code=outcome.code, kind=outcome.kind, server=outcome.server, missing_field=outcome.missing_field, reason=outcome.reason)
+        return FlowError(
+            str(outcome),
+            code=outcome.code,
+            kind=outcome.kind,
+            server=outcome.server,
+            missing_field=outcome.missing_field,
+            reason=outcome.reason,
+        )
     return outcome

@@ -20,7 +20,21 @@ from ..errors import FlowError, SessionError
 from ..notebook.display import Table
 from .rows import Outcome
 
-__all__ = ["ARGS_CHARS", "ERROR_CHARS", "SHOWN_FAILURES", "arguments_of", "failure_table", "is_dask", "is_pandas", "is_series", "pandas_module", "result_frame", "result_value", "row_text", "show_table"]
+__all__ = [
+    "ARGS_CHARS",
+    "ERROR_CHARS",
+    "SHOWN_FAILURES",
+    "arguments_of",
+    "failure_table",
+    "is_dask",
+    "is_pandas",
+    "is_series",
+    "pandas_module",
+    "result_frame",
+    "result_value",
+    "row_text",
+    "show_table",
+]
 
 
 ARGS_CHARS = 80  # characters of a failed row's arguments shown in the table
@@ -63,7 +77,9 @@ def _single_argument(schema: Mapping[str, Any]) -> str:
     )  # fmt: skip
 
 
-def arguments_of(rows: Any, schema: Mapping[str, Any], columns: Mapping[str, str] | None, column: str | None) -> tuple[list[dict[str, Any]], Any]:
+def arguments_of(
+    rows: Any, schema: Mapping[str, Any], columns: Mapping[str, str] | None, column: str | None
+) -> tuple[list[dict[str, Any]], Any]:
     """Each row's arguments, and the DataFrame they came from (``None`` for other inputs)."""
     rename = dict(columns or {})
     if is_pandas(rows):
@@ -79,7 +95,10 @@ def arguments_of(rows: Any, schema: Mapping[str, Any], columns: Mapping[str, str
         name = _single_argument(schema)
         return [{name: _plain(v)} for v in rows.tolist()], None
     if isinstance(rows, (str, bytes, Mapping)) or not isinstance(rows, Iterable):
-        raise SessionError(f"rows must be a list of argument dicts, a DataFrame or an iterable of values, not {type(rows).__name__}", kind="bad_input")
+        raise SessionError(
+            f"rows must be a list of argument dicts, a DataFrame or an iterable of values, not {type(rows).__name__}",
+            kind="bad_input",
+        )
     arguments: list[dict[str, Any]] = []
     single: str | None = None
     for row in rows:
@@ -100,15 +119,26 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def failure_table(failures: list[tuple[int, dict[str, Any], FlowError]], schema: Mapping[str, Any], total: int, label: str) -> Table:
+def failure_table(
+    failures: list[tuple[int, dict[str, Any], FlowError]], schema: Mapping[str, Any], total: int, label: str
+) -> Table:
     """Row index, arguments (secret ones masked), error: one line per failed row, the first ``SHOWN_FAILURES`` of them.
 
     Compact on purpose: 900 failed rows of one cause would bury the cell; the rest are counted
     in a note (``MapError.failures`` and the kept results have them all).
     """
-    rows = [[i, row_text(a, schema, ARGS_CHARS), one_line(_error_text(e, label), ERROR_CHARS)] for i, a, e in failures[:SHOWN_FAILURES]]
+    rows = [
+        [i, row_text(a, schema, ARGS_CHARS), one_line(_error_text(e, label), ERROR_CHARS)]
+        for i, a, e in failures[:SHOWN_FAILURES]
+    ]
     notes = [f"... and {len(failures) - SHOWN_FAILURES} more failed rows"] if len(failures) > SHOWN_FAILURES else []
-    return Table(["row", "arguments", "error"], rows, title=f"{len(failures)} of {total} calls of {label} failed", notes=notes, wrap=True)
+    return Table(
+        ["row", "arguments", "error"],
+        rows,
+        title=f"{len(failures)} of {total} calls of {label} failed",
+        notes=notes,
+        wrap=True,
+    )
 
 
 def _error_text(error: FlowError, label: str) -> str:
@@ -122,7 +152,9 @@ def _error_text(error: FlowError, label: str) -> str:
 
 def row_text(arguments: Mapping[str, Any], schema: Mapping[str, Any], width: int) -> str:
     """A row's arguments as one line, ``name='value', ...``, secret ones masked, cut to ``width``."""
-    return one_line(", ".join(f"{k}={v!r}" for k, v in masked(arguments, secret_arguments(arguments, schema)).items()), width)
+    return one_line(
+        ", ".join(f"{k}={v!r}" for k, v in masked(arguments, secret_arguments(arguments, schema)).items()), width
+    )
 
 
 def show_table(table: Table) -> None:
@@ -147,7 +179,9 @@ def result_frame(frame: Any, outcomes: list[Outcome], expand: bool) -> Any:
     expanded = pd.DataFrame.from_records(records, index=frame.index)
     if any(isinstance(o, FlowError) for o in outcomes):
         expanded["error"] = [o if isinstance(o, FlowError) else None for o in outcomes]
-    expanded = expanded.rename(columns={c: f"{c}_result" for c in expanded.columns if c in frame.columns})  # never overwrite an input column
+    expanded = expanded.rename(
+        columns={c: f"{c}_result" for c in expanded.columns if c in frame.columns}
+    )  # never overwrite an input column
     return pd.concat([frame, expanded], axis=1)
 
 

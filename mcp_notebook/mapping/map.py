@@ -26,18 +26,18 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..core.redact import masked, secret_arguments
 from ..core.text import one_line
-from ..notebook.display import Table
 from ..errors import FlowError, SessionError
 from ..forms.model import Answers
-from ..core.redact import masked, secret_arguments
+from ..notebook.display import Table
 from ..notebook.map_progress import MapProgress
 from .frames import ARGS_CHARS, arguments_of, failure_table, is_dask, result_frame, show_table
 from .rows import CallSpec, MapStop, Outcome, run_rows
 
 if TYPE_CHECKING:
-    from ..wire.connection import Connection
     from ..session.session import Session
+    from ..wire.connection import Connection
 
 __all__ = ["MapError", "MapStop", "map", "map_async", "map_magic"]
 
@@ -52,8 +52,18 @@ class MapError(FlowError):
     result, or the ``FlowError`` that took its place) so the work done is not lost.
     """
 
-    def __init__(self, message: str, *, failures: list[tuple[int, dict[str, Any], FlowError]], results: list[Outcome], table: Table, server: str | None = None) -> None:
-        super().__init__(message, kind="map_failed", server=server, details={"failed": len(failures), "total": len(results)})
+    def __init__(
+        self,
+        message: str,
+        *,
+        failures: list[tuple[int, dict[str, Any], FlowError]],
+        results: list[Outcome],
+        table: Table,
+        server: str | None = None,
+    ) -> None:
+        super().__init__(
+            message, kind="map_failed", server=server, details={"failed": len(failures), "total": len(results)}
+        )
         self.failures = failures
         self.results = results
         self.table = table
@@ -95,7 +105,9 @@ def map(  # noqa: A001 - ``mcp_notebook.map`` is the name the issue asks for; bu
         FlowError: ``SERVER`` is not connected (``not_connected``, ``unknown_connection``, ``several_connected``),
             or does not offer ``TOOL``.
     """
-    session, conn, schema, spec = _prepare(server_tool, on_error, concurrency, retries, answers, accept_defaults, session)
+    session, conn, schema, spec = _prepare(
+        server_tool, on_error, concurrency, retries, answers, accept_defaults, session
+    )
     if is_dask(rows):
         from .dask import map_dask  # distributed is optional: imported only for a Dask collection
 
@@ -104,7 +116,9 @@ def map(  # noqa: A001 - ``mcp_notebook.map`` is the name the issue asks for; bu
         arguments, frame = arguments_of(rows, schema, columns, column)
         progress = MapProgress.in_kernel(len(arguments), f"{conn.name}.{spec.tool}")
         stop = MapStop()
-        future = session.runtime.submit(run_rows(session, conn, spec, arguments, progress.step if progress else None, stop=stop))
+        future = session.runtime.submit(
+            run_rows(session, conn, spec, arguments, progress.step if progress else None, stop=stop)
+        )
         try:
             outcomes = progress.wait(future) if progress is not None else future.result()
         except KeyboardInterrupt:  # an interrupted cell: the rows stop with it, not in the background
@@ -139,7 +153,9 @@ async def map_async(
     ``False`` never (presets only), ``True`` insists. A Dask collection runs as ``map`` runs it
     (its workers answer from the presets only).
     """
-    session, conn, schema, spec = _prepare(server_tool, on_error, concurrency, retries, answers, accept_defaults, session)
+    session, conn, schema, spec = _prepare(
+        server_tool, on_error, concurrency, retries, answers, accept_defaults, session
+    )
     label = f"{conn.name}.{spec.tool}"
     if is_dask(rows):
         from .dask import map_dask  # distributed is optional: imported only for a Dask collection
@@ -156,7 +172,9 @@ async def map_async(
     progress = MapProgress.in_kernel(len(arguments), label, below=questions.widget if questions is not None else None)
     if questions is not None and progress is not None:
         questions.on_waiting = progress.set_note
-    future = session.runtime.submit(run_rows(session, conn, spec, arguments, progress.step if progress else None, ui=questions, stop=stop))
+    future = session.runtime.submit(
+        run_rows(session, conn, spec, arguments, progress.step if progress else None, ui=questions, stop=stop)
+    )
     try:
         outcomes = await asyncio.wrap_future(future)
     finally:
@@ -168,7 +186,13 @@ async def map_async(
 
 
 def _prepare(
-    server_tool: str, on_error: str, concurrency: int, retries: int, answers: Mapping[str, Any] | Answers | None, accept_defaults: bool, session: Session | None
+    server_tool: str,
+    on_error: str,
+    concurrency: int,
+    retries: int,
+    answers: Mapping[str, Any] | Answers | None,
+    accept_defaults: bool,
+    session: Session | None,
 ) -> tuple[Session, Connection, dict[str, Any], CallSpec]:
     """The checks and look-ups ``map`` and ``map_async`` share: the session, connection, tool schema and the rows' common spec."""
     if on_error not in ("raise", "keep"):
@@ -181,7 +205,12 @@ def _prepare(
         session = default_session()
     conn, tool = session.resolve(server_tool)
     schema = session.tool_schema_sync(conn, tool)
-    return session, conn, schema, CallSpec(tool=tool, concurrency=concurrency, retries=retries, answers=_presets(answers, accept_defaults))
+    return (
+        session,
+        conn,
+        schema,
+        CallSpec(tool=tool, concurrency=concurrency, retries=retries, answers=_presets(answers, accept_defaults)),
+    )
 
 
 ASK_NEEDS = (7, 4)  # the first ipykernel that handles comm messages (a form's clicks) while a cell awaits
@@ -194,20 +223,34 @@ def _can_ask(session: Session, ask: bool | None) -> bool:
     kernel = getattr(session.shell, "kernel", None)
     if kernel is None or threading.current_thread() is not threading.main_thread():
         if ask:
-            raise SessionError("ask=True needs a notebook kernel: a map outside one answers from its presets only", kind="bad_input")
+            raise SessionError(
+                "ask=True needs a notebook kernel: a map outside one answers from its presets only", kind="bad_input"
+            )
         return False
     import ipykernel
 
     version = tuple(int(p) for p in ipykernel.__version__.split(".")[:2] if p.isdigit())
     if version < ASK_NEEDS:
         if ask:
-            raise SessionError(f"ask=True needs ipykernel {'.'.join(str(p) for p in ASK_NEEDS)} or later (this kernel runs {ipykernel.__version__}): it cannot hear a form's clicks while the cell awaits", kind="bad_input")
+            raise SessionError(
+                f"ask=True needs ipykernel {'.'.join(str(p) for p in ASK_NEEDS)} or later (this kernel runs {ipykernel.__version__}): it cannot hear a form's clicks while the cell awaits",
+                kind="bad_input",
+            )
         return False
     return bool(ask) or bool(session.cell_request().get("content", {}).get("allow_stdin", False))
 
 
 def map_magic(
-    session: Session, namespace: Mapping[str, Any], tool: str, over: str, column: str | None, concurrency: int, retries: int, keep_errors: bool, expand: bool, answers: Answers | None
+    session: Session,
+    namespace: Mapping[str, Any],
+    tool: str,
+    over: str,
+    column: str | None,
+    concurrency: int,
+    retries: int,
+    keep_errors: bool,
+    expand: bool,
+    answers: Answers | None,
 ) -> Any:
     """``%mcp map SERVER.TOOL --over VAR ...`` after parsing: the rows are the variable ``over`` of the notebook.
 
@@ -230,7 +273,15 @@ def _presets(answers: Mapping[str, Any] | Answers | None, accept_defaults: bool)
 
 
 def _finish(
-    label: str, conn: Connection, schema: Mapping[str, Any], arguments: list[dict[str, Any]], outcomes: list[Outcome], frame: Any, on_error: OnError, expand: bool, asked: bool
+    label: str,
+    conn: Connection,
+    schema: Mapping[str, Any],
+    arguments: list[dict[str, Any]],
+    outcomes: list[Outcome],
+    frame: Any,
+    on_error: OnError,
+    expand: bool,
+    asked: bool,
 ) -> Any:
     """The failure table, the error or the results (a list, or the DataFrame plus its result columns).
 
@@ -240,7 +291,9 @@ def _finish(
     failures = [(i, arguments[i], o) for i, o in enumerate(outcomes) if isinstance(o, FlowError)]
     if failures:
         table = failure_table(failures, schema, len(outcomes), label)
-        unanswered = sorted({str(e.missing_field) for _, _, e in failures if e.kind == "unanswered" and e.missing_field})
+        unanswered = sorted(
+            {str(e.missing_field) for _, _, e in failures if e.kind == "unanswered" and e.missing_field}
+        )
         if unanswered and not asked:
             fields = one_line(", ".join(unanswered), ARGS_CHARS)  # the server's field names: bounded
             table.notes.append(
@@ -250,10 +303,14 @@ def _finish(
         if on_error == "raise":
             shown = [(i, masked(a, secret_arguments(a, schema)), e) for i, a, e in failures]
             text = table._repr_mimebundle_()["text/plain"]
-            raise MapError(f"{text}\n(on_error='keep' returns the other results with each error in its row's place)", failures=shown, results=outcomes, table=table, server=conn.name)
+            raise MapError(
+                f"{text}\n(on_error='keep' returns the other results with each error in its row's place)",
+                failures=shown,
+                results=outcomes,
+                table=table,
+                server=conn.name,
+            )
         show_table(table)
     if frame is None:
         return outcomes
     return result_frame(frame, outcomes, expand)
-
-

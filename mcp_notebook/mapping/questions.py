@@ -25,15 +25,14 @@ import json
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..core.threads import KernelLoop, Reply
 from ..core.text import esc
+from ..core.threads import KernelLoop, Reply
 from ..errors import FlowError
 from ..flows.ui import HeadlessUI
 
 if TYPE_CHECKING:
-    from ..forms.model import Question
     from ..flows.flow import Flow
-    from ..forms.model import Answers
+    from ..forms.model import Answers, Question
 
 __all__ = ["MapQuestions", "same_question"]
 
@@ -71,7 +70,11 @@ class MapQuestions(HeadlessUI):
 
         self.area = w.VBox([])
         self.note = w.HTML("")
-        self.stop_button = w.Button(description="Stop", icon="stop", tooltip="Stop the map: no further row is called, rows in flight are cancelled")
+        self.stop_button = w.Button(
+            description="Stop",
+            icon="stop",
+            tooltip="Stop the map: no further row is called, rows in flight are cancelled",
+        )
         self.stop_button.add_class("mcp-map-stop")
         self.stop_button.on_click(lambda _b: self._stop(stop))
         self.widget = w.VBox([self.stop_button, self.area, self.note])
@@ -82,7 +85,9 @@ class MapQuestions(HeadlessUI):
         self.waiting: dict[Signature | None, int] = {}
         self.asked = 0  # forms shown
         self._notes: list[str] = []  # what was answered for all, one line per question (kernel's loop)
-        self.on_waiting: Callable[[str], None] | None = None  # told (kernel's loop) when rows wait for the form, and when not
+        self.on_waiting: Callable[[str], None] | None = (
+            None  # told (kernel's loop) when rows wait for the form, and when not
+        )
         self._turn: asyncio.Lock | None = None  # made on the loop that asks
 
     async def ask(self, flow: Flow, questions: list[Question], answers: Answers) -> dict[str, Any]:
@@ -107,7 +112,15 @@ class MapQuestions(HeadlessUI):
                 reply: Reply[tuple[dict[str, Any], bool]] = Reply()
                 self.asked += 1
                 showing = True
-                self.main.to_kernel(self._show, flow, questions, answers, self.waiting.get(signature, 0), signature is not None, reply.offer)
+                self.main.to_kernel(
+                    self._show,
+                    flow,
+                    questions,
+                    answers,
+                    self.waiting.get(signature, 0),
+                    signature is not None,
+                    reply.offer,
+                )
                 results, for_all = await reply
         except BaseException:
             if showing:  # this row's form goes (a row still waiting its turn leaves the shown one alone)
@@ -126,24 +139,41 @@ class MapQuestions(HeadlessUI):
         return {q.key: r for q, r in zip(questions, kept, strict=True)}
 
     # ------------------------------------------------------------------ kernel's loop
-    def _show(self, flow: Flow, questions: list[Question], answers: Answers, others: int, shareable: bool, deliver: Callable[[tuple[dict[str, Any], bool]], bool]) -> None:
+    def _show(
+        self,
+        flow: Flow,
+        questions: list[Question],
+        answers: Answers,
+        others: int,
+        shareable: bool,
+        deliver: Callable[[tuple[dict[str, Any], bool]], bool],
+    ) -> None:
         import ipywidgets as w
 
         from ..forms.widgets import ElicitationPanel
-
         from .frames import row_text
 
         shown = row_text(flow.arguments, self.schema, ARGS_CHARS)
         waiting = f" ({others} more row{'s' if others != 1 else ''} waiting on the same question)" if others else ""
-        header = w.HTML(f'<div class="mcpnb"><b>{esc(self.label)}</b> asks, for the row with {esc(shown) or "no arguments"}{esc(waiting)}:</div>')
-        check = w.Checkbox(value=False, description="Use this answer for every remaining row that asks this", indent=False, disabled=not shareable, layout=w.Layout(width="auto"))
+        header = w.HTML(
+            f'<div class="mcpnb"><b>{esc(self.label)}</b> asks, for the row with {esc(shown) or "no arguments"}{esc(waiting)}:</div>'
+        )
+        check = w.Checkbox(
+            value=False,
+            description="Use this answer for every remaining row that asks this",
+            indent=False,
+            disabled=not shareable,
+            layout=w.Layout(width="auto"),
+        )
         check.add_class("mcp-map-for-all")
         if not shareable:
             check.description = "Each row is asked this on its own (a link to open)"
 
         def done(results: dict[str, Any]) -> None:
             check.disabled = True
-            self.main.to_kernel(self._clear)  # queued before the answer goes: the next row's form is drawn after this clearing
+            self.main.to_kernel(
+                self._clear
+            )  # queued before the answer goes: the next row's form is drawn after this clearing
             deliver((results, bool(check.value)))
 
         panel = ElicitationPanel(flow.conn.name, questions, answers, done)
@@ -155,9 +185,15 @@ class MapQuestions(HeadlessUI):
             self.on_waiting("waiting for your answer")
 
     def _note_for_all(self, kept: list[Any]) -> None:
-        answered = "; ".join(r.action + (f" ({', '.join(sorted(r.content))})" if getattr(r, "content", None) else "") for r in kept)  # field names, never values
+        answered = "; ".join(
+            r.action + (f" ({', '.join(sorted(r.content))})" if getattr(r, "content", None) else "") for r in kept
+        )  # field names, never values
         self._notes.append(f"Answered for every remaining row that asks the same: {answered}"[:400])
-        self.note.value = '<div class="mcpnb mcp-map-for-all-note">' + "".join(f"<div><small>{esc(n)}</small></div>" for n in self._notes) + "</div>"
+        self.note.value = (
+            '<div class="mcpnb mcp-map-for-all-note">'
+            + "".join(f"<div><small>{esc(n)}</small></div>" for n in self._notes)
+            + "</div>"
+        )
 
     def _stop(self, stop: Callable[[], None]) -> None:
         self.stop_button.disabled = True

@@ -33,7 +33,9 @@ BACKOFF = (0.1, 2.0)  # seconds before the first retry, and the most any retry w
 
 
 # errors a retry cannot fix: the same presets, protocol and server give the same answer
-NOT_RETRIED: frozenset[Kind] = frozenset({"unanswered", "needs_legacy", "no_backchannel", "rounds_exceeded", "consent_needed", "bad_input"})
+NOT_RETRIED: frozenset[Kind] = frozenset(
+    {"unanswered", "needs_legacy", "no_backchannel", "rounds_exceeded", "consent_needed", "bad_input"}
+)
 
 
 # ---------------------------------------------------------------------- running rows (the session's loop)
@@ -48,7 +50,13 @@ class CallSpec:
 
 
 async def run_rows(
-    session: Session, conn: Connection, spec: CallSpec, arguments: Sequence[dict[str, Any]], step: Any = None, ui: FlowUI | None = None, stop: MapStop | None = None
+    session: Session,
+    conn: Connection,
+    spec: CallSpec,
+    arguments: Sequence[dict[str, Any]],
+    step: Any = None,
+    ui: FlowUI | None = None,
+    stop: MapStop | None = None,
 ) -> list[Outcome]:
     """Every row's call on this loop, at most ``spec.concurrency`` at once; outcomes in input order.
 
@@ -64,7 +72,9 @@ async def run_rows(
     async def worker() -> None:
         for index in rows:  # one shared iterator: each index is taken once
             if stop.stopped:
-                outcomes[index] = outcome = FlowError(f"{conn.name}.{spec.tool} was not called: the map was stopped", kind="cancelled", server=conn.name)
+                outcomes[index] = outcome = FlowError(
+                    f"{conn.name}.{spec.tool} was not called: the map was stopped", kind="cancelled", server=conn.name
+                )
             else:
                 outcomes[index] = outcome = await _call_with_retries(session, conn, spec, arguments[index], ui, stop)
             if step is not None:
@@ -91,7 +101,9 @@ class MapStop:
             flow.cancel()
 
 
-async def _call_with_retries(session: Session, conn: Connection, spec: CallSpec, arguments: dict[str, Any], ui: FlowUI | None, stop: MapStop) -> Outcome:
+async def _call_with_retries(
+    session: Session, conn: Connection, spec: CallSpec, arguments: dict[str, Any], ui: FlowUI | None, stop: MapStop
+) -> Outcome:
     pause = BACKOFF[0]
     attempt = 0
     while True:
@@ -103,7 +115,9 @@ async def _call_with_retries(session: Session, conn: Connection, spec: CallSpec,
         pause = min(pause * 2, BACKOFF[1])
 
 
-async def _call_once(session: Session, conn: Connection, spec: CallSpec, arguments: dict[str, Any], ui: FlowUI | None, stop: MapStop) -> Outcome:
+async def _call_once(
+    session: Session, conn: Connection, spec: CallSpec, arguments: dict[str, Any], ui: FlowUI | None, stop: MapStop
+) -> Outcome:
     """One headless flow; a tool error (``isError``) counts as a failure with the tool's own text."""
     answers = replace(spec.answers, fields=dict(spec.answers.fields))  # each flow its own copy, as ``call`` makes
     flow = session.make_flow("tools/call", conn, spec.tool, dict(arguments), answers=answers, save=False, ui=ui)
@@ -118,5 +132,10 @@ async def _call_once(session: Session, conn: Connection, spec: CallSpec, argumen
     finally:
         stop.flows.discard(flow)
     if getattr(result, "is_error", False):
-        return FlowError(f"{flow.label} returned an error: {content_text(result.content)}", kind="tool_error", server=conn.name, data=result)
+        return FlowError(
+            f"{flow.label} returned an error: {content_text(result.content)}",
+            kind="tool_error",
+            server=conn.name,
+            data=result,
+        )
     return result

@@ -45,16 +45,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FlowError
-from ..wire.apps_ext import APP_MIME, checked_csp, checked_permissions, ui_of, visibility_of
 from ..flows.ui import HeadlessUI
+from ..wire.apps_ext import APP_MIME, checked_csp, checked_permissions, ui_of, visibility_of
 
 if TYPE_CHECKING:
-    from ..forms.model import Question
     from ..core.threads import KernelLoop
-    from ..wire.connection import Connection
     from ..flows.flow import Flow
-    from ..forms.model import Answers
+    from ..forms.model import Answers, Question
     from ..session.session import Session
+    from ..wire.connection import Connection
 
 __all__ = ["OUTPUT_MIME", "AppCallUI", "AppHost", "LiveApp"]
 
@@ -85,7 +84,15 @@ class LiveApp:
 
     def body(self) -> dict[str, Any]:
         """What the output's signature covers: every field of the output's data but ``sig``."""
-        return {"v": 1, "app": self.id, "server": self.server, "tool": self.tool, "uri": self.uri, "tool_input": self.tool_input, "tool_result": self.tool_result}
+        return {
+            "v": 1,
+            "app": self.id,
+            "server": self.server,
+            "tool": self.tool,
+            "uri": self.uri,
+            "tool_input": self.tool_input,
+            "tool_result": self.tool_result,
+        }
 
     def payload(self) -> dict[str, Any]:
         """The output's ``OUTPUT_MIME`` data (no HTML: the page asks for it), with ``sig`` once signed."""
@@ -160,10 +167,20 @@ class AppHost:
         if len(json.dumps(result, default=str)) > MAX_RESULT_BYTES:
             result = None
         secret = flow.secret_arguments
-        app = LiveApp(secrets.token_hex(8), flow.conn.name, flow.name, ui[0], {k: v for k, v in flow.arguments.items() if k not in secret}, result, main)
+        app = LiveApp(
+            secrets.token_hex(8),
+            flow.conn.name,
+            flow.name,
+            ui[0],
+            {k: v for k, v in flow.arguments.items() if k not in secret},
+            result,
+            main,
+        )
         signer = self.session.store.signer
         # The first use reads Jupyter's secret (an nbformat import): not on the kernel's loop.
-        app.sig = signer.signature(app.body()) if signer.ready else await asyncio.to_thread(signer.signature, app.body())
+        app.sig = (
+            signer.signature(app.body()) if signer.ready else await asyncio.to_thread(signer.signature, app.body())
+        )
         with self._lock:
             self.apps[app.id] = app
         return app
@@ -206,7 +223,10 @@ class AppHost:
     async def _open(self, app_id: str, data: dict[str, Any]) -> dict[str, Any]:
         app = self.get(app_id)
         if app is None:
-            raise FlowError("this kernel does not know that App (the notebook was reopened, or the kernel restarted)", kind="not_live")
+            raise FlowError(
+                "this kernel does not know that App (the notebook was reopened, or the kernel restarted)",
+                kind="not_live",
+            )
         return {"op": "app_resource", **await self._resource(app)}
 
     async def _activate(self, app_id: str, data: dict[str, Any]) -> dict[str, Any]:
@@ -221,14 +241,26 @@ class AppHost:
         assert isinstance(server, str) and isinstance(tool, str) and isinstance(uri, str)
         registry = self.session.registry
         if server not in registry:
-            raise FlowError(f"the App's server {server!r} is not connected in this kernel: connect it (%mcp connect {server} ...) and click again", kind="failed")
+            raise FlowError(
+                f"the App's server {server!r} is not connected in this kernel: connect it (%mcp connect {server} ...) and click again",
+                kind="failed",
+            )
         conn = registry.get(server)
         tools = await conn.tools(refresh=True)
         ui = ui_of(tools.get(tool))
         if ui is None or ui[0] != uri:
-            raise FlowError(f"{server} no longer offers that App ({tool} has {ui[0] if ui else 'no App'})", kind="failed")
+            raise FlowError(
+                f"{server} no longer offers that App ({tool} has {ui[0] if ui else 'no App'})", kind="failed"
+            )
         given_input, given_result = data.get("tool_input"), data.get("tool_result")
-        saved = LiveApp(app_id, server, tool, uri, given_input if isinstance(given_input, dict) else {}, given_result if isinstance(given_result, dict) else None)
+        saved = LiveApp(
+            app_id,
+            server,
+            tool,
+            uri,
+            given_input if isinstance(given_input, dict) else {},
+            given_result if isinstance(given_result, dict) else None,
+        )
         signed = await self._signed_by_user(saved.body(), data.get("sig"))
         app = saved if signed else LiveApp(app_id, server, tool, uri, {}, None)
         app.sig = data.get("sig") if signed else None
@@ -254,14 +286,20 @@ class AppHost:
         content = contents[0]
         mime = getattr(content, "mime_type", None) or ""
         if not mime.startswith("text/html"):
-            raise FlowError(f"{app.server} returned {mime or 'no MIME type'} for {app.uri}, not an App page ({APP_MIME})", kind="failed")
+            raise FlowError(
+                f"{app.server} returned {mime or 'no MIME type'} for {app.uri}, not an App page ({APP_MIME})",
+                kind="failed",
+            )
         html = getattr(content, "text", None)
         if html is None and getattr(content, "blob", None) is not None:
             html = base64.b64decode(content.blob).decode("utf-8", errors="replace")
         if not isinstance(html, str):
             raise FlowError(f"{app.server} returned no HTML for {app.uri}", kind="failed")
         if len(html) > MAX_HTML_CHARS:
-            raise FlowError(f"{app.server}'s App page is {len(html):,} characters, over the limit of {MAX_HTML_CHARS:,}", kind="failed")
+            raise FlowError(
+                f"{app.server}'s App page is {len(html):,} characters, over the limit of {MAX_HTML_CHARS:,}",
+                kind="failed",
+            )
         meta = getattr(content, "meta", None)
         found = meta.get("ui") if isinstance(meta, dict) else None
         ui: dict[str, Any] = found if isinstance(found, dict) else {}
@@ -305,11 +343,23 @@ class AppHost:
             tools = await conn.tools(refresh=True)
         tool = tools.get(name)
         if tool is None:
-            raise FlowError(f"{app.server} has no tool {name[:100]!r}; an App reaches only its own server's tools", code=-32602)
+            raise FlowError(
+                f"{app.server} has no tool {name[:100]!r}; an App reaches only its own server's tools", code=-32602
+            )
         seen = visibility_of(tool)  # with or without an App of its own
         if seen is not None and "app" not in seen:
-            raise FlowError(f"{app.server}'s tool {name!r} is not visible to Apps (its visibility: {', '.join(seen) or 'none'})", code=-32602)
-        flow = self.session.start("tools/call", conn, name, dict(arguments) if isinstance(arguments, dict) else {}, ui=AppCallUI(app), save=False)
+            raise FlowError(
+                f"{app.server}'s tool {name!r} is not visible to Apps (its visibility: {', '.join(seen) or 'none'})",
+                code=-32602,
+            )
+        flow = self.session.start(
+            "tools/call",
+            conn,
+            name,
+            dict(arguments) if isinstance(arguments, dict) else {},
+            ui=AppCallUI(app),
+            save=False,
+        )
         value = await flow
         result = value.model_dump(by_alias=True, mode="json", exclude_none=True)
         if name == app.tool:

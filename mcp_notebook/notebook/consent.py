@@ -15,10 +15,10 @@ from typing import Any
 
 import ipywidgets as w
 
-from .display import STYLE, esc
-from .live_view import Choice, ChoicePanel
 from ..flows.store import SavedFlow
 from ..flows.trust import describe_record, record_text
+from .display import STYLE, esc
+from .live_view import Choice, ChoicePanel
 
 __all__ = ["ConfirmProjectServer", "ConfirmResume", "RecordReview"]
 
@@ -37,7 +37,10 @@ class RecordReview:
         return record_text(self.record.to_dict(), self.concerns)
 
     def html(self) -> str:
-        rows = "".join(f"<tr><th>{esc(what)}</th><td><code style='word-break:break-all'>{esc(value)}</code></td></tr>" for what, value in self.lines)
+        rows = "".join(
+            f"<tr><th>{esc(what)}</th><td><code style='word-break:break-all'>{esc(value)}</code></td></tr>"
+            for what, value in self.lines
+        )
         why = "".join(f"<li>{esc(c)}</li>" for c in self.concerns)
         warn = f"<ul style='color:{_WARN};margin:2px 0'>{why}</ul>" if why else ""
         return f'<div class="mcp-record-review"><b>flow {esc(self.record.id)}</b> ({esc(self.record.label)}){warn}<table>{rows}</table></div>'
@@ -59,7 +62,9 @@ class ConfirmResume(ChoicePanel):
             f'<div class="mcpnb"><div class="hdr" style="color:{_WARN}">⚠ Check this saved flow before it runs.</div>'
             f"{self.review.html()}Resume it as shown?</div>"
         )
-        self.yes = w.Button(description="Resume", icon="play", button_style="danger", tooltip="Run exactly what is listed above")
+        self.yes = w.Button(
+            description="Resume", icon="play", button_style="danger", tooltip="Run exactly what is listed above"
+        )
         self.no = w.Button(description="Don't resume", icon="times", tooltip="Leave the saved flow as it is")
         super().__init__(text, "mcp-confirm-resume", [
             Choice(self.yes, f"Resuming flow {record.id} as reviewed.", on_confirm),
@@ -76,16 +81,26 @@ class ConfirmProjectServer(ChoicePanel):
     shown; it runs on the kernel's loop in this cell's context. Nothing runs on "Don't connect".
     """
 
-    def __init__(self, name: str, lines: list[tuple[str, str]], concerns: list[str], on_approve: Callable[[], Any]) -> None:
+    def __init__(
+        self, name: str, lines: list[tuple[str, str]], concerns: list[str], on_approve: Callable[[], Any]
+    ) -> None:
         self.lines, self.concerns = lines, list(concerns)
-        rows = "".join(f"<tr><th>{esc(what)}</th><td><code style='word-break:break-all'>{esc(value)}</code></td></tr>" for what, value in lines)
+        rows = "".join(
+            f"<tr><th>{esc(what)}</th><td><code style='word-break:break-all'>{esc(value)}</code></td></tr>"
+            for what, value in lines
+        )
         why = "".join(f"<li>{esc(c)}</li>" for c in self.concerns)
         text = (
             f'<div class="mcpnb"><div class="hdr" style="color:{_WARN}">⚠ Check this project server before it runs.</div>'
             f'<div class="mcp-project-server"><ul style="color:{_WARN};margin:2px 0">{why}</ul><table>{rows}</table></div>'
             f"Approve it as shown and connect {esc(name)!s}? (An edited file asks again.)</div>"
         )
-        self.yes = w.Button(description="Approve and connect", icon="check", button_style="danger", tooltip="Run or reach exactly what is listed above")
+        self.yes = w.Button(
+            description="Approve and connect",
+            icon="check",
+            button_style="danger",
+            tooltip="Run or reach exactly what is listed above",
+        )
         self.no = w.Button(description="Don't connect", icon="times", tooltip="Start nothing, send nothing")
         super().__init__(text, "mcp-confirm-project-server", [
             Choice(self.yes, f"Approved {name} as shown; connecting.", on_approve),

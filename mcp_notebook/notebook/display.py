@@ -36,14 +36,24 @@ from typing import TYPE_CHECKING, Any
 from ..core.limits import Limits
 from ..core.text import clip as _clip
 from ..core.text import content_text, esc
-from .safe_markdown import MARKDOWN_TYPES, render_markdown
 from .listing import ShownOnce
+from .safe_markdown import MARKDOWN_TYPES, render_markdown
 
 if TYPE_CHECKING:
     from ..flows.flow import Flow
 
 __all__ = [
-    "FlowReport", "ResultView", "StructuredView", "Table", "TraceView", "content_text", "display_flow", "esc", "render_content", "safe_mime", "shown_state",
+    "FlowReport",
+    "ResultView",
+    "StructuredView",
+    "Table",
+    "TraceView",
+    "content_text",
+    "display_flow",
+    "esc",
+    "render_content",
+    "safe_mime",
+    "shown_state",
     "tool_error",
 ]
 
@@ -62,13 +72,34 @@ VALUE_STYLE = (
     ".mcpnb details.json>summary{color:var(--jp-ui-font-color2,#555)}.mcpnb .md{max-width:60em}.mcpnb .md table{margin:4px 0}</style>"
 )
 """The look of structured content and markdown, added only to outputs that show them (``STYLE`` stays as every saved output has it)."""
-_BADGE_COLOURS = {"running": "#1976d2", "waiting": "#ef6c00", "done": "#2e7d32", "failed": "#d32f2f", "error": "#d32f2f", "cancelled": "#616161"}
+_BADGE_COLOURS = {
+    "running": "#1976d2",
+    "waiting": "#ef6c00",
+    "done": "#2e7d32",
+    "failed": "#d32f2f",
+    "error": "#d32f2f",
+    "cancelled": "#616161",
+}
 
 _MIME = re.compile(r"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$")
-INLINE_IMAGES = frozenset({"image/png", "image/jpeg", "image/jpg", "image/gif", "image/webp", "image/bmp", "image/avif"})
+INLINE_IMAGES = frozenset(
+    {"image/png", "image/jpeg", "image/jpg", "image/gif", "image/webp", "image/bmp", "image/avif"}
+)
 """Raster formats shown with ``<img>``; ``image/svg+xml`` is not one of them (SVG can carry script)."""
 INLINE_AUDIO = frozenset(
-    {"audio/wav", "audio/wave", "audio/x-wav", "audio/mpeg", "audio/mp3", "audio/ogg", "audio/webm", "audio/flac", "audio/x-flac", "audio/mp4", "audio/aac"}
+    {
+        "audio/wav",
+        "audio/wave",
+        "audio/x-wav",
+        "audio/mpeg",
+        "audio/mp3",
+        "audio/ogg",
+        "audio/webm",
+        "audio/flac",
+        "audio/x-flac",
+        "audio/mp4",
+        "audio/aac",
+    }
 )
 _SAME_JSON_CHARS = 5_000_000  # longer texts are not parsed to compare with the structured content (shown both ways)
 _BLOCK_COST = 64  # budget characters every rendered block costs (its markup), so countless tiny blocks stay bounded
@@ -217,7 +248,9 @@ def _json_text(value: Any, indent: int | None = 2) -> str | None:
         return None
 
 
-def _json_block(value: Any, budget: _Budget, summary: str = "structured content", room: int | None = None) -> tuple[str, str]:
+def _json_block(
+    value: Any, budget: _Budget, summary: str = "structured content", room: int | None = None
+) -> tuple[str, str]:
     """A JSON value: its indented JSON as plain text; in HTML a table or a tree folded by depth (``StructuredView``).
 
     ``room``: the characters the HTML view may use, when not what is left of ``budget`` (a text
@@ -228,7 +261,9 @@ def _json_block(value: Any, budget: _Budget, summary: str = "structured content"
         note = f"[{summary}: too deeply nested to show; {_WHOLE}]"
         return note, note_html(note)
     room = max(budget.chars if room is None else room, 0)
-    plain, _ = _text(text, budget)  # the plain twin spends the budget (and says what was cut); the HTML gets the same room
+    plain, _ = _text(
+        text, budget
+    )  # the plain twin spends the budget (and says what was cut); the HTML gets the same room
     inner = StructuredView(room).html(value)
     return plain, f'{VALUE_STYLE}<details open class="json"><summary>{esc(summary)}</summary>{inner}</details>'
 
@@ -309,7 +344,9 @@ class StructuredView:
                 count = f"{len(value):,} {'key' if isinstance(value, dict) else 'item'}{'s' if len(value) != 1 else ''}"
                 shape = f"{{{count}}}" if isinstance(value, dict) else f"[{count}]"
                 fold = " open" if depth + 1 < OPEN_DEPTH else ""
-                rows.append(f'<details{fold}><summary><b>{name}</b> <span class="note">{shape}</span></summary>{self._value(value, depth + 1)}</details>')
+                rows.append(
+                    f'<details{fold}><summary><b>{name}</b> <span class="note">{shape}</span></summary>{self._value(value, depth + 1)}</details>'
+                )
             else:
                 rows.append(f"<div><b>{name}</b>: {self._value(value, depth + 1)}</div>")
         return '<div class="tree">' + "".join(rows) + "</div>"
@@ -327,7 +364,11 @@ class StructuredView:
     @staticmethod
     def _short(value: dict[Any, Any] | list[Any]) -> bool:
         """A list of a few plain values, shown on one line."""
-        if not isinstance(value, list) or len(value) > _INLINE_LIST // 2 or any(isinstance(v, (dict, list)) for v in value):
+        if (
+            not isinstance(value, list)
+            or len(value) > _INLINE_LIST // 2
+            or any(isinstance(v, (dict, list)) for v in value)
+        ):
             return False
         text = _json_text(value, indent=None)
         return text is not None and len(text) <= _INLINE_LIST
@@ -352,7 +393,9 @@ class StructuredView:
             if self._out:
                 break
             keyed = {str(k): v for k, v in row.items()} if any(not isinstance(k, str) for k in row) else row
-            body.append("<tr>" + "".join(f"<td>{self._cell(keyed[c]) if c in keyed else ''}</td>" for c in columns) + "</tr>")
+            body.append(
+                "<tr>" + "".join(f"<td>{self._cell(keyed[c]) if c in keyed else ''}</td>" for c in columns) + "</tr>"
+            )
         notes = []
         if len(rows) > len(body):
             notes.append(f"{len(body):,} of {len(rows):,} rows shown")
@@ -398,7 +441,10 @@ def _render(block: Any, kind: Any, budget: _Budget) -> tuple[str, str]:
         if getattr(res, "text", None) is not None:
             mime = safe_mime(res.mime_type) or ""
             plain, shown = _resource_text(str(res.text), mime, budget)
-            return f"[resource {uri}]\n{plain}", f"<div><small>resource <code>{esc(uri)}</code> {esc(mime)}</small>{shown}</div>"
+            return (
+                f"[resource {uri}]\n{plain}",
+                f"<div><small>resource <code>{esc(uri)}</code> {esc(mime)}</small>{shown}</div>",
+            )
         return _media("resource", res.mime_type or "application/octet-stream", res.blob, budget, uri=uri)
     if kind == "read_text":
         res = block.resource
@@ -441,12 +487,23 @@ def _repeats(content: list[Any], structured: Any) -> tuple[set[int], bool]:
     """
     if structured is None:
         return set(), False
-    texts = {i: b.text for i, b in enumerate(content) if getattr(b, "type", None) == "text" and isinstance(getattr(b, "text", None), str)}
+    texts = {
+        i: b.text
+        for i, b in enumerate(content)
+        if getattr(b, "type", None) == "text" and isinstance(getattr(b, "text", None), str)
+    }
     wrapped = structured.get("result", _NOTHING) if isinstance(structured, dict) and len(structured) == 1 else _NOTHING
     if wrapped is not _NOTHING and not isinstance(wrapped, (dict, list)):
         only = texts.get(0) if len(content) == 1 else None
-        return set(), only is not None and (only == wrapped if isinstance(wrapped, str) else _parsed(only) == _canonical(wrapped))
-    if isinstance(wrapped, list) and wrapped and len(texts) == len(content) == len(wrapped) and all(_parsed(texts[i]) == _canonical(item) for i, item in enumerate(wrapped)):
+        return set(), only is not None and (
+            only == wrapped if isinstance(wrapped, str) else _parsed(only) == _canonical(wrapped)
+        )
+    if (
+        isinstance(wrapped, list)
+        and wrapped
+        and len(texts) == len(content) == len(wrapped)
+        and all(_parsed(texts[i]) == _canonical(item) for i, item in enumerate(wrapped))
+    ):
         return set(texts), False
     same = {_canonical(structured), _canonical(wrapped)} - {None}
     return {i for i, text in texts.items() if _parsed(text) in same}, False
@@ -512,7 +569,10 @@ def _media(kind: str, mime_value: Any, data: Any, budget: _Budget, uri: str | No
     encoded = base64.b64encode(raw).decode("ascii")
     caption = f"<br/><small>{esc(plain)}</small>"
     if kind == "image" and mime in INLINE_IMAGES:
-        return plain, f'<div><img src="{esc(f"data:{mime};base64,{encoded}")}" alt="{esc(plain)}" style="max-width:100%"/>{caption}</div>'
+        return (
+            plain,
+            f'<div><img src="{esc(f"data:{mime};base64,{encoded}")}" alt="{esc(plain)}" style="max-width:100%"/>{caption}</div>',
+        )
     if kind == "audio" and mime in INLINE_AUDIO:
         return plain, f'<div><audio controls src="{esc(f"data:{mime};base64,{encoded}")}"></audio>{caption}</div>'
     name = _safe_filename((uri or "").rstrip("/").rsplit("/", 1)[-1] or kind)
@@ -563,10 +623,14 @@ class ResultView:
                 return plain, rich
             structured = r.structured_content
             repeats, text_says_it = _repeats(list(r.content), structured)
-            room = room if repeats else budget.chars  # the repeated text is not on the page: its room goes to the structured view
+            room = (
+                room if repeats else budget.chars
+            )  # the repeated text is not on the page: its room goes to the structured view
             for i, (p, h) in enumerate(blocks):
                 plain.append(p)
-                if i not in repeats or _is_note(h):  # a text block that only repeats the structured content as JSON: shown once, as structured content
+                if i not in repeats or _is_note(
+                    h
+                ):  # a text block that only repeats the structured content as JSON: shown once, as structured content
                     rich.append(h)
             if structured is not None:
                 p, h = _json_block(structured, budget, room=room)
@@ -638,7 +702,9 @@ class TraceView(ShownOnce):
         plain = [f"trace of {flow.label} (protocol {version})"]
         rows = []
         for event in self.events():
-            arrow = ("client → server" if event["from"] == "client" else "server → client") + f" {event.get('kind', '')}".rstrip()
+            arrow = (
+                "client → server" if event["from"] == "client" else "server → client"
+            ) + f" {event.get('kind', '')}".rstrip()
             message = _json_text(event["message"], indent=None)
             if message is None:
                 message = "[message too deeply nested to show]"
@@ -662,7 +728,9 @@ class TraceView(ShownOnce):
         notes = budget.notes()
         plain.extend(notes)
         legend = "<small>━ request · ╌ result</small>"
-        table = f"<table><tr><th>round</th><th>direction {legend}</th><th>message</th></tr>" + "".join(rows) + "</table>"
+        table = (
+            f"<table><tr><th>round</th><th>direction {legend}</th><th>message</th></tr>" + "".join(rows) + "</table>"
+        )
         return {
             "text/plain": "\n".join(plain),
             "text/html": STYLE
@@ -709,7 +777,9 @@ class FlowReport:
             plain.extend(p)
             rich.extend(h)
         if flow.logs:
-            lines = "\n".join(f"[{e['level']}] {e.get('logger') or ''} {log_text(e['data'])}".replace("  ", " ") for e in flow.logs)
+            lines = "\n".join(
+                f"[{e['level']}] {e.get('logger') or ''} {log_text(e['data'])}".replace("  ", " ") for e in flow.logs
+            )
             _, inner = _text(lines, budget)
             rich.append(f"<details><summary>server log ({len(flow.logs)})</summary><pre>{inner}</pre></details>")
         for note in budget.notes():
@@ -723,7 +793,10 @@ class FlowReport:
             bundle[OUTPUT_MIME] = app.payload()
         if self.trace:
             tb = TraceView(flow, self.limits)._repr_mimebundle_()
-            bundle = {"text/plain": bundle["text/plain"] + "\n" + tb["text/plain"], "text/html": bundle["text/html"] + tb["text/html"]}
+            bundle = {
+                "text/plain": bundle["text/plain"] + "\n" + tb["text/plain"],
+                "text/html": bundle["text/html"] + tb["text/html"],
+            }
         return bundle
 
 
@@ -731,7 +804,13 @@ class Table(ShownOnce):
     """A small table with a plain-text twin (servers, tools, prompts, flows)."""
 
     def __init__(
-        self, columns: list[str], rows: list[list[Any]], title: str = "", empty: str = "nothing to show", notes: list[str] | None = None, wrap: bool = False
+        self,
+        columns: list[str],
+        rows: list[list[Any]],
+        title: str = "",
+        empty: str = "nothing to show",
+        notes: list[str] | None = None,
+        wrap: bool = False,
     ) -> None:
         self.columns, self.rows, self.title, self.empty = columns, rows, title, empty
         self.notes = list(notes or [])  # whole lines under the table (never clipped)
@@ -742,7 +821,9 @@ class Table(ShownOnce):
             return {"text/plain": self.empty, "text/html": f'<div class="mcpnb"><i>{esc(self.empty)}</i></div>'}
         widths = [max(len(str(c)), *(len(str(r[i])) for r in self.rows)) for i, c in enumerate(self.columns)]
         widths = [min(w, 60) for w in widths]
-        lines = ([self.title] if self.title else []) + ["  ".join(str(c).ljust(w) for c, w in zip(self.columns, widths, strict=True)).rstrip()]
+        lines = ([self.title] if self.title else []) + [
+            "  ".join(str(c).ljust(w) for c, w in zip(self.columns, widths, strict=True)).rstrip()
+        ]
         last = len(self.columns) - 1
         for row in self.rows:
             if not self.wrap or len(row) <= last:
@@ -756,11 +837,17 @@ class Table(ShownOnce):
         head = "".join(f"<th>{esc(c)}</th>" for c in self.columns)
         whole = "<td style='text-align:left;white-space:pre-wrap;word-break:break-word'>"
         body = "".join(
-            "<tr>" + "".join(f"{whole if self.wrap and i == last else '<td>'}{esc(v)}</td>" for i, v in enumerate(row)) + "</tr>" for row in self.rows
+            "<tr>"
+            + "".join(f"{whole if self.wrap and i == last else '<td>'}{esc(v)}</td>" for i, v in enumerate(row))
+            + "</tr>"
+            for row in self.rows
         )
         title = f'<div class="hdr">{esc(self.title)}</div>' if self.title else ""
         notes = "".join(note_html(n) for n in self.notes)
-        return {"text/plain": "\n".join(lines + self.notes), "text/html": STYLE + f'<div class="mcpnb">{title}<table><tr>{head}</tr>{body}</table>{notes}</div>'}
+        return {
+            "text/plain": "\n".join(lines + self.notes),
+            "text/html": STYLE + f'<div class="mcpnb">{title}<table><tr>{head}</tr>{body}</table>{notes}</div>',
+        }
 
 
 def _fold(text: str, width: int) -> list[str]:

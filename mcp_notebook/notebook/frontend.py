@@ -80,7 +80,6 @@ PAGE_WAIT = 2.5
 """Seconds a sign-in waits, at most once per kernel, for a page that has not answered the hello yet."""
 
 
-
 class Frontend(Page):
     """Client of the extension's comm; the ``Store``'s backend (a ``session.page.Page`` that talks to the page)."""
 
@@ -91,7 +90,9 @@ class Frontend(Page):
         self._kernel: KernelLoop | None = None  # the kernel's loop, where the comm's messages go out
         self._oauth: dict[str, Callable[[dict[str, Any]], None]] = {}  # state -> deliver, until the answer comes
         self._oauth_lock = threading.Lock()
-        self._reports: OrderedDict[str, dict[str, Any]] = OrderedDict()  # display id -> report message, until a page shows it
+        self._reports: OrderedDict[str, dict[str, Any]] = (
+            OrderedDict()
+        )  # display id -> report message, until a page shows it
         self._reports_lock = threading.Lock()
         self._probes: Any = None  # the comm manager our ``where`` target is registered with
         self._answered = threading.Event()  # the page said something on the comm (seen as ipykernel routes it)
@@ -345,7 +346,9 @@ class Frontend(Page):
         """
         if not isinstance(state, str) or not OAUTH_STATE.match(state):
             raise ValueError("an OAuth state is 8 to 256 letters, digits, '-' or '_'")
-        if self._comm is None or not (self.status == "connected" or (self.status == "pending" and self._restored_early)):
+        if self._comm is None or not (
+            self.status == "connected" or (self.status == "pending" and self._restored_early)
+        ):
             return False
         with self._oauth_lock:
             self._oauth[state] = deliver
@@ -367,11 +370,16 @@ class Frontend(Page):
             deliver = self._oauth.pop(state, None)  # once: every connected page may relay it
         if deliver is None:
             return
-        answer = {"state": state, **{name: data[name] if isinstance(data.get(name), str) else None for name in OAUTH_FIELDS}}
+        answer = {
+            "state": state,
+            **{name: data[name] if isinstance(data.get(name), str) else None for name in OAUTH_FIELDS},
+        }
         try:
             deliver(answer)
         except Exception as exc:  # noqa: BLE001 - the comm handler must survive the caller's bug
-            print(f"mcp-notebook: the OAuth callback could not be handed over: {type(exc).__name__}", file=sys.__stderr__)
+            print(
+                f"mcp-notebook: the OAuth callback could not be handed over: {type(exc).__name__}", file=sys.__stderr__
+            )
 
 
 def _answers_where_sent(comm: Any, heard: Callable[[Any], None] | None = None) -> bool:
@@ -417,6 +425,14 @@ def checked_page_url(value: Any) -> str | None:
         parts.port  # noqa: B018 - raises on a bad port
     except ValueError:
         return None
-    if parts.scheme not in ("http", "https") or not parts.hostname or parts.username is not None or parts.query or parts.fragment or "?" in value or "#" in value:
+    if (
+        parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or parts.username is not None
+        or parts.query
+        or parts.fragment
+        or "?" in value
+        or "#" in value
+    ):
         return None
     return value

@@ -28,18 +28,17 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as w
 
-from ..core.threads import KernelLoop, Reply
-from .display import STYLE, FlowReport, badge, esc, log_text, task_line
-from ..errors import FlowError
 from ..core.limits import Limits
+from ..core.threads import KernelLoop, Reply
+from ..errors import FlowError
 from ..flows.ui import HeadlessUI
+from .display import STYLE, FlowReport, badge, esc, log_text, task_line
 
 if TYPE_CHECKING:
-    from ..forms.model import Question
     from ..auth.sign_in import SignIn, SignInRequest
     from ..flows.flow import Flow
     from ..flows.store import SavedFlow
-    from ..forms.model import Answers
+    from ..forms.model import Answers, Question
 
 __all__ = ["OUTPUT_KEY", "Choice", "ChoicePanel", "LiveView", "MainThread", "ResumeOffer", "state_refused"]
 
@@ -80,14 +79,21 @@ class LiveView:
         self.cancel_button = w.Button(description="Cancel", icon="stop", tooltip="Cancel this call")
         self.cancel_button.on_click(self._on_cancel)
         self.box = w.VBox(
-            [w.HBox([self.header, self.cancel_button]), w.HBox([self.progress_bar, self.progress_text]), self.form_area, self.log_box]
+            [
+                w.HBox([self.header, self.cancel_button]),
+                w.HBox([self.progress_bar, self.progress_text]),
+                self.form_area,
+                self.log_box,
+            ]
         )
         self.box.add_class("mcp-flow")
         self.box.add_class("mcp-notebook-form")  # the labextension marks it stale when its kernel restarts
         self.display_id = uuid.uuid4().hex
         self.on_report: ReportSink | None = None  # set by the session when a page with the extension may listen
         self.on_live: ReportSink | None = None  # the same, for the live area itself
-        self.handle = display(self.box, display_id=self.display_id, metadata={OUTPUT_KEY: {"display_id": self.display_id}})
+        self.handle = display(
+            self.box, display_id=self.display_id, metadata={OUTPUT_KEY: {"display_id": self.display_id}}
+        )
         self._log_lines: list[str] = []
         self._closed = False
         self._review_area: w.VBox | None = None
@@ -101,8 +107,19 @@ class LiveView:
         self.flow = flow
         if not self._closed:  # (a flow settled before this has handed over its report instead)
             view = {"version_major": 2, "version_minor": 0, "model_id": self.box.model_id}
-            data = {"application/vnd.jupyter.widget-view+json": view, "text/plain": f"MCP flow {flow.label}: live in its kernel (its form shows where this notebook is trusted)"}
-            self._hand_over(self.on_live, flow, {"output_type": "display_data", "data": data, "metadata": {OUTPUT_KEY: {"display_id": self.display_id}}})
+            data = {
+                "application/vnd.jupyter.widget-view+json": view,
+                "text/plain": f"MCP flow {flow.label}: live in its kernel (its form shows where this notebook is trusted)",
+            }
+            self._hand_over(
+                self.on_live,
+                flow,
+                {
+                    "output_type": "display_data",
+                    "data": data,
+                    "metadata": {OUTPUT_KEY: {"display_id": self.display_id}},
+                },
+            )
 
     @staticmethod
     def _header_html(label: str, state: str, extra: str) -> str:
@@ -110,7 +127,13 @@ class LiveView:
 
     # ------------------------------------------------------------------ observer (loop thread)
     def changed(self, flow: Flow) -> None:
-        self.main.call(self._render, flow.state.value, flow.round, flow.finished, task_line(flow) if getattr(flow, "task", None) is not None else None)
+        self.main.call(
+            self._render,
+            flow.state.value,
+            flow.round,
+            flow.finished,
+            task_line(flow) if getattr(flow, "task", None) is not None else None,
+        )
 
     def progress(self, flow: Flow) -> None:
         info = flow.progress_info
@@ -173,7 +196,15 @@ class LiveView:
             else:
                 self._settle(flow)
                 self.box.close()
-            for child in (self.header, self.progress_bar, self.progress_text, self.form_area, self.log_html, self.log_box, self.cancel_button):
+            for child in (
+                self.header,
+                self.progress_bar,
+                self.progress_text,
+                self.form_area,
+                self.log_html,
+                self.log_box,
+                self.cancel_button,
+            ):
                 child.close()
             return
         # while waiting, the round whose questions are shown; while running, the request in flight
@@ -201,7 +232,10 @@ class LiveView:
         except Exception as exc:  # noqa: BLE001 - the cell has it; only a page that reloaded may miss it
             import sys
 
-            print(f"mcp-notebook: could not hand the flow's output to the page: {type(exc).__name__}: {exc}", file=sys.__stderr__)
+            print(
+                f"mcp-notebook: could not hand the flow's output to the page: {type(exc).__name__}: {exc}",
+                file=sys.__stderr__,
+            )
 
     def _render_progress(self, progress: float, total: float | None, message: str | None) -> None:
         if self._closed:
@@ -225,7 +259,9 @@ class LiveView:
         if self._closed:
             return
         most = (self.flow.limits if self.flow is not None else Limits()).max_result_chars
-        self._log_lines.append(line if len(line) <= most else line[:most] + f" [… {len(line) - most:,} more characters not shown]")
+        self._log_lines.append(
+            line if len(line) <= most else line[:most] + f" [… {len(line) - most:,} more characters not shown]"
+        )
         self.log_box.layout.display = None
         self.log_box.set_title(0, f"server log ({len(self._log_lines)})")
         text = "\n".join(self._log_lines[-200:])
@@ -233,7 +269,14 @@ class LiveView:
             text = "[… earlier lines not shown]\n" + text[-most:]
         self.log_html.value = "<pre>" + html.escape(text) + "</pre>"
 
-    def _show_form(self, server: str, questions: list[Question], answers: Answers, deliver: Callable[[dict[str, Any]], None], unfit: bool = False) -> None:
+    def _show_form(
+        self,
+        server: str,
+        questions: list[Question],
+        answers: Answers,
+        deliver: Callable[[dict[str, Any]], None],
+        unfit: bool = False,
+    ) -> None:
         from ..forms.widgets import ElicitationPanel
 
         panel = ElicitationPanel(server, questions, answers, deliver)
@@ -266,7 +309,10 @@ class LiveView:
     def _show_sent(self, server: str, questions: list[Question], results: dict[str, Any]) -> None:
         from ..forms.widgets import summary_html
 
-        summary = w.HTML(summary_html(server, results, questions) + '<div class="mcp-preset-note"><small>answered by the presets given (--confirm shows the form first)</small></div>')
+        summary = w.HTML(
+            summary_html(server, results, questions)
+            + '<div class="mcp-preset-note"><small>answered by the presets given (--confirm shows the form first)</small></div>'
+        )
         self.form_area.children = [summary]
 
     def _on_cancel(self, _button: Any) -> None:
@@ -281,7 +327,9 @@ class LiveView:
         """The server refused the saved state: say so in plain words, with a Start over button."""
         report = FlowReport(flow, trace=self.trace, show_error=not self.error_follows)._repr_mimebundle_()
         note = w.HTML(report["text/html"] + refused_html(flow.label))
-        button = w.Button(description="Start over", icon="refresh", button_style="warning", tooltip="Call it again from the beginning")
+        button = w.Button(
+            description="Start over", icon="refresh", button_style="warning", tooltip="Call it again from the beginning"
+        )
         # Re-use the displayed box: showing another widget under the same display id while this
         # one closes makes the widget renderer drop the new view along with the old.
         box = self.box
@@ -291,7 +339,11 @@ class LiveView:
         # same text and HTML a headless run saves (what other front ends and nbval read).
         view = {"version_major": 2, "version_minor": 0, "model_id": box.model_id}
         self.handle.update(
-            {"application/vnd.jupyter.widget-view+json": view, "text/html": report["text/html"], "text/plain": report["text/plain"]},
+            {
+                "application/vnd.jupyter.widget-view+json": view,
+                "text/html": report["text/html"],
+                "text/plain": report["text/plain"],
+            },
             metadata={OUTPUT_KEY: {"display_id": self.display_id}},
             raw=True,
         )
@@ -317,7 +369,9 @@ class LiveView:
         """Checkpoint one: the user edits the request, then Send or Deny (a ``sampling.Reviewed``)."""
         from .review import RequestReview, ask_on_main
 
-        return await ask_on_main(self, lambda deliver: RequestReview(flow.conn.name, key, params, choice, models, deliver))
+        return await ask_on_main(
+            self, lambda deliver: RequestReview(flow.conn.name, key, params, choice, models, deliver)
+        )
 
     async def review_reply(self, flow: Flow, key: str, params: Any, result: Any, choice: Any) -> Any:
         """Checkpoint two: the user edits the reply, then Return or Deny (a ``sampling.Reviewed``)."""
@@ -435,7 +489,10 @@ class ChoicePanel:
         except Exception as exc:  # noqa: BLE001 - shown in the cell, not lost in the kernel log
             text = str(exc) or type(exc).__name__
             self.handle.update(
-                {"text/plain": f"{choice.summary}\nError: {text}", "text/html": summary["text/html"] + f'<div class="mcpnb"><div class="err">{esc(text)}</div></div>'},
+                {
+                    "text/plain": f"{choice.summary}\nError: {text}",
+                    "text/html": summary["text/html"] + f'<div class="mcpnb"><div class="err">{esc(text)}</div></div>',
+                },
                 raw=True,
             )
             self._settled(None, exc)
@@ -446,23 +503,43 @@ class ChoicePanel:
 class ResumeOffer(ChoicePanel):
     """Re-running a cell whose flow waits for input: Continue it, or Start over."""
 
-    def __init__(self, record: SavedFlow, questions: list[str], age: str, on_continue: Callable[[], Any], on_start_over: Callable[[], Any]) -> None:
+    def __init__(
+        self,
+        record: SavedFlow,
+        questions: list[str],
+        age: str,
+        on_continue: Callable[[], Any],
+        on_start_over: Callable[[], Any],
+    ) -> None:
         self.record = record
         self.label = record.label
         asked = "".join(f"<li>{esc(q)}</li>" for q in questions)
         task = record.task if isinstance(record.task, dict) else None
         what = (
-            f"started a task that was last seen {esc(task.get('status'))}" if task is not None else "is waiting for input"
+            f"started a task that was last seen {esc(task.get('status'))}"
+            if task is not None
+            else "is waiting for input"
         )
         text = (
             f'<div class="mcpnb">{badge("running" if task is not None else "waiting")} <b>{esc(self.label)}</b> from this cell {what} '
             f"(flow {esc(record.id)}, round {esc(record.round)}, saved {esc(age)} ago)."
             + (f"<ul>{asked}</ul>" if asked else "")
-            + ("Follow it again, or start the call over (the saved task is forgotten here; it ends on the server with its time to live)?" if task is not None else "Continue it, or start the call over?")
+            + (
+                "Follow it again, or start the call over (the saved task is forgotten here; it ends on the server with its time to live)?"
+                if task is not None
+                else "Continue it, or start the call over?"
+            )
             + "</div>"
         )
-        self.continue_button = w.Button(description="Continue", icon="play", button_style="primary", tooltip="Follow the task again" if task is not None else "Answer the saved questions and continue")
-        self.over_button = w.Button(description="Start over", icon="refresh", tooltip="Forget the saved flow and call again")
+        self.continue_button = w.Button(
+            description="Continue",
+            icon="play",
+            button_style="primary",
+            tooltip="Follow the task again" if task is not None else "Answer the saved questions and continue",
+        )
+        self.over_button = w.Button(
+            description="Start over", icon="refresh", tooltip="Forget the saved flow and call again"
+        )
         super().__init__(text, "mcp-resume-offer", [
             Choice(self.continue_button, f"Continuing flow {record.id} ({self.label}).", on_continue),
             Choice(self.over_button, f"Starting over; forgot flow {record.id} ({self.label}).", on_start_over),

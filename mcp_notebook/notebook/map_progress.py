@@ -43,7 +43,9 @@ class MapProgress:
         self.note = ""
         self.started = time.monotonic()
         self.main = KernelLoop()
-        self.bar = widgets.IntProgress(value=0, min=0, max=max(total, 1), description="", bar_style="info", layout=widgets.Layout(width="220px"))
+        self.bar = widgets.IntProgress(
+            value=0, min=0, max=max(total, 1), description="", bar_style="info", layout=widgets.Layout(width="220px")
+        )
         self.text = widgets.Label(value=self._line())
         self.box = widgets.HBox([self.bar, self.text])
         self.box.add_class("mcp-notebook-map")
@@ -63,7 +65,11 @@ class MapProgress:
         except ImportError:  # pragma: no cover - IPython is a dependency
             return None
         shell = get_ipython()
-        if shell is None or getattr(shell, "kernel", None) is None or threading.current_thread() is not threading.main_thread():
+        if (
+            shell is None
+            or getattr(shell, "kernel", None) is None
+            or threading.current_thread() is not threading.main_thread()
+        ):
             return None
         return cls(total, label, below)
 

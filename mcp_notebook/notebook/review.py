@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import ipywidgets as w
 
-from ..core.threads import Reply
 from ..core.text import content_text, esc
+from ..core.threads import Reply
 from ..sampling.router import Choice, Reviewed
 
 if TYPE_CHECKING:
@@ -78,8 +78,16 @@ def facts(params: Any, choice: Choice | None = None) -> list[tuple[str, str]]:
     if params.include_context not in (None, "none"):
         rows.append(("include context", f"{params.include_context} (answered without context)"))
     if params.tools:
-        choice_mode = f" (tool choice: {params.tool_choice.mode})" if params.tool_choice and params.tool_choice.mode else ""
-        rows.append(("tools", ", ".join(f"{t.name}" + (f": {t.description}" if t.description else "") for t in params.tools) + choice_mode))
+        choice_mode = (
+            f" (tool choice: {params.tool_choice.mode})" if params.tool_choice and params.tool_choice.mode else ""
+        )
+        rows.append(
+            (
+                "tools",
+                ", ".join(f"{t.name}" + (f": {t.description}" if t.description else "") for t in params.tools)
+                + choice_mode,
+            )
+        )
     if params.metadata:
         rows.append(("metadata", json.dumps(params.metadata, ensure_ascii=False, sort_keys=True)))
     return rows
@@ -119,7 +127,9 @@ def sampling_bundle(server: str, key: str, params: Any, choice: Choice, result: 
 
 
 # ---------------------------------------------------------------------- edits (pure)
-def edit_request(params: Any, *, system: str | None, texts: dict[tuple[int, int], str], max_tokens: int | None) -> tuple[Any, list[str]]:
+def edit_request(
+    params: Any, *, system: str | None, texts: dict[tuple[int, int], str], max_tokens: int | None
+) -> tuple[Any, list[str]]:
     """``params`` with the user's edits (text blocks by (message, block) index); and what changed."""
     edited: list[str] = []
     messages = []
@@ -203,7 +213,9 @@ def _textarea(value: str, description: str) -> w.Textarea:
 class RequestReview(_Panel):
     """Checkpoint one: see and edit the request; Send or Deny."""
 
-    def __init__(self, server: str, key: str, params: Any, choice: Choice, models: list[str], deliver: Callable[[Any], None]) -> None:
+    def __init__(
+        self, server: str, key: str, params: Any, choice: Choice, models: list[str], deliver: Callable[[Any], None]
+    ) -> None:
         super().__init__(deliver)
         self.params = params
         head = w.HTML(
@@ -228,13 +240,28 @@ class RequestReview(_Panel):
                     message_widgets.append(area)
                 else:
                     message_widgets.append(w.HTML(f"<small><b>{esc(label)}</b> {esc(content_text(block))}</small>"))
-        self.max_tokens = w.BoundedIntText(value=params.max_tokens, min=1, max=10_000_000, description="maxTokens", style=_LABEL)
-        send = w.Button(description="Send", button_style="primary", icon="paper-plane", tooltip="Send this request to the model")
+        self.max_tokens = w.BoundedIntText(
+            value=params.max_tokens, min=1, max=10_000_000, description="maxTokens", style=_LABEL
+        )
+        send = w.Button(
+            description="Send", button_style="primary", icon="paper-plane", tooltip="Send this request to the model"
+        )
         deny = w.Button(description="Deny", icon="times", tooltip="Answer the server that you declined")
         send.on_click(lambda _: self.send())
         deny.on_click(lambda _: self.deny())
         self._track(self.model, self.system, *self.texts.values(), self.max_tokens, send, deny)
-        self.widget = w.VBox([head, info, w.HBox([self.model, why]), self.system, *message_widgets, self.max_tokens, w.HBox([send, deny])], layout=w.Layout(**_BOX))
+        self.widget = w.VBox(
+            [
+                head,
+                info,
+                w.HBox([self.model, why]),
+                self.system,
+                *message_widgets,
+                self.max_tokens,
+                w.HBox([send, deny]),
+            ],
+            layout=w.Layout(**_BOX),
+        )
         self.widget.add_class("mcp-review-request")
 
     def send(self) -> None:
@@ -273,7 +300,9 @@ class ReplyReview(_Panel):
         texts = sum(1 for b in blocks if b.type == "text")
         for k, block in enumerate(blocks):
             if block.type == "text":
-                area = _textarea(block.text, "reply" if texts == 1 or not self.texts else f"reply {len(self.texts) + 1}")
+                area = _textarea(
+                    block.text, "reply" if texts == 1 or not self.texts else f"reply {len(self.texts) + 1}"
+                )
                 self.texts[k] = area
                 children.append(area)
             elif block.type == "tool_use":
@@ -283,7 +312,9 @@ class ReplyReview(_Panel):
             else:
                 children.append(w.HTML(f"<small>{esc(content_text(block))}</small>"))
         self.error = w.HTML("")
-        ret = w.Button(description="Return", button_style="primary", icon="reply", tooltip="Return this reply to the server")
+        ret = w.Button(
+            description="Return", button_style="primary", icon="reply", tooltip="Return this reply to the server"
+        )
         deny = w.Button(description="Deny", icon="times", tooltip="Answer the server that you declined")
         ret.on_click(lambda _: self.send())
         deny.on_click(lambda _: self.deny())
@@ -297,14 +328,21 @@ class ReplyReview(_Panel):
             try:
                 value = json.loads(area.value or "{}")
             except ValueError as exc:
-                self.error.value = f'<small style="color:#d32f2f">{esc(area.description)}: not valid JSON ({esc(exc)})</small>'
+                self.error.value = (
+                    f'<small style="color:#d32f2f">{esc(area.description)}: not valid JSON ({esc(exc)})</small>'
+                )
                 return False
             if not isinstance(value, dict):
-                self.error.value = f'<small style="color:#d32f2f">{esc(area.description)}: the input must be a JSON object</small>'
+                self.error.value = (
+                    f'<small style="color:#d32f2f">{esc(area.description)}: the input must be a JSON object</small>'
+                )
                 return False
             inputs[k] = value
         result, edited = edit_reply(self.result, texts={k: a.value for k, a in self.texts.items()}, tool_inputs=inputs)
-        self._finish(Reviewed(True, result, edited=edited), "reply returned" + (f" (you edited {esc(', '.join(edited))})" if edited else ""))
+        self._finish(
+            Reviewed(True, result, edited=edited),
+            "reply returned" + (f" (you edited {esc(', '.join(edited))})" if edited else ""),
+        )
         return True
 
     def deny(self) -> None:
@@ -316,7 +354,9 @@ class HumanReply(_Panel):
 
     def __init__(self, server: str, key: str, params: Any, config: ModelConfig, deliver: Callable[[Any], None]) -> None:
         super().__init__(deliver)
-        info = w.HTML(request_html(server, key, params) + "<div><small>You are the model: write the reply.</small></div>")
+        info = w.HTML(
+            request_html(server, key, params) + "<div><small>You are the model: write the reply.</small></div>"
+        )
         self.reply = _textarea("", "your reply")
         send = w.Button(description="Send reply", button_style="primary", icon="paper-plane")
         decline = w.Button(description="Decline", icon="times", tooltip="Answer the server that you declined")

@@ -37,9 +37,17 @@ class SignInPanel:
         self.request, self.sign_in = request, sign_in
         self._call = call or (lambda fn, *a: fn(*a))
         at = f" at <b>{html.escape(request.issuer)}</b>" if request.issuer else ""
-        self.header = w.HTML(f'<div class="mcp-sign-in-title"><b>Sign in to {html.escape(request.server)}</b>{at}</div>')
-        self.link = w.HTML(url_html(request.url, note="(opens the sign-in page; you come back here by yourself)", label="Sign in ↗"))
-        self.paste = _AddressField(placeholder="http://…/mcp-notebook/oauth/callback?code=…&state=…", description="Address", layout=w.Layout(width="380px"))
+        self.header = w.HTML(
+            f'<div class="mcp-sign-in-title"><b>Sign in to {html.escape(request.server)}</b>{at}</div>'
+        )
+        self.link = w.HTML(
+            url_html(request.url, note="(opens the sign-in page; you come back here by yourself)", label="Sign in ↗")
+        )
+        self.paste = _AddressField(
+            placeholder="http://…/mcp-notebook/oauth/callback?code=…&state=…",
+            description="Address",
+            layout=w.Layout(width="380px"),
+        )
         self.paste.add_class("mcp-sign-in-paste")
         use = w.Button(description="Use address", icon="check", layout=w.Layout(width="auto", min_width="130px"))
         cancel = w.Button(description="Cancel", icon="times")
@@ -69,5 +77,9 @@ class SignInPanel:
     def settled(self, error: str | None) -> None:
         """Replace the panel with the outcome (the code and URL go away with it)."""
         server = html.escape(self.request.server)
-        text = f"✔ Signed in to <b>{server}</b>" if error is None else f"Sign-in to <b>{server}</b> did not complete ({html.escape(error)})"
+        text = (
+            f"✔ Signed in to <b>{server}</b>"
+            if error is None
+            else f"Sign-in to <b>{server}</b> did not complete ({html.escape(error)})"
+        )
         self.widget.children = [w.HTML(f'<div class="mcp-sign-in-done">{text}</div>')]

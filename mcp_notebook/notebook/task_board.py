@@ -17,10 +17,10 @@ import time
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from ..core.threads import KernelLoop
 from ..core.text import one_line
-from .display import Table, shown_state
+from ..core.threads import KernelLoop
 from ..flows.ui import HeadlessUI
+from .display import Table, shown_state
 
 if TYPE_CHECKING:
     from ..flows.flow import Flow
@@ -43,7 +43,9 @@ class TaskBoard(HeadlessUI):
         self._lock = threading.Lock()
         self._scheduled = False
         self._last = 0.0
-        self.handle = display(self.table()._repr_mimebundle_(), raw=True, display_id=True)  # a Table shows itself (listing.py): raw keeps the id
+        self.handle = display(
+            self.table()._repr_mimebundle_(), raw=True, display_id=True
+        )  # a Table shows itself (listing.py): raw keeps the id
 
     def add(self, flow: Flow) -> None:
         with self._lock:
@@ -87,7 +89,9 @@ class TaskBoard(HeadlessUI):
             for f in flows
         ]  # fmt: skip
         title = f"{self.title}: {len(flows)} ({summary})" if flows else self.title
-        return Table(["flow", "call", "state", "task", "message", "time"], rows, title=title, empty=f"{self.title}: none yet")
+        return Table(
+            ["flow", "call", "state", "task", "message", "time"], rows, title=title, empty=f"{self.title}: none yet"
+        )
 
 
 def _state(flow: Flow) -> str:

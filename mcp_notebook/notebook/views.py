@@ -56,7 +56,9 @@ class NotebookViews:
 
         return ResumeOffer(record, questions(record.to_dict()), age(record.updated), resume, start_over)
 
-    def confirm_project_server(self, name: str, lines: list[tuple[str, str]], concerns: list[str], approved: Callable[[], Any]) -> ChoicePanel:
+    def confirm_project_server(
+        self, name: str, lines: list[tuple[str, str]], concerns: list[str], approved: Callable[[], Any]
+    ) -> ChoicePanel:
         from .consent import ConfirmProjectServer
 
         return ConfirmProjectServer(name, lines, concerns, approved)

@@ -35,18 +35,18 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ..core.threads import KernelLoop
+from ..core.limits import Limits
 from ..core.text import esc, one_line
-from .display import STYLE, ResultView, note_html
+from ..core.threads import KernelLoop
 from ..errors import FlowError, describe_exception
 from ..wire.connection import covers
-from ..core.limits import Limits
+from .display import STYLE, ResultView, note_html
 
 if TYPE_CHECKING:
     from mcp.types import ReadResourceResult
 
-    from ..wire.connection import Connection
     from ..session.session import Session
+    from ..wire.connection import Connection
 
 __all__ = ["MIN_INTERVAL", "Watch", "Watches"]
 
@@ -57,6 +57,7 @@ UNDECLARED_NOTE = (
     "{server} does not declare resource subscriptions (no resources.subscribe in its capabilities), so no "
     "resources/subscribe was sent; this shows each change the server announces anyway (notifications/resources/updated)."
 )
+
 
 def subscription_support(conn: Connection) -> FlowError | None:
     """``None`` when ``conn``'s server lets clients follow a resource, else the error saying it does not.
@@ -82,10 +83,19 @@ class Watch:
     """
 
     def __init__(
-        self, conn: Connection, uri: str, into: str | None, namespace: dict[str, Any], limits: Limits, on_end: Callable[[Watch], None], subscribe: bool = True
+        self,
+        conn: Connection,
+        uri: str,
+        into: str | None,
+        namespace: dict[str, Any],
+        limits: Limits,
+        on_end: Callable[[Watch], None],
+        subscribe: bool = True,
     ) -> None:
         self.conn = conn
-        self.subscribe = subscribe  # 2025: send resources/subscribe (False: the server does not declare it; listen only)
+        self.subscribe = (
+            subscribe  # 2025: send resources/subscribe (False: the server does not declare it; listen only)
+        )
         self.note: str | None = None if subscribe else UNDECLARED_NOTE.format(server=conn.name)
         self.server = conn.name
         self.uri = uri
@@ -173,14 +183,25 @@ class Watch:
             error = follow.exception()
             assert error is not None
             if not ready.done():
-                ready.set_exception(error if isinstance(error, FlowError) else FlowError(f"Could not watch {self.uri} on {self.server!r}: {describe_exception(error)[0]}", server=self.server))
+                ready.set_exception(
+                    error
+                    if isinstance(error, FlowError)
+                    else FlowError(
+                        f"Could not watch {self.uri} on {self.server!r}: {describe_exception(error)[0]}",
+                        server=self.server,
+                    )
+                )
                 self.ended = self.ended or "could not start"
             elif self.ended is None:
                 self.ended = self._lost(error)
         elif self.ended is None:
-            self.ended = f"connection {self.server!r} closed" if not self.conn.is_open else "the server ended the subscription"
+            self.ended = (
+                f"connection {self.server!r} closed" if not self.conn.is_open else "the server ended the subscription"
+            )
         if not ready.done():
-            ready.set_exception(FlowError(f"Could not watch {self.uri} on {self.server!r}: {self.ended}", server=self.server))
+            ready.set_exception(
+                FlowError(f"Could not watch {self.uri} on {self.server!r}: {self.ended}", server=self.server)
+            )
         await self._unsubscribe()
         self._finish()
 
@@ -200,7 +221,11 @@ class Watch:
         client = self.conn.live
         async with client.listen(resource_subscriptions=[self.uri]) as subscription:
             if self.uri not in (subscription.honored.resource_subscriptions or []):
-                raise FlowError(f"server {self.server!r} did not agree to send updates of {self.uri}", kind="no_subscriptions", server=self.server)
+                raise FlowError(
+                    f"server {self.server!r} did not agree to send updates of {self.uri}",
+                    kind="no_subscriptions",
+                    server=self.server,
+                )
             await self._read(first=True)
             ready.set_result(None)
             async for event in subscription:  # the SDK folds repeated events that wait while we read into one
@@ -216,7 +241,9 @@ class Watch:
         try:
             if self.subscribe:
                 with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")  # deprecated as of 2026-07-28 (Client.listen); still how 2025 servers do it
+                    warnings.simplefilter(
+                        "ignore"
+                    )  # deprecated as of 2026-07-28 (Client.listen); still how 2025 servers do it
                     await self.conn.live.session.subscribe_resource(self.uri)
                 self._subscribed = True
             await self._read(first=True)
@@ -255,7 +282,9 @@ class Watch:
             result = await self.conn.live.read_resource(self.uri, cache_mode="refresh")
         except Exception as exc:  # noqa: BLE001 - a later failure is shown; the first one fails the watch
             if first:
-                raise FlowError(f"Could not read {self.uri} on {self.server!r}: {describe_exception(exc)[0]}", server=self.server) from None
+                raise FlowError(
+                    f"Could not read {self.uri} on {self.server!r}: {describe_exception(exc)[0]}", server=self.server
+                ) from None
             self.error = one_line(describe_exception(exc)[0], REASON_CHARS)
         else:
             self.result, self.error = result, None
@@ -305,7 +334,11 @@ class WatchView:
         notes = [self.note] if self.note and self.ended is None else []
         notes += [f"The latest read failed: {self.error} (showing the previous value)"] if self.error else []
         count = f"{self.updates} update{'s' if self.updates != 1 else ''}"
-        when = f", last at {datetime.fromtimestamp(self.last).strftime('%H:%M:%S')}" if self.last is not None and self.updates else ""
+        when = (
+            f", last at {datetime.fromtimestamp(self.last).strftime('%H:%M:%S')}"
+            if self.last is not None and self.updates
+            else ""
+        )
         hdr = f'<div class="hdr"><b>{esc(head)}</b> <span class="note">({esc(count + when)})</span></div>'
         html = STYLE + '<div class="mcpnb">' + hdr + "".join(note_html(n) for n in notes) + "".join(rich) + "</div>"
         return {"text/plain": "\n".join([head, *notes, *plain]), "text/html": html}
@@ -360,7 +393,11 @@ class Watches:
     def unwatch(self, server: str | None = None, uri: str | None = None) -> builtins.list[str]:
         """Stop the watches matching ``server`` and ``uri`` (each ``None``: any); returns ``"SERVER URI"`` of each stopped."""
         with self._lock:
-            chosen = [w for (name, watched), w in self._watches.items() if (server is None or name == server) and (uri is None or watched == uri)]
+            chosen = [
+                w
+                for (name, watched), w in self._watches.items()
+                if (server is None or name == server) and (uri is None or watched == uri)
+            ]
             for w in chosen:
                 del self._watches[(w.server, w.uri)]
         for w in chosen:

@@ -33,8 +33,8 @@ Keys never live here: a ``ModelConfig`` holds the *name* of the environment vari
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .providers import PROVIDERS, create_message
@@ -123,7 +123,9 @@ class ModelConfig:
     def describe(self) -> str:
         """``name (provider model)`` for notes and review panels (just ``echo`` for the built-in one)."""
         what = self.model or (getattr(self.function, "__name__", "") if self.function else "")
-        detail = " ".join(p for p in (self.provider if self.provider != self.name else "", what if what != self.name else "") if p)
+        detail = " ".join(
+            p for p in (self.provider if self.provider != self.name else "", what if what != self.name else "") if p
+        )
         return f"{self.name} ({detail})" if detail else self.name
 
 
@@ -196,7 +198,9 @@ class ModelRouter:
                 function = (namespace or {}).get(function)
             unknown = set(spec) - allowed
             if unknown:
-                raise ValueError(f"MCPMagics.models[{name!r}] has unknown settings: {', '.join(sorted(unknown))} (known: {', '.join(sorted(allowed | {'function'}))})")
+                raise ValueError(
+                    f"MCPMagics.models[{name!r}] has unknown settings: {', '.join(sorted(unknown))} (known: {', '.join(sorted(allowed | {'function'}))})"
+                )
             try:
                 built[name] = ModelConfig(str(name), function=function, **spec)
             except (TypeError, ValueError) as exc:
@@ -240,9 +244,15 @@ class ModelRouter:
             scored = [(self.score(c, weights), -i, c) for i, c in enumerate(rated)]
             best_score, _, best = max(scored)
             wanted = ", ".join(f"{axis} {value:g}" for axis, value in weights.items())
-            return Choice(best, f"{unmatched}priorities {wanted}: best score {best_score:.2f} of {len(rated)} rated model{'s' if len(rated) > 1 else ''}")
+            return Choice(
+                best,
+                f"{unmatched}priorities {wanted}: best score {best_score:.2f} of {len(rated)} rated model{'s' if len(rated) > 1 else ''}",
+            )
         if weights:
-            return Choice(self.models[self.default], f"{unmatched}default model (priorities given, but no model is rated: add one with --cost/--speed/--intelligence)")
+            return Choice(
+                self.models[self.default],
+                f"{unmatched}default model (priorities given, but no model is rated: add one with --cost/--speed/--intelligence)",
+            )
         return Choice(self.models[self.default], f"{unmatched}default model")
 
     @staticmethod

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..wire.connection import Connection
 from ..flows.flow import Flow
 from ..forms.model import Answers
+from ..wire.connection import Connection
 
 if TYPE_CHECKING:
     from .session import Session
@@ -83,7 +83,11 @@ def call(
 
     session = default_session()
     conn, name = session.resolve(tool)
-    options = TaskOptions(requested=True, ttl_ms=round(ttl * 1000) if ttl is not None else None) if task or ttl is not None else None
+    options = (
+        TaskOptions(requested=True, ttl_ms=round(ttl * 1000) if ttl is not None else None)
+        if task or ttl is not None
+        else None
+    )
     board = session.task_board() if options is not None else None
     flow = session.start(
         "tools/call", conn, name, dict(arguments or {}), answers=_answers(answers, accept_defaults), timeout=timeout, save=save, task=options, ui=board, view=board
@@ -94,12 +98,18 @@ def call(
 
 
 def prompt(
-    name: str, arguments: Mapping[str, Any] | None = None, *, answers: Mapping[str, Any] | None = None, accept_defaults: bool = False
+    name: str,
+    arguments: Mapping[str, Any] | None = None,
+    *,
+    answers: Mapping[str, Any] | None = None,
+    accept_defaults: bool = False,
 ) -> Flow:
     """Get ``[server.]prompt`` (a ``GetPromptResult`` flow)."""
     session = default_session()
     conn, short = session.resolve(name)
-    return session.start("prompts/get", conn, short, dict(arguments or {}), answers=_answers(answers, accept_defaults), save=False)
+    return session.start(
+        "prompts/get", conn, short, dict(arguments or {}), answers=_answers(answers, accept_defaults), save=False
+    )
 
 
 def read(

@@ -13,7 +13,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.text import line_word
-from ..wire.configs import _CONNECTION_NAME, ConfigError, ConfigFile, ServerEntry, find_configs, read_config, user_config_paths
+from ..wire.configs import (
+    _CONNECTION_NAME,
+    ConfigError,
+    ConfigFile,
+    ServerEntry,
+    find_configs,
+    read_config,
+    user_config_paths,
+)
 
 if TYPE_CHECKING:
     from ..wire.config_trust import ProjectApprovals
@@ -82,7 +90,9 @@ def _shown_path(path: Path) -> str:
         return str(path)
 
 
-def config_rows(files: list[ConfigFile], session: Session | None = None, approvals: ProjectApprovals | None = None) -> list[list[Any]]:
+def config_rows(
+    files: list[ConfigFile], session: Session | None = None, approvals: ProjectApprovals | None = None
+) -> list[list[Any]]:
     """The table rows (``COLUMNS``): one per server, and one per problem of a file or entry.
 
     Targets show variable names and masked literals, never a resolved or literal secret. A project
@@ -97,7 +107,16 @@ def config_rows(files: list[ConfigFile], session: Session | None = None, approva
         for entry in f.servers:
             name = entry.name if entry.connection_name == entry.name else f"{entry.name} (as {entry.connection_name})"
             approved = approvals is not None and approvals.approved(entry.file, entry.digest, entry.name)
-            rows.append([name, f.kind, shown, entry.transport, entry.shown_target(), _status(entry, session, shadowed.get(id(entry)), approved)])
+            rows.append(
+                [
+                    name,
+                    f.kind,
+                    shown,
+                    entry.transport,
+                    entry.shown_target(),
+                    _status(entry, session, shadowed.get(id(entry)), approved),
+                ]
+            )
         for broken, why in f.broken.items():
             rows.append([broken, f.kind, shown, "", "", f"bad entry: {why}"])
         if not f.servers and not f.broken:
@@ -109,7 +128,11 @@ def config_rows(files: list[ConfigFile], session: Session | None = None, approva
 def _connect_one(session: Session, entry: ServerEntry, interactive: bool) -> str:
     """Connect one entry unless it already is; the note that says how it went (a failure never raises)."""
     name = entry.connection_name
-    if name in session.registry and session.registry.get(name).is_open and _same_target(entry, session.registry.get(name)):
+    if (
+        name in session.registry
+        and session.registry.get(name).is_open
+        and _same_target(entry, session.registry.get(name))
+    ):
         return f"{name} is already connected to that server."
     try:
         conn = entry.connect(session, interactive=interactive)
@@ -163,9 +186,17 @@ def connect_from_config(
     wanted: list[ServerEntry | str] = []  # in the order asked: an entry to connect, or a note on a name that has none
     if all_:
         for e in first.values():
-            wanted.append(f"Skipped {e.name}: {e.problem or 'disabled in its file'} ({_shown_path(e.file)})." if e.problem or e.disabled else e)
+            wanted.append(
+                f"Skipped {e.name}: {e.problem or 'disabled in its file'} ({_shown_path(e.file)})."
+                if e.problem or e.disabled
+                else e
+            )
     for name in names:
-        entry = first.get(name) or first.get(_CONNECTION_NAME.sub("_", name).strip("_")) or next((e for f in files for e in f.servers if e.name == name), None)
+        entry = (
+            first.get(name)
+            or first.get(_CONNECTION_NAME.sub("_", name).strip("_"))
+            or next((e for f in files for e in f.servers if e.name == name), None)
+        )
         if entry is not None:
             if entry not in wanted:
                 wanted.append(entry)
@@ -187,9 +218,13 @@ def connect_from_config(
             if trust_project and (names or all_):
                 approvals.approve(entry.file, entry.digest, entry.name)
                 if clash is not None:
-                    notes.append(f"{name}: the project entry of {_shown_path(entry.file)} connects as {name!r}, the name of your own server in {_shown_path(clash.file)} ({APPROVE_FLAG}).")
+                    notes.append(
+                        f"{name}: the project entry of {_shown_path(entry.file)} connects as {name!r}, the name of your own server in {_shown_path(clash.file)} ({APPROVE_FLAG})."
+                    )
             elif all_ and entry not in (first.get(n) for n in names):
-                notes.append(f"Not connected {name}: a project entry of {_shown_path(entry.file)} you have not approved; {again}{name} shows it and asks.")
+                notes.append(
+                    f"Not connected {name}: a project entry of {_shown_path(entry.file)} you have not approved; {again}{name} shows it and asks."
+                )
                 continue
             elif interactive:
                 _ask_approval(session, entry, clash, approvals, panels)
@@ -200,14 +235,22 @@ def connect_from_config(
                              f"if you trust what its row shows, run {again}{name} {APPROVE_FLAG}")  # fmt: skip
                 continue
         notes.append(_connect_one(session, entry, interactive))
-        for other in (e for e in _shadowed_by(files, shadowed, entry) if entry.scope == "user" and e.scope == "project"):
+        for other in (
+            e for e in _shadowed_by(files, shadowed, entry) if entry.scope == "user" and e.scope == "project"
+        ):
             notes.append(f"{name}: your entry in {_shown_path(entry.file)} was used; {_shown_path(other.file)} also has a server {other.name!r}, not used "
                          f"(a project entry never takes the name of yours; {'%mcp connect --from-config ' + line_word(str(other.file)) + ' ' + name} asks first).")  # fmt: skip
     if not names and not all_:
         usable = [e for e in first.values() if not e.problem and not e.disabled]
         waiting = [e for e in usable if e.scope == "project" and not approvals.approved(e.file, e.digest, e.name)]
-        ask = f" ({len(waiting)} from project files need your approval first: naming one shows it whole and asks)" if waiting else ""
-        notes.append(f"Found {len(usable)} server(s) that can connect in {len(files)} file(s){ask}; name them, or ask for all, to connect.")
+        ask = (
+            f" ({len(waiting)} from project files need your approval first: naming one shows it whole and asks)"
+            if waiting
+            else ""
+        )
+        notes.append(
+            f"Found {len(usable)} server(s) that can connect in {len(files)} file(s){ask}; name them, or ask for all, to connect."
+        )
     return config_rows(files, session, approvals), notes
 
 
@@ -216,11 +259,19 @@ def _shadowed_by(files: list[ConfigFile], shadowed: dict[int, ServerEntry], winn
     return [e for f in files for e in f.servers if shadowed.get(id(e)) is winner]
 
 
-def _ask_approval(session: Session, entry: ServerEntry, clash: ServerEntry | None, approvals: ProjectApprovals, panels: list[Any] | None) -> None:
+def _ask_approval(
+    session: Session,
+    entry: ServerEntry,
+    clash: ServerEntry | None,
+    approvals: ProjectApprovals,
+    panels: list[Any] | None,
+) -> None:
     """Show ``entry`` whole in the cell; on Approve, record the approval for the bytes read and connect exactly that entry."""
     from ..wire.config_trust import describe_entry
 
-    concerns = [f"{_shown_path(entry.file)} came with this folder (a project file), not from your own MCP configs: anyone who wrote the folder wrote it."]
+    concerns = [
+        f"{_shown_path(entry.file)} came with this folder (a project file), not from your own MCP configs: anyone who wrote the folder wrote it."
+    ]
     if clash is not None:
         concerns.append(f"{entry.connection_name!r} is also the name of your own server in {_shown_path(clash.file)} "
                         f"({clash.shown_target()}); approving connects this project's entry under that name instead.")  # fmt: skip

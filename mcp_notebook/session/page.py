@@ -40,8 +40,12 @@ class Page:
         self.path: str | None = None  # the notebook's path as the front end reports it
         self.warnings: list[str] = []  # not yet shown to the user
         self.files_read: list[str] = []
-        self.page_url: str | None = None  # the Jupyter server's base URL in the browser (latest restore), for OAuth redirects
-        self.on_app: Callable[[dict[str, Any]], None] | None = None  # the page's ``app_*`` messages (notebook.apps.AppHost.handle)
+        self.page_url: str | None = (
+            None  # the Jupyter server's base URL in the browser (latest restore), for OAuth redirects
+        )
+        self.on_app: Callable[[dict[str, Any]], None] | None = (
+            None  # the page's ``app_*`` messages (notebook.apps.AppHost.handle)
+        )
         self._session_read = False
         self._noticed = False
 

@@ -55,7 +55,11 @@ class SavedFlows:
             try:
                 frontend.read_file(from_path)
             except OSError as exc:
-                raise SessionError(f"cannot read {from_path}: {exc.strerror or exc}", kind="unreadable_file", details={"path": from_path}) from None
+                raise SessionError(
+                    f"cannot read {from_path}: {exc.strerror or exc}",
+                    kind="unreadable_file",
+                    details={"path": from_path},
+                ) from None
         frontend.ensure_loaded()
         for warning in frontend.take_warnings():
             self.session.tell(f"Warning: {warning}")
@@ -86,19 +90,49 @@ class SavedFlows:
             for flow in list(conn.flows):
                 if flow.task is not None and not flow.finished:
                     known.add(flow.task.task_id)
-                    rows.append([flow.id, conn.name, flow.name, flow.task.status, _line(flow.task.message), flow.task.created_at or "", _ttl(flow.task), "followed here"])
+                    rows.append(
+                        [
+                            flow.id,
+                            conn.name,
+                            flow.name,
+                            flow.task.status,
+                            _line(flow.task.message),
+                            flow.task.created_at or "",
+                            _ttl(flow.task),
+                            "followed here",
+                        ]
+                    )
         for record in session.store.saved_all():
             task = record.task
             if not isinstance(task, dict) or (server and record.server_name != server):
                 continue
             if session.live_flow(record.id) is not None:
                 continue
-            task_id = session.task_handles.task_id(str(task.get("ref"))) if session.store.is_trusted(record.id) else None
+            task_id = (
+                session.task_handles.task_id(str(task.get("ref"))) if session.store.is_trusted(record.id) else None
+            )
             if task_id is not None:
                 known.add(task_id)
-            status = TaskStatus(task_id="", status=str(task.get("status")), created_at=task.get("created"), ttl_ms=task.get("ttl_ms"))
-            where = "saved: %mcp resume " + line_word(record.id) if task_id is not None else "saved, but its handle is not on this machine"  # a record's id: encoded for the line
-            rows.append([record.id, record.server_name, record.name, status.status, "", status.created_at or "", _ttl(status), where])
+            status = TaskStatus(
+                task_id="", status=str(task.get("status")), created_at=task.get("created"), ttl_ms=task.get("ttl_ms")
+            )
+            where = (
+                "saved: %mcp resume " + line_word(record.id)
+                if task_id is not None
+                else "saved, but its handle is not on this machine"
+            )  # a record's id: encoded for the line
+            rows.append(
+                [
+                    record.id,
+                    record.server_name,
+                    record.name,
+                    status.status,
+                    "",
+                    status.created_at or "",
+                    _ttl(status),
+                    where,
+                ]
+            )
         for conn in conns:
             client = conn.task_client
             if client is None or not client.can_list:
@@ -106,11 +140,33 @@ class SavedFlows:
             try:
                 listed = session.runtime.run(client.list(), timeout=10)
             except Exception as exc:  # noqa: BLE001 - one server's listing must not hide the rest
-                rows.append(["", conn.name, "", "", f"could not list its tasks: {describe_exception(exc)[0][:200]}", "", "", "on the server"])
+                rows.append(
+                    [
+                        "",
+                        conn.name,
+                        "",
+                        "",
+                        f"could not list its tasks: {describe_exception(exc)[0][:200]}",
+                        "",
+                        "",
+                        "on the server",
+                    ]
+                )
                 continue
             for status in listed:
                 if status.task_id not in known:
-                    rows.append([fingerprint(status.task_id), conn.name, "", status.status, _line(status.message), status.created_at or "", _ttl(status), "on the server"])
+                    rows.append(
+                        [
+                            fingerprint(status.task_id),
+                            conn.name,
+                            "",
+                            status.status,
+                            _line(status.message),
+                            status.created_at or "",
+                            _ttl(status),
+                            "on the server",
+                        ]
+                    )
         return rows
 
     def pick(self, flow_id: str | None, cell_id: str | None) -> SavedFlow:
@@ -130,7 +186,11 @@ class SavedFlows:
             raise SessionError("No flow is waiting for input.", kind="nothing_waiting")
         if len(candidates) > 1:
             ids = [r.id for r in candidates]
-            raise SessionError(f"several saved flows are waiting ({', '.join(ids)}); say which.", kind="several_waiting", details={"ids": ids})
+            raise SessionError(
+                f"several saved flows are waiting ({', '.join(ids)}); say which.",
+                kind="several_waiting",
+                details={"ids": ids},
+            )
         return candidates[0]
 
     def _no_saved_flow(self, flow_id: str) -> SessionError:
@@ -139,7 +199,9 @@ class SavedFlows:
         return SessionError(text, kind="no_saved_flow", flow_id=flow_id, details={"ids": waiting})
 
     # ------------------------------------------------------------------ going on
-    def resume(self, record: SavedFlow, options: CallOptions, *, interactive: bool, cell_id: str | None, wait: bool = False) -> Flow | Choice | None:
+    def resume(
+        self, record: SavedFlow, options: CallOptions, *, interactive: bool, cell_id: str | None, wait: bool = False
+    ) -> Flow | Choice | None:
         """Continue ``record``: reconnect, re-render its questions here, go on with its saved state.
 
         ``interactive`` says whether a person can answer here (the consent panel needs one);
@@ -155,7 +217,11 @@ class SavedFlows:
         live = session.live_flow(record.id)
         if live is not None:
             if live.state is not FlowState.WAITING:
-                raise SessionError(f"flow {record.id} is running in this kernel right now; wait for it, or cancel it first", kind="flow_running", flow_id=record.id)
+                raise SessionError(
+                    f"flow {record.id} is running in this kernel right now; wait for it, or cancel it first",
+                    kind="flow_running",
+                    flow_id=record.id,
+                )
             live.cancel(forget=False)  # it continues here; its form elsewhere goes away
             try:
                 live.result(timeout=10)
@@ -170,7 +236,9 @@ class SavedFlows:
         if reconnected:
             text = f"Reconnected {conn.name!r} to {conn.target.describe()} to resume flow {record.id}."
             session.tell(Note(text, "reconnected", flow_id=record.id, server=conn.name))
-        session.notice(interactive)  # resuming changes what is saved; without the extension the file keeps the old record
+        session.notice(
+            interactive
+        )  # resuming changes what is saved; without the extension the file keeps the old record
         return session.call(
             record.method, conn, record.name, dict(record.arguments or {}), options,  # type: ignore[arg-type]  # a checked record's method is one of Method
             interactive=interactive and not wait, cell_id=cell_id, resume=record,
@@ -196,7 +264,16 @@ class SavedFlows:
                     return record
         return None
 
-    def offer(self, record: SavedFlow, method: Any, conn: Connection, name: str, arguments: Any, options: CallOptions, cell_id: str) -> Choice:
+    def offer(
+        self,
+        record: SavedFlow,
+        method: Any,
+        conn: Connection,
+        name: str,
+        arguments: Any,
+        options: CallOptions,
+        cell_id: str,
+    ) -> Choice:
         """Re-running the cell of a waiting flow: offer Continue / Start over (a cell awaits the panel's outcome)."""
         session = self.session
 
@@ -263,7 +340,9 @@ class SavedFlows:
             if saved != current:
                 where = f"{saved[0]} (folder {saved[1]})" if saved[1] else saved[0]
                 now = f"{current[0]} (folder {current[1]})" if current[1] else current[0]
-                concerns.append(f"connection {name!r} now points to {now}, but the flow was saved against {where}; its saved state would go there")
+                concerns.append(
+                    f"connection {name!r} now points to {now}, but the flow was saved against {where}; its saved state would go there"
+                )
         return concerns
 
     def reconnect(self, record: SavedFlow, interactive: bool = False) -> tuple[Connection, bool]:
@@ -294,7 +373,9 @@ class SavedFlows:
             )  # fmt: skip
             return again, True
         kind = Target.kind_of_saved(server)
-        refusal: dict[str, Any] = dict(flow_id=flow_id, server=name, details={"target": target})  # kind= stays in each raise, where mypy checks it is a Kind
+        refusal: dict[str, Any] = dict(
+            flow_id=flow_id, server=name, details={"target": target}
+        )  # kind= stays in each raise, where mypy checks it is a Kind
         if kind == "inproc":
             raise FlowError(
                 f"Flow {flow_id} talked to {target or name!r}, a server defined inside the notebook's previous "
@@ -318,7 +399,9 @@ class SavedFlows:
         if kind == "http":
             how: Any = target
             options: dict[str, Any] = {"bearer_env": server.get("bearer_env"), "interactive": interactive}
-            if isinstance(server.get("oauth"), dict):  # the sign-in it used (names only; a foreign record was consented to)
+            if isinstance(
+                server.get("oauth"), dict
+            ):  # the sign-in it used (names only; a foreign record was consented to)
                 options["oauth"] = OAuthOptions.from_saved(server["oauth"])
         else:
             how = target  # "-- COMMAND ARGS", exactly what %mcp connect takes
@@ -339,7 +422,9 @@ class SavedFlows:
 def consent_needed(record: SavedFlow, concerns: list[str]) -> SessionError:
     """The headless refusal: why, and everything the flow would do (``CallOptions(trust=True)`` goes on)."""
     text = f"Flow {record.id} was not resumed: " + "; and ".join(concerns) + ".\n" + record_text(record.to_dict())
-    return SessionError(text, kind="consent_needed", flow_id=record.id, server=record.server_name, details={"concerns": concerns})
+    return SessionError(
+        text, kind="consent_needed", flow_id=record.id, server=record.server_name, details={"concerns": concerns}
+    )
 
 
 def _ttl(status: Any) -> str:

@@ -18,27 +18,25 @@ only in the router.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import replace
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypedDict
 
-
-from ..flows.answering import Answerer
-from ..wire.connection import Connection
-from ..wire.registry import Registry
-from ..errors import FlowError, Note, SessionError
-from ..flows.flow import Flow, Method
-from ..forms.model import Answers
-from ..prototype import Prototypes
-from ..wire.roots import Roots
-from ..core.threads import Runtime
-from ..sampling.router import ModelRouter
 from ..auth.sdk_provider import OAuthOptions
 from ..auth.vault import TokenVault
+from ..core.threads import Runtime
+from ..errors import FlowError, Note, SessionError
+from ..flows.answering import Answerer
+from ..flows.flow import Flow, Method
 from ..flows.store import SavedFlow, Store
-from ..wire.task_handles import TaskHandles, TaskOptions
 from ..flows.ui import FlowUI, HeadlessUI
-
+from ..forms.model import Answers
+from ..prototype import Prototypes
+from ..sampling.router import ModelRouter
+from ..wire.connection import Connection
+from ..wire.registry import Registry
+from ..wire.roots import Roots
+from ..wire.task_handles import TaskHandles, TaskOptions
 from .page import Page
 from .saved import SavedFlows
 from .settings import CallOptions, SessionSettings
@@ -67,7 +65,14 @@ class _Started(TypedDict):
 class Session:
     """One MCP client: its connections, saved flows, models, roots and notebook servers; runs flows."""
 
-    def __init__(self, settings: SessionSettings | None = None, *, shell: Any = None, tell: Callable[[str], None] | None = None, views: Views | None = None) -> None:
+    def __init__(
+        self,
+        settings: SessionSettings | None = None,
+        *,
+        shell: Any = None,
+        tell: Callable[[str], None] | None = None,
+        views: Views | None = None,
+    ) -> None:
         self.settings = settings if settings is not None else SessionSettings()
         self.shell = shell
         # Notes for the person (a saved flow reconnected, the one not-saved notice, file warnings). The
@@ -178,11 +183,18 @@ class Session:
             resolved.bearer_env = bearer_env
             if self.prototypes.token_for(resolved.url) is not None:  # our own %mcp serve: its token, in memory only
                 resolved.served_token = lambda url=resolved.url: self.prototypes.token_for(url)
-            own_authorization = bool(bearer_env) or any(k.lower() == "authorization" for k in resolved.headers) or resolved.served_token is not None
+            own_authorization = (
+                bool(bearer_env)
+                or any(k.lower() == "authorization" for k in resolved.headers)
+                or resolved.served_token is not None
+            )
             if sign_in and not own_authorization:
                 resolved.oauth = oauth or OAuthOptions()
             elif oauth is not None:
-                raise SessionError("OAuth sign-in options cannot be combined with an Authorization header or bearer_env", kind="bad_input")
+                raise SessionError(
+                    "OAuth sign-in options cannot be combined with an Authorization header or bearer_env",
+                    kind="bad_input",
+                )
         elif headers or bearer_env or oauth is not None:
             raise SessionError("headers, bearer_env and sign-in options only apply to HTTP URLs", kind="bad_input")
         if resolved.kind == "stdio":
@@ -241,7 +253,9 @@ class Session:
         if provider == "callable":
             settings["function"] = self.namespace.get(model or "")
             if not callable(settings["function"]):
-                raise SessionError("the callable provider needs the name of a function in the notebook as its model", kind="bad_input")
+                raise SessionError(
+                    "the callable provider needs the name of a function in the notebook as its model", kind="bad_input"
+                )
         settings = {k: v for k, v in settings.items() if v is not None or k != "timeout"}
         with _bad_input():
             self.router.add(ModelConfig(name, provider, model, **settings))
@@ -281,7 +295,9 @@ class Session:
         with root_logging_kept():  # MCPServer() calls logging.basicConfig(level=INFO) on the user's kernel
             result = self.shell.run_cell(code, store_history=False)
         if not result.success:
-            return [f"The cell failed{f'; {name!r} still runs the previous version' if name in protos.objects else ''}."]
+            return [
+                f"The cell failed{f'; {name!r} still runs the previous version' if name in protos.objects else ''}."
+            ]
         var, obj = find_new_server(before, self.namespace, var)
         first = name not in protos.objects
         conn = self.connect(name, obj, namespace={var: obj})
@@ -298,7 +314,9 @@ class Session:
         return told
 
     # ------------------------------------------------------------------ starting flows
-    def start(self, method: Method, conn: Connection, name: str, arguments: dict[str, Any] | None = None, **options: Any) -> Flow:
+    def start(
+        self, method: Method, conn: Connection, name: str, arguments: dict[str, Any] | None = None, **options: Any
+    ) -> Flow:
         """Create and start a flow (see ``make_flow`` for the options); returns at once."""
         return self.make_flow(method, conn, name, arguments, **options).start()
 
@@ -329,7 +347,12 @@ class Session:
         """
         settings = self.settings
         flow_timeout = float(settings.flow_timeout) if settings.flow_timeout is not None else None
-        answerer = Answerer(answers=answers or Answers(), router=self.router, root_list=self.roots, ui=ui if ui is not None else HeadlessUI())
+        answerer = Answerer(
+            answers=answers or Answers(),
+            router=self.router,
+            root_list=self.roots,
+            ui=ui if ui is not None else HeadlessUI(),
+        )
         options: dict[str, Any] = dict(
             answerer=answerer,
             view=view,
@@ -343,7 +366,11 @@ class Session:
             task=task,
             task_handles=self.task_handles,
         )
-        flow = Flow.from_saved(conn, saved, **options) if saved is not None else Flow(conn, method, name, arguments, **options)
+        flow = (
+            Flow.from_saved(conn, saved, **options)
+            if saved is not None
+            else Flow(conn, method, name, arguments, **options)
+        )
         flow.notebook = self.frontend.path
         if method == "tools/call" and self.apps is not None and self._shows_apps():
             from ..core.threads import KernelLoop
@@ -376,8 +403,14 @@ class Session:
             if waiting is not None:
                 if interactive:
                     return self.saved.offer(waiting, method, conn, name, arguments, options, cell_id)
-                self.tell(Note(f"This cell has a saved flow {waiting.id} waiting for input (round {waiting.round}); starting a new call.",
-                               "saved_flow_waiting", flow_id=waiting.id, round=waiting.round))
+                self.tell(
+                    Note(
+                        f"This cell has a saved flow {waiting.id} waiting for input (round {waiting.round}); starting a new call.",
+                        "saved_flow_waiting",
+                        flow_id=waiting.id,
+                        round=waiting.round,
+                    )
+                )
         saved = resume
         if saved is not None:
             cell_id = cell_id or saved.cell_id
@@ -385,7 +418,15 @@ class Session:
                 self.store.save(replace(saved, cell_id=cell_id).to_dict())  # the marker follows the form
         if interactive and options.save:
             self.notice(interactive=True)
-        started = _Started(answers=options.fresh_answers(), timeout=options.timeout, save=options.save, cell_id=cell_id, saved=saved, prepare=prepare, task=options.task)
+        started = _Started(
+            answers=options.fresh_answers(),
+            timeout=options.timeout,
+            save=options.save,
+            cell_id=cell_id,
+            saved=saved,
+            prepare=prepare,
+            task=options.task,
+        )
         if not interactive:
             flow = self.start(method, conn, name, arguments, **started)
             flow.shown = True
@@ -393,7 +434,9 @@ class Session:
         view = self.views.live_view(f"{conn.name}.{name}", trace=options.trace)
         again = replace(options, output=None)  # same answers, no output variable
         view.start_over = lambda: self.call(method, conn, name, arguments, again, interactive=True, cell_id=cell_id)
-        flow = self.start(method, conn, name, arguments, ui=view, view=view, **started)  # the live view is the flow's FlowUI too
+        flow = self.start(
+            method, conn, name, arguments, ui=view, view=view, **started
+        )  # the live view is the flow's FlowUI too
         view.attach(flow)
         flow.shown = True
         if options.output:
@@ -412,7 +455,9 @@ class Session:
         if threading.current_thread() is not threading.main_thread():
             return False
         status = self.frontend.status
-        if status == "pending":  # Run All: the page's answer to hello comes after the queued cells; a page that allows stdin is JupyterLab's
+        if (
+            status == "pending"
+        ):  # Run All: the page's answer to hello comes after the queued cells; a page that allows stdin is JupyterLab's
             return self._cell_allows_stdin()
         return status == "connected"
 
@@ -473,7 +518,13 @@ class Session:
         import json
 
         with open(path, "w", encoding="utf-8") as fh:
-            json.dump({"flow": flow.label, "protocol": flow.conn.protocol_version, "events": flow.trace()}, fh, indent=2, default=str)
+            json.dump(
+                {"flow": flow.label, "protocol": flow.conn.protocol_version, "events": flow.trace()},
+                fh,
+                indent=2,
+                default=str,
+            )
+
 
 @contextlib.contextmanager
 def _bad_input() -> Any:

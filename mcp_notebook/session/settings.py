@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from traitlets import Dict, Enum, Float, Int, TraitError, Unicode, observe, validate
 from traitlets import Any as TAny
+from traitlets import Dict, Enum, Float, Int, TraitError, Unicode, observe, validate
 from traitlets.config import Configurable
 
 from ..core.limits import Limits
@@ -26,21 +26,36 @@ class SessionSettings(Configurable):
     """The settings of a session, as traitlets (``MCPMagics`` inherits them: ``%config MCPMagics.NAME``)."""
 
     max_rounds = Int(10, help="Most input-required rounds one flow may take before it stops.").tag(config=True)
-    flow_timeout = TAny(None, allow_none=True, help="Default wall-clock limit of a flow in seconds (None: no limit).").tag(config=True)
+    flow_timeout = TAny(
+        None, allow_none=True, help="Default wall-clock limit of a flow in seconds (None: no limit)."
+    ).tag(config=True)
     connect_timeout = TAny(
         30.0, allow_none=True,
         help="Seconds a connection may take to open (start or reach the server and finish the handshake; None: no limit). "
         "A server that accepts the connection but never answers would otherwise hold the cell forever. A --timeout given "
         "to %mcp connect (the read timeout) bounds the handshake instead.",
     ).tag(config=True)  # fmt: skip
-    interactive = TAny(None, allow_none=True, help="True/False forces interactive or headless; None decides per cell (a front end that allows stdin is interactive).").tag(config=True)
-    log_level = Enum(["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"], "info", allow_none=True, help="Server log messages at or above this level are shown with the flow.").tag(config=True)
+    interactive = TAny(
+        None,
+        allow_none=True,
+        help="True/False forces interactive or headless; None decides per cell (a front end that allows stdin is interactive).",
+    ).tag(config=True)
+    log_level = Enum(
+        ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"],
+        "info",
+        allow_none=True,
+        help="Server log messages at or above this level are shown with the flow.",
+    ).tag(config=True)
     models = Dict(
         {},
         help="Models for sampling by name, e.g. {'gpt': {'provider': 'openai', 'model': 'gpt-4o-mini', 'api_key_env': 'OPENAI_API_KEY', 'cost': 0.3}}; "
         "the settings of %mcp model add (provider, model, base_url, api_key_env, cost, speed, intelligence, timeout, function).",
     ).tag(config=True)
-    default_model = Unicode(None, allow_none=True, help="The model that answers when no hint or priority picks another (%mcp model use NAME).").tag(config=True)
+    default_model = Unicode(
+        None,
+        allow_none=True,
+        help="The model that answers when no hint or priority picks another (%mcp model use NAME).",
+    ).tag(config=True)
     review = Enum(
         ["remote", "ask", "always", "never"], "remote",
         help="Review of sampling in interactive runs: remote (the default: ask when the model is on another machine, i.e. openai or "
@@ -81,7 +96,9 @@ class SessionSettings(Configurable):
         help="An https URL of this client's OAuth Client ID Metadata Document, used as the client id where the authorization "
         "server supports it (else dynamic registration). Its redirect_uris must include this notebook's callback.",
     ).tag(config=True)  # fmt: skip
-    oauth_client_name = Unicode("mcp-notebook", help="The client name shown by authorization servers when you sign in.").tag(config=True)
+    oauth_client_name = Unicode(
+        "mcp-notebook", help="The client name shown by authorization servers when you sign in."
+    ).tag(config=True)
     max_form_fields = Int(
         200, min=1,
         help="Most fields one elicitation form renders as widgets (each tick box of a multi-select counts as one). "
@@ -146,4 +163,9 @@ class CallOptions:
     task: TaskOptions | None = None  # run as a task (--task, --ttl); a tool that requires one does anyway
 
     def fresh_answers(self) -> Answers:
-        return replace(self.answers, fields=dict(self.answers.fields), raw=dict(self.answers.raw), decline=list(self.answers.decline))
+        return replace(
+            self.answers,
+            fields=dict(self.answers.fields),
+            raw=dict(self.answers.raw),
+            decline=list(self.answers.decline),
+        )

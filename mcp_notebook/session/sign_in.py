@@ -15,7 +15,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..auth.sdk_provider import OAuthOptions, build_provider
-
 from ..auth.sign_in import CALLBACK_PATH, LoopbackCatcher, SignIn, SignInRequest, SignInUnavailable
 from ..errors import SessionError
 
@@ -33,7 +32,9 @@ class SignIns:
         self.session = session
         self._catcher: LoopbackCatcher | None = None  # the loopback way back from a sign-in, started on first need
         self._sign_ins: weakref.WeakSet[SignIn] = weakref.WeakSet()  # of open connections, for complete
-        self.open_browser: Callable[[str], object] | None = None  # without a kernel: how a sign-in page opens (webbrowser.open)
+        self.open_browser: Callable[[str], object] | None = (
+            None  # without a kernel: how a sign-in page opens (webbrowser.open)
+        )
 
     def close(self) -> None:
         """Stop the loopback catcher, if one was started."""
@@ -58,7 +59,13 @@ class SignIns:
         """The SDK's OAuth provider for ``conn`` and the ``SignIn`` it asks through (loop thread, at open)."""
         page = getattr(self.session.frontend, "page_url", None)
         redirect = f"{page}{CALLBACK_PATH}" if page else self._loopback().redirect_uri
-        sign_in = SignIn(conn.name, conn.target.url, redirect, lambda request, deliver: self._present(conn, request, deliver), float(self.session.settings.sign_in_timeout))
+        sign_in = SignIn(
+            conn.name,
+            conn.target.url,
+            redirect,
+            lambda request, deliver: self._present(conn, request, deliver),
+            float(self.session.settings.sign_in_timeout),
+        )
         sign_in.after_success = lambda: setattr(conn.target, "signed_in", True)  # saved records say it needs sign-in
         self._sign_ins.add(sign_in)
         options = conn.target.oauth or OAuthOptions()
@@ -82,7 +89,12 @@ class SignIns:
         if target is None and len(waiting) == 1:
             target = waiting[0]
         if target is None:
-            raise SessionError("no sign-in is waiting for that address" if not waiting else "several sign-ins are waiting and that address belongs to none of them", kind="bad_input")
+            raise SessionError(
+                "no sign-in is waiting for that address"
+                if not waiting
+                else "several sign-ins are waiting and that address belongs to none of them",
+                kind="bad_input",
+            )
         target.deliver(answer)
         return target.server
 
@@ -101,16 +113,22 @@ class SignIns:
         """
         if conn.state == "connecting" and conn.auth_failure is not None:
             raise conn.auth_failure  # this open's sign-in already failed: the handshake's retry must not ask again, unseen
-        flow = next((f for f in conn.flows if not f.finished and f.view.interactive and hasattr(f.view, "show_sign_in")), None)
+        flow = next(
+            (f for f in conn.flows if not f.finished and f.view.interactive and hasattr(f.view, "show_sign_in")), None
+        )
         kernel = self.session.shell is not None and getattr(self.session.shell, "kernel", None) is not None
         connecting_here = conn.return_on_sign_in and conn.state == "connecting"  # the connect cell shows it
         if flow is None and not connecting_here and kernel:
-            raise SignInUnavailable("Sign in once from an interactive notebook (JupyterLab or Notebook 7): the token is kept for you, and headless runs reuse it.")
+            raise SignInUnavailable(
+                "Sign in once from an interactive notebook (JupyterLab or Notebook 7): the token is kept for you, and headless runs reuse it."
+            )
         if self._catcher is not None and request.redirect_uri == self._catcher.redirect_uri:
             self._catcher.await_state(request.state, deliver)
         frontend = self.session.frontend
         catcher = self._catcher
-        relayed = request.redirect_uri and (catcher is None or request.redirect_uri != catcher.redirect_uri)  # the page's callback
+        relayed = request.redirect_uri and (
+            catcher is None or request.redirect_uri != catcher.redirect_uri
+        )  # the page's callback
         if relayed and frontend.await_oauth(request.state, deliver):
             if conn.sign_in is not None:  # answered, timed out or cancelled: the page stops waiting for it
 
@@ -127,4 +145,3 @@ class SignIns:
             self.session.tell(f"Sign in to {conn.name}{at}: {request.url}")
             (self.open_browser or webbrowser.open)(request.url)
         conn.sign_in_shown()
-

@@ -63,7 +63,9 @@ class Views(Protocol):
         """A re-run cell whose flow waits: Continue runs ``resume``, Start over ``start_over``."""
         ...
 
-    def confirm_project_server(self, name: str, lines: list[tuple[str, str]], concerns: list[str], approved: Callable[[], Any]) -> Any:
+    def confirm_project_server(
+        self, name: str, lines: list[tuple[str, str]], concerns: list[str], approved: Callable[[], Any]
+    ) -> Any:
         """A project config's entry shown whole: Approve and connect runs ``approved``."""
         ...
 
@@ -73,7 +75,9 @@ class Views(Protocol):
 
 
 def _nobody(what: str) -> SessionError:
-    return SessionError(f"{what} needs a person at a notebook; this session runs headless (no notebook side)", kind="bad_input")
+    return SessionError(
+        f"{what} needs a person at a notebook; this session runs headless (no notebook side)", kind="bad_input"
+    )
 
 
 class NoViews:
@@ -91,9 +95,10 @@ class NoViews:
     def resume_offer(self, record: SavedFlow, resume: Callable[[], Any], start_over: Callable[[], Any]) -> Choice:
         raise _nobody("offering to continue a waiting flow")
 
-    def confirm_project_server(self, name: str, lines: list[tuple[str, str]], concerns: list[str], approved: Callable[[], Any]) -> Any:
+    def confirm_project_server(
+        self, name: str, lines: list[tuple[str, str]], concerns: list[str], approved: Callable[[], Any]
+    ) -> Any:
         raise _nobody(f"approving the project server {name!r}")
 
     def task_board(self, previous: Any, key: Any) -> Any:
         return None
-

@@ -21,7 +21,9 @@ __all__ = [
 APPS_EXTENSION = "io.modelcontextprotocol/ui"
 APP_MIME = "text/html;profile=mcp-app"
 MAX_DOMAINS = 32
-DOMAIN = re.compile(r"^(?:https|wss)://[A-Za-z0-9*.-]+(?::\d{1,5})?$|^(?:http|ws)://(?:localhost|127\.0\.0\.1|\[::1\])(?::\d{1,5})?$")
+DOMAIN = re.compile(
+    r"^(?:https|wss)://[A-Za-z0-9*.-]+(?::\d{1,5})?$|^(?:http|ws)://(?:localhost|127\.0\.0\.1|\[::1\])(?::\d{1,5})?$"
+)
 CSP_KEYS = ("connectDomains", "resourceDomains", "frameDomains", "baseUriDomains")
 PERMISSIONS = ("camera", "microphone", "geolocation", "clipboardWrite")
 

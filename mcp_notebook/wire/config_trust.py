@@ -118,7 +118,9 @@ def describe_entry(entry: ServerEntry) -> list[tuple[str, str]]:
         lines.append(("runs the command", shlex.join(target)))
         lines.append(("in folder", cwd or "(the kernel's working folder)"))
         if entry.env:
-            lines.append(("with environment variables", ", ".join(f"{k}={_shown_value(v)}" for k, v in entry.env.items())))
+            lines.append(
+                ("with environment variables", ", ".join(f"{k}={_shown_value(v)}" for k, v in entry.env.items()))
+            )
         if entry.env_file:
             lines.append(("and the variables of the file", entry.env_file))
     else:

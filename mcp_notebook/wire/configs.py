@@ -37,12 +37,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from ..errors import SessionError
 from ..core.redact import MASK, is_secret_name
+from ..errors import SessionError
 
 if TYPE_CHECKING:
-    from .connection import Connection
     from ..session.session import Session
+    from .connection import Connection
 
 __all__ = [
     "ConfigError",
@@ -53,7 +53,9 @@ __all__ = [
 ]
 
 Kind = Literal["claude-code", "vscode", "claude-desktop", "jupyter-mcp-manager", "mcpServers"]
-Scope = Literal["user", "project"]  # a user-level file (user_config_paths) is the user's own; any other file came with a folder
+Scope = Literal[
+    "user", "project"
+]  # a user-level file (user_config_paths) is the user's own; any other file came with a folder
 Transport = Literal["stdio", "http", "sse"]
 
 
@@ -79,11 +81,15 @@ class ConfigError(SessionError):
     ``variable`` when one is missing). ``kind`` is ``"bad_config"``.
     """
 
-    def __init__(self, message: str, *, file: Path | None = None, server: str | None = None, variable: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, file: Path | None = None, server: str | None = None, variable: str | None = None
+    ) -> None:
         details: dict[str, Any] = {"file": str(file) if file is not None else None}
         if variable is not None:
             details["variable"] = variable
-        super().__init__(message, kind="bad_config", server=server, reason="missing_variable" if variable else None, details=details)
+        super().__init__(
+            message, kind="bad_config", server=server, reason="missing_variable" if variable else None, details=details
+        )
 
 
 # ---------------------------------------------------------------------------------------------- references
@@ -248,7 +254,12 @@ class ServerEntry:
                     return environ[ref.name]
                 if ref.default is not None:
                     return ref.default
-                raise ConfigError(f"{self.where}: environment variable {ref.name} is not set (used in {where})", file=self.file, server=self.name, variable=ref.name)
+                raise ConfigError(
+                    f"{self.where}: environment variable {ref.name} is not set (used in {where})",
+                    file=self.file,
+                    server=self.name,
+                    variable=ref.name,
+                )
             problem = self.check() or f"cannot resolve {ref.text}"
             raise ConfigError(f"{self.where}: {problem}", file=self.file, server=self.name)
 
@@ -306,7 +317,9 @@ class ServerEntry:
         command = [saved("command" if i == 0 else "args", w) for i, w in enumerate(self.command)]
         cwd = saved("cwd", self.cwd) if self.cwd else None
         if self.base is not None:
-            cwd = str((self.base / cwd) if cwd else self.base)  # project servers start in the project, as in Claude Code and VS Code
+            cwd = str(
+                (self.base / cwd) if cwd else self.base
+            )  # project servers start in the project, as in Claude Code and VS Code
         if ("/" in command[0] or os.sep in command[0]) and not Path(command[0]).is_absolute():
             command[0] = str(Path(cwd or Path.cwd()) / command[0])
         return command, cwd
@@ -319,7 +332,9 @@ class ServerEntry:
         try:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
-            raise ConfigError(f"{self.where}: cannot read its envFile {path}: {exc.strerror or exc}", file=self.file, server=self.name) from None
+            raise ConfigError(
+                f"{self.where}: cannot read its envFile {path}: {exc.strerror or exc}", file=self.file, server=self.name
+            ) from None
         out: dict[str, str] = {}
         for line in text.splitlines():
             line = line.strip()
@@ -334,7 +349,15 @@ class ServerEntry:
             out[key.strip()] = value
         return out
 
-    def connect(self, session: Session, name: str | None = None, *, protocol: str = "auto", read_timeout: float | None = None, interactive: bool = False) -> Connection:
+    def connect(
+        self,
+        session: Session,
+        name: str | None = None,
+        *,
+        protocol: str = "auto",
+        read_timeout: float | None = None,
+        interactive: bool = False,
+    ) -> Connection:
         """Open this server as connection ``name`` (default: ``connection_name``) in ``session``.
 
         Raises:
@@ -342,14 +365,23 @@ class ServerEntry:
         """
         options = self.resolved()
         target = options.pop("target")
-        return session.connect(name or self.connection_name, target, protocol=protocol, read_timeout=read_timeout, interactive=interactive, **options)
+        return session.connect(
+            name or self.connection_name,
+            target,
+            protocol=protocol,
+            read_timeout=read_timeout,
+            interactive=interactive,
+            **options,
+        )
 
     # ------------------------------------------------------------------ showing
     def shown_target(self) -> str:
         """The target as written, with literal secrets masked: variables by name, values never."""
         if self.transport == "stdio":
             words = _masked_args(self.command)
-            text = "-- " + " ".join(w if w == MASK or w.endswith("=" + MASK) else shlex.quote(w) for w in words)  # the mask unquoted
+            text = "-- " + " ".join(
+                w if w == MASK or w.endswith("=" + MASK) else shlex.quote(w) for w in words
+            )  # the mask unquoted
             extras = [f"cwd {self.cwd}"] if self.cwd else []
             if self.env_file:
                 extras.append(f"envFile {self.env_file}")
@@ -386,7 +418,13 @@ def _masked_args(words: list[str]) -> list[str]:
         flag, eq, value = word.partition("=")
         if eq and flag.startswith("-") and is_secret_name(flag.lstrip("-")) and not _only_references(value):
             out.append(f"{flag}={MASK}")
-        elif i > 0 and words[i - 1].startswith("-") and "=" not in words[i - 1] and is_secret_name(words[i - 1].lstrip("-")) and not _only_references(word):
+        elif (
+            i > 0
+            and words[i - 1].startswith("-")
+            and "=" not in words[i - 1]
+            and is_secret_name(words[i - 1].lstrip("-"))
+            and not _only_references(word)
+        ):
             out.append(MASK)
         else:
             out.append(word)
@@ -412,7 +450,9 @@ def _masked_url(url: str) -> str:
     if query:
         pairs = parse_qsl(query, keep_blank_values=True)
         if any(is_secret_name(k) for k, _ in pairs):
-            query = urlencode([(k, MASK if is_secret_name(k) and not _only_references(v) else v) for k, v in pairs], safe="${}:")
+            query = urlencode(
+                [(k, MASK if is_secret_name(k) and not _only_references(v) else v) for k, v in pairs], safe="${}:"
+            )
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
@@ -490,7 +530,9 @@ def read_config(path: Path, kind: Kind | None = None, base: Path | None = None, 
             unsafe = file_problem(os.fstat(handle.fileno()))
             raw = b"" if unsafe else handle.read()
     except OSError as exc:
-        return ConfigFile(path, kind or "mcpServers", problems=[f"{path}: cannot read it: {exc.strerror or exc}"], scope=scope)
+        return ConfigFile(
+            path, kind or "mcpServers", problems=[f"{path}: cannot read it: {exc.strerror or exc}"], scope=scope
+        )
     if unsafe:
         return ConfigFile(path, kind or _kind_of(path, None), scope=scope, ignored=unsafe)
     digest = hashlib.sha256(raw).hexdigest()
@@ -498,7 +540,13 @@ def read_config(path: Path, kind: Kind | None = None, base: Path | None = None, 
         text = raw.decode("utf-8-sig")
         data = _parse_jsonc(text) if text.strip() else {}
     except ValueError as exc:  # UnicodeDecodeError is one
-        return ConfigFile(path, kind or _kind_of(path, None), problems=[f"{path}: not valid JSON ({_json_error(exc)})"], scope=scope, digest=digest)
+        return ConfigFile(
+            path,
+            kind or _kind_of(path, None),
+            problems=[f"{path}: not valid JSON ({_json_error(exc)})"],
+            scope=scope,
+            digest=digest,
+        )
     kind = kind or _kind_of(path, data)
     config = ConfigFile(path, kind, scope=scope, digest=digest)
     if not isinstance(data, dict):
@@ -514,7 +562,9 @@ def read_config(path: Path, kind: Kind | None = None, base: Path | None = None, 
 
 
 def _type_name(value: Any) -> str:
-    return {dict: "an object", list: "a list", str: "a string", bool: "true/false", type(None): "null"}.get(type(value), "a number")
+    return {dict: "an object", list: "a list", str: "a string", bool: "true/false", type(None): "null"}.get(
+        type(value), "a number"
+    )
 
 
 class _BadEntry(Exception):
@@ -552,7 +602,11 @@ def _named_list(value: Any, what: str) -> dict[str, str]:
         raise _BadEntry(f"{what} must be a list of {{name, value}} objects")
     out: dict[str, str] = {}
     for item in value:
-        if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not isinstance(item.get("value"), str):
+        if (
+            not isinstance(item, dict)
+            or not isinstance(item.get("name"), str)
+            or not isinstance(item.get("value"), str)
+        ):
             raise _BadEntry(f"{what} must be a list of {{name, value}} objects with string values")
         out[item["name"]] = item["value"]
     return out
@@ -565,7 +619,13 @@ def _optional_string(raw: dict[str, Any], key: str) -> str | None:
     return value
 
 
-_TYPES: dict[str, Transport] = {"stdio": "stdio", "http": "http", "streamable-http": "http", "streamableHttp": "http", "sse": "sse"}
+_TYPES: dict[str, Transport] = {
+    "stdio": "stdio",
+    "http": "http",
+    "streamable-http": "http",
+    "streamableHttp": "http",
+    "sse": "sse",
+}
 
 
 def _entry(config: ConfigFile, name: str, raw: Any, base: Path | None, manager: bool = False) -> ServerEntry:
@@ -580,19 +640,34 @@ def _entry(config: ConfigFile, name: str, raw: Any, base: Path | None, manager: 
         raise _BadEntry("needs a command (stdio) or a url (HTTP)")
     transport: Transport = _TYPES[kind_text] if kind_text is not None else ("stdio" if command else "http")
     disabled = raw.get("disabled") is True
-    entry = ServerEntry(name, transport, config.path, config.kind, base=base, disabled=disabled, scope=config.scope, digest=config.digest)
+    entry = ServerEntry(
+        name,
+        transport,
+        config.path,
+        config.kind,
+        base=base,
+        disabled=disabled,
+        scope=config.scope,
+        digest=config.digest,
+    )
     if transport == "stdio":
         if not command:
             raise _BadEntry("a stdio server needs a command")
         entry.command = [command, *_strings(raw.get("args"), "args")]
         entry.cwd = _optional_string(raw, "cwd")
-        entry.env = _named_list(raw.get("env"), "env") if manager else _string_map(raw.get("env"), "env", allow_null=config.kind == "vscode")
+        entry.env = (
+            _named_list(raw.get("env"), "env")
+            if manager
+            else _string_map(raw.get("env"), "env", allow_null=config.kind == "vscode")
+        )
         entry.env_file = _optional_string(raw, "envFile") if config.kind == "vscode" else None
     else:
         if not url:
             raise _BadEntry(f"an {'SSE' if transport == 'sse' else 'HTTP'} server needs a url")
         entry.url = url
-        entry.headers = _named_list(raw.get("headers"), "headers") if manager else _string_map(raw.get("headers"), "headers")
+        entry.headers = (
+            _named_list(raw.get("headers"), "headers") if manager else _string_map(raw.get("headers"), "headers")
+        )
         if not url.startswith(("http://", "https://")) and not url.startswith("${"):
             raise _BadEntry(f"url must be an http(s) URL, not {_masked_url(url)!r}")
     entry.problem = entry.check()
@@ -610,7 +685,9 @@ def _read_named(config: ConfigFile, data: dict[str, Any], key: str, base: Path |
             config.problems.append(f"{config.path}: no {key!r} object, so no servers")
             return
     if not isinstance(servers, dict):
-        config.problems.append(f"{config.path}: {key!r} must be an object of servers by name, not {_type_name(servers)}")
+        config.problems.append(
+            f"{config.path}: {key!r} must be an object of servers by name, not {_type_name(servers)}"
+        )
         return
     for name, raw in servers.items():
         try:
@@ -652,7 +729,11 @@ def _manager_overlays(path: Path) -> set[str]:
     try:
         data = _parse_jsonc(path.read_text(encoding="utf-8-sig"))
         items = data.get("mcpSettings", {}).get("mcp_servers", [])
-        return {i["name"] for i in items if isinstance(i, dict) and i.get("disabled") is True and isinstance(i.get("name"), str)}
+        return {
+            i["name"]
+            for i in items
+            if isinstance(i, dict) and i.get("disabled") is True and isinstance(i.get("name"), str)
+        }
     except (OSError, ValueError, AttributeError):
         return set()
 
@@ -676,16 +757,28 @@ def _app_config_dir() -> Path:
 def user_config_paths() -> list[tuple[Path, Kind]]:
     """The user-level files, in the order their servers win a name: Claude Desktop, VS Code, jupyter-mcp-manager."""
     app = _app_config_dir()
-    found: list[tuple[Path, Kind]] = [(app / "Claude" / "claude_desktop_config.json", "claude-desktop"), (app / "Code" / "User" / "mcp.json", "vscode")]
+    found: list[tuple[Path, Kind]] = [
+        (app / "Claude" / "claude_desktop_config.json", "claude-desktop"),
+        (app / "Code" / "User" / "mcp.json", "vscode"),
+    ]
     try:
         from jupyter_core.paths import jupyter_config_dir, jupyter_config_path
     except ImportError:  # nbformat brings jupyter_core; without it, jupyter-mcp-manager cannot be installed either
         return found
-    lab = Path(os.environ.get("JUPYTERLAB_SETTINGS_DIR") or Path(jupyter_config_dir()) / "lab" / "user-settings") / "jupyter-mcp-manager"
+    lab = (
+        Path(os.environ.get("JUPYTERLAB_SETTINGS_DIR") or Path(jupyter_config_dir()) / "lab" / "user-settings")
+        / "jupyter-mcp-manager"
+    )
     # JupyterLab's file for the plugin jupyter-mcp-manager:manager, then the one the manager's own fallback reads
-    found += [(lab / "manager.jupyterlab-settings", "jupyter-mcp-manager"), (lab / "plugin.jupyterlab-settings", "jupyter-mcp-manager")]
+    found += [
+        (lab / "manager.jupyterlab-settings", "jupyter-mcp-manager"),
+        (lab / "plugin.jupyterlab-settings", "jupyter-mcp-manager"),
+    ]
     for folder in jupyter_config_path():
-        found += [(Path(folder) / "mcp_settings.json", "jupyter-mcp-manager"), (Path(folder) / "mcp_servers.json", "jupyter-mcp-manager")]
+        found += [
+            (Path(folder) / "mcp_settings.json", "jupyter-mcp-manager"),
+            (Path(folder) / "mcp_servers.json", "jupyter-mcp-manager"),
+        ]
     return found
 
 
@@ -712,7 +805,9 @@ def find_configs(start: Path | None = None, paths: list[Path] | None = None) -> 
             path = Path(given).expanduser().resolve()
             if path.is_dir():
                 candidates += [(p, k, path) for p, k in _project_files(path)]
-                candidates += [(path / n, "jupyter-mcp-manager", path) for n in ("mcp_servers.json", "mcp_settings.json")]
+                candidates += [
+                    (path / n, "jupyter-mcp-manager", path) for n in ("mcp_servers.json", "mcp_settings.json")
+                ]
                 candidates.append((path / "claude_desktop_config.json", "claude-desktop", None))
             elif path.is_file():
                 project = path.parent.parent if path.parent.name == ".vscode" else path.parent
@@ -732,7 +827,13 @@ def find_configs(start: Path | None = None, paths: list[Path] | None = None) -> 
             continue
         seen.add(key)
         files.append(read_config(file, kind, base, scope="user" if key in user_level else "project"))
-    off = set().union(*(_manager_overlays(f.path) for f in files if f.path.name.endswith(".jupyterlab-settings") and f.ignored is None))
+    off = set().union(
+        *(
+            _manager_overlays(f.path)
+            for f in files
+            if f.path.name.endswith(".jupyterlab-settings") and f.ignored is None
+        )
+    )
     for f in files:
         for entry in f.servers:
             if f.kind == "jupyter-mcp-manager" and entry.name in off:

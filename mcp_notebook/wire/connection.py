@@ -19,16 +19,13 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..core.threads import Runtime
 from ..errors import FlowError, describe_exception, leaf_exceptions
 from .roots import Roots
 from .target import Target
-from ..core.threads import Runtime
 
 if TYPE_CHECKING:
     from mcp import Client
-
-    from ..auth.sign_in import SignIn
-    from .routing import StreamRoutes
     from mcp.client import ClientRequestContext, IncomingMessage
     from mcp.client.session import ClientSession
     from mcp.types import (
@@ -43,7 +40,9 @@ if TYPE_CHECKING:
         LoggingMessageNotificationParams,
     )
 
+    from ..auth.sign_in import SignIn
     from ..flows.flow import Flow
+    from .routing import StreamRoutes
     from .tasks import TaskClient, TaskStatus
 
 __all__ = ["Connection", "ConnectionFailed", "covers"]
@@ -77,8 +76,12 @@ class Connection:
         return_on_sign_in: bool = False,
     ) -> None:
         self.name = name
-        self.roots = roots if roots is not None else Roots()  # answers every roots/list, in a flow or not (the session's)
-        self.offers_roots = False  # declared the roots capability when it opened (only once the user added a root; roots.py)
+        self.roots = (
+            roots if roots is not None else Roots()
+        )  # answers every roots/list, in a flow or not (the session's)
+        self.offers_roots = (
+            False  # declared the roots capability when it opened (only once the user added a root; roots.py)
+        )
         self.runtime = runtime if runtime is not None else Runtime()  # the loop this connection lives on
         self.target = target
         self.protocol = protocol
@@ -91,7 +94,9 @@ class Connection:
         self.client: Client | None = None
         self.flows: list[Flow] = []  # active flows, oldest first (back-channel routing)
         self.logs: deque[dict[str, Any]] = deque(maxlen=LOG_LIMIT)
-        self.resource_wakers: dict[str, Callable[[], None]] = {}  # 2025: URI -> wake its watch (loop thread; notebook.watching)
+        self.resource_wakers: dict[
+            str, Callable[[], None]
+        ] = {}  # 2025: URI -> wake its watch (loop thread; notebook.watching)
         self.stderr: deque[str] = deque(maxlen=LOG_LIMIT)
         self.state: State = "connecting"  # set on the loop thread, read from any
         self.dead: str | None = None  # why the connection is gone, if it died under us (state "dead")
@@ -111,7 +116,9 @@ class Connection:
         self.sign_in_setup = sign_in_setup
         self.sign_in: SignIn | None = None
         self.auth_failure: BaseException | None = None
-        self.return_on_sign_in = return_on_sign_in  # an interactive connect returns once a sign-in is shown, and opens later
+        self.return_on_sign_in = (
+            return_on_sign_in  # an interactive connect returns once a sign-in is shown, and opens later
+        )
         self._sign_in_started: asyncio.Event | None = None
         self._ready: asyncio.Future[None] | None = None
         self._auth: Any = None  # the SDK's OAuth provider (its discovered metadata explains failures)
@@ -148,8 +155,12 @@ class Connection:
             await self._abandon()
             text = f"{where}: the server did not finish the handshake within {self.connect_timeout:g} s."
             details = {"timeout": self.connect_timeout, "connection": self}
-            raise ConnectionFailed(self._with_stderr(text, opened), code=-32001, kind="connect_timeout", server=self.name, details=details)
-        refused = self.sign_in_unreachable(error, where) or (self.auth_error(where) if describe_exception(error)[1] == -32603 else None)
+            raise ConnectionFailed(
+                self._with_stderr(text, opened), code=-32001, kind="connect_timeout", server=self.name, details=details
+            )
+        refused = self.sign_in_unreachable(error, where) or (
+            self.auth_error(where) if describe_exception(error)[1] == -32603 else None
+        )
         if refused is not None:
             raise refused
         text, code, data = describe_exception(error)
@@ -168,9 +179,12 @@ class Connection:
 
     def _opened_late(self, ready: asyncio.Future[None]) -> None:
         """An interactive connect that returned for a sign-in: the handshake ended later (its error is kept)."""
-        if not ready.cancelled() and ready.exception() is not None and self.dead is None:
+        error = None if ready.cancelled() else ready.exception()
+        if error is not None and self.dead is None:
             self.state = "dead"  # not "closed": calls say why (a failed sign-in, a refused handshake)
-            self.dead = str(self.sign_in_error("sign-in")) if self.auth_failure is not None else describe_exception(ready.exception())[0]  # type: ignore[arg-type]
+            self.dead = (
+                str(self.sign_in_error("sign-in")) if self.auth_failure is not None else describe_exception(error)[0]
+            )
 
     async def wait_open(self, timeout: float | None) -> None:
         """Wait for a connection that is still signing in; raise its error when it did not open."""
@@ -180,7 +194,11 @@ class Connection:
         try:
             await asyncio.wait_for(asyncio.shield(ready), timeout)
         except TimeoutError:
-            raise FlowError(f"connection {self.name!r} is still waiting for you to sign in", kind="sign_in_pending", server=self.name) from None
+            raise FlowError(
+                f"connection {self.name!r} is still waiting for you to sign in",
+                kind="sign_in_pending",
+                server=self.name,
+            ) from None
         except Exception:  # noqa: BLE001 - explained
             if self.auth_failure is not None:
                 raise self.sign_in_error(f"Could not connect {self.name!r}", FlowError) from None
@@ -196,8 +214,12 @@ class Connection:
 
         assert self.auth_failure is not None
         context = getattr(self._auth, "context", None)
-        offered = context is not None and (context.protected_resource_metadata is not None or context.oauth_metadata is not None)
-        registration_failed = type(self.auth_failure).__name__ == "OAuthRegistrationError"  # what a non-OAuth 401 ends in
+        offered = context is not None and (
+            context.protected_resource_metadata is not None or context.oauth_metadata is not None
+        )
+        registration_failed = (
+            type(self.auth_failure).__name__ == "OAuthRegistrationError"
+        )  # what a non-OAuth 401 ends in
         if not offered and registration_failed and self.auth_refused is not None:
             refused = self.auth_error(where, error_type)
             if refused is not None:
@@ -251,7 +273,9 @@ class Connection:
         details = {"status": status, "www_authenticate": challenge, "url": self.target.url, "connection": self}
         return error_type(text, kind="auth_required", server=self.name, details=details)
 
-    def sign_in_unreachable(self, error: BaseException, where: str, error_type: type[FlowError] = ConnectionFailed) -> FlowError | None:
+    def sign_in_unreachable(
+        self, error: BaseException, where: str, error_type: type[FlowError] = ConnectionFailed
+    ) -> FlowError | None:
         """The server answered 401 and the sign-in's own request (its metadata, its authorization server)
         could not be sent: that, not "could not reach the server" (``None`` when it is not the case).
 
@@ -347,7 +371,9 @@ class Connection:
     def _server_ended(self) -> None:
         """The transport's read side ended while we still held it open: the server went away."""
         if self._closing is not None and not self._closing.is_set():
-            self.dead = "the server process exited" if self.target.kind == "stdio" else "the server closed the connection"
+            self.dead = (
+                "the server process exited" if self.target.kind == "stdio" else "the server closed the connection"
+            )
             self.state = "dead"
             self._closing.set()  # the owner leaves ``async with Client`` as on a close
 
@@ -431,7 +457,7 @@ class Connection:
             pump.join(0.5)  # the server is gone: let its last words (a traceback) arrive first
         fresh = min(self._stderr_lines - since, len(self.stderr))
         if fresh > 0:
-            tail = "\n".join(list(self.stderr)[-min(fresh, 8):])
+            tail = "\n".join(list(self.stderr)[-min(fresh, 8) :])
             return f"{text}\nThe server wrote on stderr:\n{tail}"
         return text
 
@@ -444,11 +470,17 @@ class Connection:
             fields: dict[str, Any] = dict(server=self.name, details={"connection": self})
             if self.state == "dead":
                 text = f"connection {self.name!r} is dead ({self.dead})."
-                raise FlowError(self._with_stderr(text, self._call_mark), kind="connection_dead", reason=self.dead, **fields)
+                raise FlowError(
+                    self._with_stderr(text, self._call_mark), kind="connection_dead", reason=self.dead, **fields
+                )
             if self.state == "connecting" and self.sign_in is not None and self.sign_in.pending is not None:
-                text = f"connection {self.name!r} is waiting for you to sign in (the panel in the cell that connected it)."
+                text = (
+                    f"connection {self.name!r} is waiting for you to sign in (the panel in the cell that connected it)."
+                )
                 raise FlowError(text, kind="sign_in_pending", **fields)
-            raise FlowError(f"connection {self.name!r} is {self.state}.", kind="connection_closed", reason=self.state, **fields)
+            raise FlowError(
+                f"connection {self.name!r} is {self.state}.", kind="connection_closed", reason=self.state, **fields
+            )
         return client
 
     @property
@@ -597,13 +629,25 @@ class Connection:
             if getattr(flow, "task", None) is not None:
                 # A task's question stays open on the server for a later `%mcp resume` (the task is
                 # kept): a cancel would end it. The server gets a real error code, not our hint.
-                return ErrorData(code=INTERNAL_ERROR, message="No answer in this run; the question stays open for a later resume")
-            return ElicitResult(action="cancel")  # the flow keeps the reason and fails with it (Flow.answer_elicitations)
+                return ErrorData(
+                    code=INTERNAL_ERROR, message="No answer in this run; the question stays open for a later resume"
+                )
+            return ElicitResult(
+                action="cancel"
+            )  # the flow keeps the reason and fails with it (Flow.answer_elicitations)
         except Exception as exc:  # noqa: BLE001 - a bug of ours: the server gets a real code, the log its kind (its text may quote answers)
-            self.logs.append({"level": "error", "logger": "mcp-notebook", "data": f"could not answer an elicitation: {type(exc).__name__}"})
+            self.logs.append(
+                {
+                    "level": "error",
+                    "logger": "mcp-notebook",
+                    "data": f"could not answer an elicitation: {type(exc).__name__}",
+                }
+            )
             return ErrorData(code=INTERNAL_ERROR, message="The notebook client failed while answering this request")
 
-    async def _on_sample(self, context: ClientRequestContext, params: CreateMessageRequestParams) -> CreateMessageResult | CreateMessageResultWithTools | ErrorData:
+    async def _on_sample(
+        self, context: ClientRequestContext, params: CreateMessageRequestParams
+    ) -> CreateMessageResult | CreateMessageResultWithTools | ErrorData:
         from mcp.types import ErrorData
 
         flow, candidates = self._asker(context.request_id, context.meta)
@@ -654,7 +698,11 @@ class Connection:
             return None
         if self.is_legacy:
             tasks = capabilities.tasks
-            calls = tasks.requests.tools.call if tasks is not None and tasks.requests is not None and tasks.requests.tools is not None else None
+            calls = (
+                tasks.requests.tools.call
+                if tasks is not None and tasks.requests is not None and tasks.requests.tools is not None
+                else None
+            )
             if tasks is None or calls is None:
                 return None
             return TaskClient(session, "2025", can_list=tasks.list is not None, can_cancel=tasks.cancel is not None)

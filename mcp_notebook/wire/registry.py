@@ -45,12 +45,18 @@ class Registry:
             if not self._connections:
                 raise FlowError("No MCP server is connected.", kind="not_connected")
             names = sorted(self._connections)
-            raise FlowError(f"Several servers are connected ({', '.join(names)}); say which: SERVER.TOOL", kind="several_connected", details={"names": names})
+            raise FlowError(
+                f"Several servers are connected ({', '.join(names)}); say which: SERVER.TOOL",
+                kind="several_connected",
+                details={"names": names},
+            )
         try:
             return self._connections[name]
         except KeyError:
             known = ", ".join(sorted(self._connections)) or "none"
-            raise FlowError(f"No connection named {name!r} (connected: {known}).", kind="unknown_connection", server=name) from None
+            raise FlowError(
+                f"No connection named {name!r} (connected: {known}).", kind="unknown_connection", server=name
+            ) from None
 
     def connect(self, name: str, target: Target, **options: Any) -> Connection:
         """Open (or re-open) connection ``name``; the old one is closed only after the new one works."""

@@ -76,7 +76,9 @@ class Roots:
         given = Path(path).expanduser()
         entry = RootEntry((self.notebook_folder().path / given).resolve(), name)
         if not entry.path.exists():
-            raise FileNotFoundError(f"no such folder or file: {path} (looked for {entry.path}); create it first, or give a folder that exists")
+            raise FileNotFoundError(
+                f"no such folder or file: {path} (looked for {entry.path}); create it first, or give a folder that exists"
+            )
         self.entries = [e for e in self.entries if e.path != entry.path] + [entry]
         return entry
 

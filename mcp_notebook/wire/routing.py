@@ -74,7 +74,9 @@ def _tag_of(request: httpx2.Request) -> str | None:
         return None
     except Exception:  # noqa: BLE001 - httpx2.RequestNotRead: a streamed body is not ours to read
         return None
-    meta = body.get("params", {}).get("_meta") if isinstance(body, dict) and isinstance(body.get("params"), dict) else None
+    meta = (
+        body.get("params", {}).get("_meta") if isinstance(body, dict) and isinstance(body.get("params"), dict) else None
+    )
     tag = meta.get(TAG_KEY) if isinstance(meta, dict) else None
     return tag if isinstance(tag, str) else None
 
@@ -102,7 +104,9 @@ def _watched_stream_class() -> type:
         def _scan(self, chunk: bytes) -> None:
             lines = (self._partial + chunk).split(b"\n")
             self._partial = lines.pop()
-            if len(self._partial) > 4 * 1024 * 1024:  # one line this long is no question we can route: stop buffering it
+            if (
+                len(self._partial) > 4 * 1024 * 1024
+            ):  # one line this long is no question we can route: stop buffering it
                 self._partial = b""
             for line in lines:
                 if not line.startswith(b"data:"):

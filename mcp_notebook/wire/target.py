@@ -60,7 +60,11 @@ class Target:
         if self.kind == "http":
             return {"url": self.url}
         if self.kind == "stdio":
-            return {"command": list(self.command), "cwd": os.path.realpath(self.cwd or os.getcwd()), "env": sorted(self.env)}
+            return {
+                "command": list(self.command),
+                "cwd": os.path.realpath(self.cwd or os.getcwd()),
+                "env": sorted(self.env),
+            }
         return {"in_process": self.describe()}
 
     def saved(self) -> dict[str, Any]:
@@ -77,7 +81,9 @@ class Target:
             if self.bearer_env:
                 out["bearer_env"] = self.bearer_env  # the variable's name, not its value
             if self.oauth is not None and (self.signed_in or self.oauth != type(self.oauth)()):
-                out["oauth"] = self.oauth.saved()  # that it signs in and with which client: names, never tokens or secrets
+                out["oauth"] = (
+                    self.oauth.saved()
+                )  # that it signs in and with which client: names, never tokens or secrets
             return out
         if self.kind == "stdio":
             out = {"target": "-- " + shlex.join(self.command)}

@@ -132,4 +132,10 @@ class TaskRef:
         from dataclasses import replace
 
         ttl = status.ttl_ms if status.ttl_ms is not None else self.ttl_ms
-        return replace(self, status=status.status, ttl_ms=ttl, poll_ms=status.poll_ms or self.poll_ms, created=self.created or status.created_at)
+        return replace(
+            self,
+            status=status.status,
+            ttl_ms=ttl,
+            poll_ms=status.poll_ms or self.poll_ms,
+            created=self.created or status.created_at,
+        )

@@ -45,8 +45,7 @@ from mcp.client.extension import ClaimContext, ClientExtension, NotificationBind
 from pydantic import ConfigDict
 
 from ..errors import FlowError
-from .task_handles import TaskHandles, TaskOptions
-from .task_handles import TaskRef
+from .task_handles import TaskHandles, TaskOptions, TaskRef
 
 if TYPE_CHECKING:
     from mcp.client.session import ClientSession
@@ -198,7 +197,9 @@ def _text(value: Any) -> str | None:
 
 
 def _count(value: Any) -> int | None:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 2**53 else None
+    return (
+        int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 2**53 else None
+    )
 
 
 def _timestamp(text: str | None) -> float | None:
@@ -236,7 +237,13 @@ class TasksExtension(ClientExtension):
         return [ResultClaim(result_type="task", model=TaskHandle, resolve=self._resolve)]
 
     def notifications(self) -> Sequence[NotificationBinding[Any]]:
-        return [NotificationBinding(method="notifications/tasks/status", params_type=types.TaskStatusNotificationParams, handler=self._status)]
+        return [
+            NotificationBinding(
+                method="notifications/tasks/status",
+                params_type=types.TaskStatusNotificationParams,
+                handler=self._status,
+            )
+        ]
 
     async def _status(self, params: types.TaskStatusNotificationParams) -> None:
         if self.on_status is not None:
@@ -249,27 +256,37 @@ class TasksExtension(ClientExtension):
     @staticmethod
     async def _resolve(handle: TaskHandle, ctx: ClaimContext) -> types.CallToolResult:
         client = TaskClient(ctx.session, "2026")
-        return await follow(client, TaskStatus.from_wire(handle.model_dump(by_alias=True, mode="json", exclude_none=True)), _QuietHost())
+        return await follow(
+            client, TaskStatus.from_wire(handle.model_dump(by_alias=True, mode="json", exclude_none=True)), _QuietHost()
+        )
 
 
 # ------------------------------------------------------------------------------------------ the methods
 class TaskClient:
     """The task methods of one open session, in its generation's words."""
 
-    def __init__(self, session: ClientSession, generation: Generation, *, can_list: bool = False, can_cancel: bool = True) -> None:
+    def __init__(
+        self, session: ClientSession, generation: Generation, *, can_list: bool = False, can_cancel: bool = True
+    ) -> None:
         self.session = session
         self.generation: Generation = generation
         self.can_list = can_list  # 2025 servers that declare tasks.list
         self.can_cancel = can_cancel
 
-    async def create(self, tool: str, arguments: dict[str, Any], ttl_ms: int | None, meta: dict[str, Any] | None = None) -> TaskStatus:
+    async def create(
+        self, tool: str, arguments: dict[str, Any], ttl_ms: int | None, meta: dict[str, Any] | None = None
+    ) -> TaskStatus:
         """2025: a task-augmented ``tools/call``; returns the created task.
 
         Sent through the session's dispatcher: ``send_request`` would validate the reply against
         ``CallToolResult`` (the only ``tools/call`` result of its 2025 tables) and refuse the
         ``CreateTaskResult``. The dispatcher is private to the SDK; this is its only use here.
         """
-        params: dict[str, Any] = {"name": tool, "arguments": arguments, "task": {} if ttl_ms is None else {"ttl": ttl_ms}}
+        params: dict[str, Any] = {
+            "name": tool,
+            "arguments": arguments,
+            "task": {} if ttl_ms is None else {"ttl": ttl_ms},
+        }
         if meta:
             params["_meta"] = meta
         raw = await self.session._dispatcher.send_raw_request("tools/call", params, None)
@@ -282,7 +299,9 @@ class TaskClient:
         if self.generation == "2026":
             detailed = await self.session.send_request(_GetTask(params=_TaskIdParams(task_id=task_id)), _Loose)
             return TaskStatus.from_wire(detailed.model_dump(by_alias=True, mode="json", exclude_none=True))
-        task = await self.session.send_request(types.GetTaskRequest(params=types.GetTaskRequestParams(task_id=task_id)), types.GetTaskResult)
+        task = await self.session.send_request(
+            types.GetTaskRequest(params=types.GetTaskRequestParams(task_id=task_id)), types.GetTaskResult
+        )
         return TaskStatus.from_wire(task.model_dump(by_alias=True, mode="json", exclude_none=True))
 
     async def result(self, status: TaskStatus) -> types.CallToolResult:
@@ -296,14 +315,23 @@ class TaskClient:
 
     async def update(self, task_id: str, responses: dict[str, Any]) -> None:
         """2026: send the answers to an ``input_required`` task."""
-        wire = {key: value.model_dump(by_alias=True, mode="json", exclude_none=True) if hasattr(value, "model_dump") else value for key, value in responses.items()}
-        await self.session.send_request(_UpdateTask(params=_UpdateParams(task_id=task_id, input_responses=wire)), _Loose)
+        wire = {
+            key: value.model_dump(by_alias=True, mode="json", exclude_none=True)
+            if hasattr(value, "model_dump")
+            else value
+            for key, value in responses.items()
+        }
+        await self.session.send_request(
+            _UpdateTask(params=_UpdateParams(task_id=task_id, input_responses=wire)), _Loose
+        )
 
     async def cancel(self, task_id: str) -> None:
         if self.generation == "2026":
             await self.session.send_request(_CancelTask(params=_TaskIdParams(task_id=task_id)), _Loose)
         else:
-            await self.session.send_request(types.CancelTaskRequest(params=types.CancelTaskRequestParams(task_id=task_id)), types.CancelTaskResult)
+            await self.session.send_request(
+                types.CancelTaskRequest(params=types.CancelTaskRequestParams(task_id=task_id)), types.CancelTaskResult
+            )
 
     async def list(self, limit: int = 1000) -> list[TaskStatus]:
         """2025 servers that list tasks: every one, following pagination (at most ``limit``)."""
@@ -341,14 +369,19 @@ class _QuietHost:
         pass
 
     async def answer_task(self, requests: dict[str, Any]) -> dict[str, Any]:
-        raise FlowError("the task asks for input, which Client.call_tool cannot give; run it through mcp-notebook's flows", kind="unanswered")
+        raise FlowError(
+            "the task asks for input, which Client.call_tool cannot give; run it through mcp-notebook's flows",
+            kind="unanswered",
+        )
 
     async def next_change(self, timeout: float) -> TaskStatus | None:
         await asyncio.sleep(timeout)
         return None
 
 
-async def follow(client: TaskClient, status: TaskStatus, host: TaskHost, answered: set[str] | None = None) -> types.CallToolResult:
+async def follow(
+    client: TaskClient, status: TaskStatus, host: TaskHost, answered: set[str] | None = None
+) -> types.CallToolResult:
     """Poll ``status`` to its end and return the tool's result (``answered``: 2026 input keys already sent).
 
     Polls are at least ``pollInterval`` apart; a 2025 status notification is taken as the next
@@ -363,7 +396,9 @@ async def follow(client: TaskClient, status: TaskStatus, host: TaskHost, answere
             break
         if status.status == "input_required":
             if client.generation == "2025":
-                return await _final_result(client, status, host)  # the server asks over this request's stream, then answers
+                return await _final_result(
+                    client, status, host
+                )  # the server asks over this request's stream, then answers
             fresh = {k: v for k, v in (status.input_requests or {}).items() if k not in answered}
             if fresh:
                 responses = await host.answer_task(fresh)
@@ -379,7 +414,9 @@ async def follow(client: TaskClient, status: TaskStatus, host: TaskHost, answere
         error = status.error or {}
         code = error.get("code") if isinstance(error.get("code"), int) else None
         text = error.get("message") if isinstance(error.get("message"), str) else status.message or "no reason given"
-        raise FlowError(f"the task failed: {str(text)[:MAX_MESSAGE]}", code=code, kind="task_failed", data=error.get("data"))
+        raise FlowError(
+            f"the task failed: {str(text)[:MAX_MESSAGE]}", code=code, kind="task_failed", data=error.get("data")
+        )
     return await _final_result(client, status, host)  # 2025 failed: tasks/result answers what tools/call would have
 
 
@@ -388,7 +425,9 @@ async def _final_result(client: TaskClient, status: TaskStatus, host: TaskHost) 
     result = await client.result(status)
     if not status.terminal:
         ended = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-        host.task_changed(replace(status, status="failed" if result.is_error else "completed", message=None, updated_at=ended))
+        host.task_changed(
+            replace(status, status="failed" if result.is_error else "completed", message=None, updated_at=ended)
+        )
     return result
 
 
@@ -403,7 +442,11 @@ def gone(error: BaseException, status: TaskStatus | None, label: str) -> FlowErr
     if not isinstance(error, MCPError) or error.code != types.INVALID_PARAMS:
         return None
     if status is not None and status.expired():
-        why = f"its time to live ({(status.ttl_ms or 0) / 1000:g} s from its creation) ran out, and the server forgot it"
+        why = (
+            f"its time to live ({(status.ttl_ms or 0) / 1000:g} s from its creation) ran out, and the server forgot it"
+        )
     else:
         why = "the server does not know it (it was restarted and lost its tasks, or forgot it early)"
-    return FlowError(f"{label}: the task is gone: {why}. Call the tool again to start a new one.", code=error.code, kind="task_gone")
+    return FlowError(
+        f"{label}: the task is gone: {why}. Call the tool again to start a new one.", code=error.code, kind="task_gone"
+    )

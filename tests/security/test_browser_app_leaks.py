@@ -93,7 +93,10 @@ def listener() -> Iterator[Listener]:
             assert got is not None
             got.datagrams.append(data)
 
-    threads = [threading.Thread(target=server.serve_forever, daemon=True), threading.Thread(target=receive, daemon=True)]
+    threads = [
+        threading.Thread(target=server.serve_forever, daemon=True),
+        threading.Thread(target=receive, daemon=True),
+    ]
     for thread in threads:
         thread.start()
     try:
@@ -117,7 +120,9 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
     view_bundle()  # raises PeersMissing (run `make peers-deps`) before any browser starts
     data_dir = tmp_path_factory.mktemp("jupyter-data")
-    with running_lab(tmp_path_factory.mktemp("app-leaks"), expose_app=True, env={"JUPYTER_DATA_DIR": str(data_dir)}) as (url, _root):
+    with running_lab(
+        tmp_path_factory.mktemp("app-leaks"), expose_app=True, env={"JUPYTER_DATA_DIR": str(data_dir)}
+    ) as (url, _root):
         yield Served(url, data_dir)
 
 
@@ -128,9 +133,7 @@ def served(lab: Served) -> tuple[str, str]:
 
 
 def server_cell(listener: Listener) -> str:
-    return (
-        f"%%mcp server apps\nfrom tests.app_servers import make_server\napps_server = make_server(leak_target='http://127.0.0.1:{listener.http_port}', leak_stun='stun:127.0.0.1:{listener.udp_port}')"
-    )
+    return f"%%mcp server apps\nfrom tests.app_servers import make_server\napps_server = make_server(leak_target='http://127.0.0.1:{listener.http_port}', leak_stun='stun:127.0.0.1:{listener.udp_port}')"
 
 
 def test_an_app_without_domains_sends_nothing_out(front: Front, listener: Listener) -> None:
@@ -189,14 +192,16 @@ def test_an_app_without_domains_sends_nothing_out(front: Front, listener: Listen
         assert seen[attempt] == "attempted: done", seen  # the nested frame was taken out before it loaded
     # a worker from a blob: URL may start (worker-src blob:, for PDF.js and the like) but runs under the App's CSP:
     # its fetch, importScripts and WebSocket to the listener are refused; a data: worker is not allowed at all
-    assert seen["worker_blob"] == "attempted: worker: importScripts NetworkError, fetch TypeError, websocket error", seen
+    assert seen["worker_blob"] == "attempted: worker: importScripts NetworkError, fetch TypeError, websocket error", (
+        seen
+    )
     assert seen["worker_data"] == "attempted: worker error", seen
 
 
 def planted_output(app: str, signed_by: bytes | None) -> dict[str, Any]:
     """A saved counter App output carrying forged data (``signed_by``: the key that signed it, if any)."""
-    from mcp_notebook.notebook.apps import OUTPUT_MIME
     from mcp_notebook.flows.trust import RecordSigner
+    from mcp_notebook.notebook.apps import OUTPUT_MIME
 
     body = {
         "v": 1, "app": app, "server": "apps", "tool": "counter", "uri": "ui://counter/app.html",
@@ -230,7 +235,9 @@ def test_a_planted_app_output_does_not_feed_its_data_to_the_app(front: Front, la
     note = app.locator(".mcp-notebook-app-note")
     if signer == "this user":
         expect(view.locator("#count")).to_have_text("9999")  # the saved result, as the user's own kernel wrote it
-        expect(view.locator("#input")).to_have_text(json.dumps({"amount": 9999, "iban": "DE00ATTACKER"}, separators=(",", ":")))
+        expect(view.locator("#input")).to_have_text(
+            json.dumps({"amount": 9999, "iban": "DE00ATTACKER"}, separators=(",", ":"))
+        )
         expect(note).not_to_contain_text(UNSIGNED_NOTE)
         assert app.get_attribute("data-saved-data") is None
         return

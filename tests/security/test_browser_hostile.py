@@ -66,7 +66,9 @@ CELLS = [
     "%mcp log h",
 ]
 # the form, the URL-mode form and the sampling review: left open in the page
-FORM, URL_FORM, SAMPLE = (CELLS.index(f"%mcp call h.{tool} --background") for tool in ("hostile_form", "hostile_url", "hostile_sample"))
+FORM, URL_FORM, SAMPLE = (
+    CELLS.index(f"%mcp call h.{tool} --background") for tool in ("hostile_form", "hostile_url", "hostile_sample")
+)
 LAST = len(CELLS) - 1
 TOOL_ERRORS = (CELLS.index("%mcp call h.hostile_error"), CELLS.index("%mcp call h.hostile_error_blocks"))
 
@@ -152,7 +154,9 @@ def test_hostile_server_in_jupyterlab(lab: Lab, page: Any) -> None:
     from playwright.sync_api import expect
 
     document = _notebook(CELLS)
-    for index in TOOL_ERRORS:  # an isError result fails its cell; tagged as the tutorials tag theirs, so Run All goes on
+    for (
+        index
+    ) in TOOL_ERRORS:  # an isError result fails its cell; tagged as the tutorials tag theirs, so Run All goes on
         document["cells"][index]["metadata"]["tags"] = ["raises-exception"]
     (lab.root / NOTEBOOK).write_text(json.dumps(document))
     before = _files(lab.root)
@@ -188,11 +192,15 @@ def test_hostile_server_in_jupyterlab(lab: Lab, page: Any) -> None:
     expect(cells.nth(6)).to_contain_text(h("link-title"))
     expect(cells.nth(7)).to_contain_text(h("tool-error"))
     expect(cells.nth(8)).to_contain_text(h("error-result-text"))
-    for index in TOOL_ERRORS:  # an isError result: a red "error" badge, and the cell failed (Run All went on: tagged raises-exception)
+    for index in (
+        TOOL_ERRORS
+    ):  # an isError result: a red "error" badge, and the cell failed (Run All went on: tagged raises-exception)
         badge = cells.nth(index).locator(".mcpnb .badge")
         expect(badge).to_have_text("error")
         expect(badge).to_have_css("background-color", "rgb(211, 47, 47)")
-        expect(cells.nth(index).locator("[data-mime-type='application/vnd.jupyter.stderr']")).to_contain_text("reported a tool error (isError)")
+        expect(cells.nth(index).locator("[data-mime-type='application/vnd.jupyter.stderr']")).to_contain_text(
+            "reported a tool error (isError)"
+        )
     expect(cells.nth(9)).to_contain_text(h("progress-result"))
     expect(cells.nth(10)).to_contain_text(h("prompt-user"))
     expect(cells.nth(12)).to_contain_text(h("resource-text"))
@@ -262,7 +270,9 @@ def test_hostile_server_in_jupyterlab(lab: Lab, page: Any) -> None:
     if page.evaluate("window.__pwned") != 0:
         problems.append("window.__pwned was set: a payload ran in the page")
     own = re.compile(rf"^/api/contents/{re.escape(NOTEBOOK)}(/checkpoints(/[^/]+)?)?$")
-    problems += [f"contents API write the user did not make: {wr}" for wr in writes if not own.match(wr.split(" ", 1)[1])]
+    problems += [
+        f"contents API write the user did not make: {wr}" for wr in writes if not own.match(wr.split(" ", 1)[1])
+    ]
     if (lab.root / "pwned.txt").exists():
         problems.append("the canary wrote pwned.txt")
     if _files(lab.root) != before:

@@ -122,7 +122,12 @@ def test_schema_values_from_tab_run_nothing_and_reach_the_server_as_written(ip: 
     assert line.endswith(f" zone='zone{DOUBLED}'")
     line = braced(ip, f"{line} shape=")  # an object enum value, as JSON
     received = json.loads(run(ip, line).content[0].text)
-    assert received == {"region": "eu-west-1" + BRACES, "zone": "zone" + BRACES, "shape": {"k": "shape" + BRACES}, "note" + BRACES: ""}
+    assert received == {
+        "region": "eu-west-1" + BRACES,
+        "zone": "zone" + BRACES,
+        "shape": {"k": "shape" + BRACES},
+        "note" + BRACES: "",
+    }
     assert not marker.exists()
     # what is typed is compared with the raw values, its quotes undone
     assert tab(ip, f"{tool} region='eu") == [f"{tool} region='eu-west-1{DOUBLED}'"]
@@ -171,14 +176,18 @@ def test_a_received_flow_id_from_tab_and_the_commands_its_errors_print(ip: Any, 
 
     flow_id, server = "flow" + BRACES, "srv" + BRACES
     nb = nbformat.v4.new_notebook()
-    nb.metadata["mcp_notebook"] = {"flows": {flow_id: planted(flow_id, {"name": server, "target": "http://127.0.0.1:9/mcp"})}}
+    nb.metadata["mcp_notebook"] = {
+        "flows": {flow_id: planted(flow_id, {"name": server, "target": "http://127.0.0.1:9/mcp"})}
+    }
     nbformat.write(nb, str(tmp_path / "received.ipynb"))
     ip.run_line_magic("mcp", f"flows --from {tmp_path / 'received.ipynb'}")
     hub = ip.magics_manager.registry["MCPMagics"].session
     try:
         line = braced(ip, "%mcp resume ")
         assert line == f"%mcp resume 'flow{DOUBLED}'"
-        with pytest.raises(UsageError) as refused:  # not saved by this user: refused headless, with the commands to go on
+        with pytest.raises(
+            UsageError
+        ) as refused:  # not saved by this user: refused headless, with the commands to go on
             run(ip, line)
         message = str(refused.value)
         assert f"{line} --trust" in message and f"%mcp connect 'srv{DOUBLED}' TARGET" in message
@@ -199,7 +208,10 @@ def _hints() -> list[tuple[str, dict[str, Any], list[str]]]:
 
     flow, name, field, url = "flow" + BRACES, "srv" + BRACES, "field" + BRACES, "http://127.0.0.1:9/" + BRACES
     d = DOUBLED
-    stdio = Connection(name, Target(kind="stdio", command=["python" + BRACES, "-m", "x"], cwd="/srv" + BRACES, env={"VAR" + BRACES: "v"}))
+    stdio = Connection(
+        name,
+        Target(kind="stdio", command=["python" + BRACES, "-m", "x"], cwd="/srv" + BRACES, env={"VAR" + BRACES: "v"}),
+    )
     http = Connection(name, Target(kind="http", url=url, headers={"X-Key" + BRACES: "v"}, bearer_env="TOKEN" + BRACES,
                                    oauth=OAuthOptions(client_id="client" + BRACES, scope="read" + BRACES)))  # fmt: skip
     stdio_line = f"%mcp connect 'srv{d}' --cwd '/srv{d}' --env 'VAR{d}'=… -- 'python{d}' -m x"
@@ -225,8 +237,8 @@ def _hints() -> list[tuple[str, dict[str, Any], list[str]]]:
 @pytest.mark.parametrize("case", range(13))
 def test_printed_commands_carry_server_and_record_text_encoded(ip: Any, marker: Path, case: int) -> None:
     """Each hint prints its command with the payload encoded; copied into a cell, the line reads back the raw text."""
-    from mcp_notebook.magics.line_expand import expand_braces, strip_comment
     from mcp_notebook.magics.hints import hint
+    from mcp_notebook.magics.line_expand import expand_braces, strip_comment
     from mcp_notebook.magics.magics import MCPMagics
 
     kind, fields, commands = _hints()[case]
@@ -234,7 +246,9 @@ def test_printed_commands_carry_server_and_record_text_encoded(ip: Any, marker: 
     assert text is not None and "__import__" not in text.replace(DOUBLED, ""), text  # the payload only ever encoded
     for command in commands:
         assert command in text, (command, text)
-        words = MCPMagics._split(expand_braces(strip_comment(command.removeprefix("%mcp ")), ip.user_ns))  # what the magic reads of it
+        words = MCPMagics._split(
+            expand_braces(strip_comment(command.removeprefix("%mcp ")), ip.user_ns)
+        )  # what the magic reads of it
         assert sum(BRACES in w for w in words) == command.count(DOUBLED)
         assert all(w.count(BRACES) == 1 for w in words if "__import__" in w)
     assert not marker.exists()

@@ -35,9 +35,42 @@ from ..conftest import REPO_ROOT, get_shell
 from .hostile import BAD_BASE64, EVIL_URL, FLAG, HOSTILE, HOSTILE_TOOL_NAME, HOSTILE_VALUE, JS_URL, PAYLOADS, h
 
 # ---------------------------------------------------------------------- the static check
-SCRIPT_TAGS = {"script", "iframe", "object", "embed", "frame", "frameset", "applet", "base", "meta", "link", "form", "portal"}
-URL_ATTRS = {"href", "src", "xlink:href", "action", "formaction", "data", "poster", "background", "srcset", "ping", "codebase"}
-BAD_URLS = ("javascript:", "vbscript:", "data:text/html", "data:image/svg", "data:application/xhtml", "data:text/xml", "data:application/xml")
+SCRIPT_TAGS = {
+    "script",
+    "iframe",
+    "object",
+    "embed",
+    "frame",
+    "frameset",
+    "applet",
+    "base",
+    "meta",
+    "link",
+    "form",
+    "portal",
+}
+URL_ATTRS = {
+    "href",
+    "src",
+    "xlink:href",
+    "action",
+    "formaction",
+    "data",
+    "poster",
+    "background",
+    "srcset",
+    "ping",
+    "codebase",
+}
+BAD_URLS = (
+    "javascript:",
+    "vbscript:",
+    "data:text/html",
+    "data:image/svg",
+    "data:application/xhtml",
+    "data:text/xml",
+    "data:application/xml",
+)
 _MARKER = re.compile(r"\[([a-z0-9-]+)\]")
 
 
@@ -75,7 +108,9 @@ class _LeakFinder(HTMLParser):
                 self._leak(f"<{tag}> has srcdoc")
             elif name in URL_ATTRS and _url_key(value).startswith(BAD_URLS):
                 self._leak(f"<{tag}> {name}={value[:60]!r}")
-            elif name == "style" and (FLAG in value or "javascript:" in _url_key(value) or "expression(" in value.lower()):
+            elif name == "style" and (
+                FLAG in value or "javascript:" in _url_key(value) or "expression(" in value.lower()
+            ):
                 self._leak(f"<{tag}> style={value[:60]!r}")
 
     def handle_endtag(self, tag: str) -> None:
@@ -124,7 +159,9 @@ def test_find_leaks_catches_each_shape() -> None:
             assert find_leaks(f"<div title='{payload}'>x</div>"), payload
         else:
             assert find_leaks(f'<div title="{payload}">x</div>') or find_leaks(f"<pre>{payload}</pre>"), payload
-        assert not find_leaks(f'<pre title="{html_module.escape(payload)}">{html_module.escape(payload)}</pre>'), payload
+        assert not find_leaks(f'<pre title="{html_module.escape(payload)}">{html_module.escape(payload)}</pre>'), (
+            payload
+        )
     assert find_leaks(f'<img src="data:image/png;base64,{BAD_BASE64}">')
     assert find_leaks('<a href="data:text/html;base64,PGI+">x</a>')
     assert find_leaks('<img src="data:image/svg+xml;base64,PGI+">')
@@ -229,34 +266,87 @@ class Case:
 
 
 CASES: dict[str, Case] = {
-    "servers": Case(["servers"], markers=[h("server-name")[:70]]),  # a name is one line of at most 80 characters: its start, escaped
-    "tools": Case(["tools {n}"], shown=["echo-title", "content-title", "form-title", "url-title", "named-title"], markers=["[tool-description]", "[form-tool-description]", HOSTILE_TOOL_NAME]),
+    "servers": Case(
+        ["servers"], markers=[h("server-name")[:70]]
+    ),  # a name is one line of at most 80 characters: its start, escaped
+    "tools": Case(
+        ["tools {n}"],
+        shown=["echo-title", "content-title", "form-title", "url-title", "named-title"],
+        markers=["[tool-description]", "[form-tool-description]", HOSTILE_TOOL_NAME],
+    ),
     "prompts": Case(["prompts {n}"], shown=["prompt-title"], markers=["[prompt-description]"]),
-    "resources": Case(["resources {n}"], shown=["resource-name", "blob-name", "template-name"], markers=["[resource-description]", "[template-description]"]),
+    "resources": Case(
+        ["resources {n}"],
+        shown=["resource-name", "blob-name", "template-name"],
+        markers=["[resource-description]", "[template-description]"],
+    ),
     "call-echo": Case(["call {n}.hostile_echo"], shown=["echo-result", "arg-default"]),
-    "call-echo-user-text": Case(["call {n}.hostile_echo --json '{{\"text\": \"<b>bold</b>\"}}'"], markers=["<b>bold</b>"], shown=["echo-result"]),
+    "call-echo-user-text": Case(
+        ['call {n}.hostile_echo --json \'{{"text": "<b>bold</b>"}}\''], markers=["<b>bold</b>"], shown=["echo-result"]
+    ),
     "call-named": Case(["call '{n}." + HOSTILE_TOOL_NAME + "'"], shown=["named-result"], markers=[HOSTILE_TOOL_NAME]),
-    "call-content": Case(["call {n}.hostile_content"], shown=["result-text", "embedded-text", "link-title", "link-description"], markers=["[structured-value]", "[structured-key]"]),
-    "call-content-trace": Case(["call {n}.hostile_content --trace"], shown=["result-text"], markers=["[structured-key]", "hostile://blob/page.html"]),
+    "call-content": Case(
+        ["call {n}.hostile_content"],
+        shown=["result-text", "embedded-text", "link-title", "link-description"],
+        markers=["[structured-value]", "[structured-key]"],
+    ),
+    "call-content-trace": Case(
+        ["call {n}.hostile_content --trace"],
+        shown=["result-text"],
+        markers=["[structured-key]", "hostile://blob/page.html"],
+    ),
     "call-error": Case(["call {n}.hostile_error"], shown=["tool-error"], markers=["Tool error"], tool_error=True),
-    "call-error-blocks": Case(["call {n}.hostile_error_blocks"], shown=["error-result-text"], markers=["Tool error"], tool_error=True),
-    "call-records": Case(["call {n}.hostile_records"], markers=["[record-key] " + PAYLOADS[0], "[record-value] " + PAYLOADS[1], "[record-name] ", "[record-nested] "]),
-    "read-markdown": Case(["read {n} hostile://markdown"], markers=["[markdown-heading] " + PAYLOADS[0], "[markdown-text] ", "[markdown-raw-block]", "[markdown-cell] " + PAYLOADS[1]]),
-    "call-progress": Case(["call {n}.hostile_progress"], shown=["progress-result", "log-info-1", "log-error"], markers=["[log-data]", "[logger-name]"]),
-    "call-form": Case(["call {n}.hostile_form --accept-defaults"], shown=["form-result"], markers=["[field-default]", HOSTILE_VALUE, "[elicit-message]"]),  # the answer summary names the question
+    "call-error-blocks": Case(
+        ["call {n}.hostile_error_blocks"], shown=["error-result-text"], markers=["Tool error"], tool_error=True
+    ),
+    "call-records": Case(
+        ["call {n}.hostile_records"],
+        markers=["[record-key] " + PAYLOADS[0], "[record-value] " + PAYLOADS[1], "[record-name] ", "[record-nested] "],
+    ),
+    "read-markdown": Case(
+        ["read {n} hostile://markdown"],
+        markers=[
+            "[markdown-heading] " + PAYLOADS[0],
+            "[markdown-text] ",
+            "[markdown-raw-block]",
+            "[markdown-cell] " + PAYLOADS[1],
+        ],
+    ),
+    "call-progress": Case(
+        ["call {n}.hostile_progress"],
+        shown=["progress-result", "log-info-1", "log-error"],
+        markers=["[log-data]", "[logger-name]"],
+    ),
+    "call-form": Case(
+        ["call {n}.hostile_form --accept-defaults"],
+        shown=["form-result"],
+        markers=["[field-default]", HOSTILE_VALUE, "[elicit-message]"],
+    ),  # the answer summary names the question
     "call-form-answered": Case(
         ["call {n}.hostile_form --accept-defaults --answer 'text=<img src=x onerror=\"window.__pwned=1\">'"],
-        shown=["form-result"], markers=['<img src=x onerror=\\"window.__pwned=1\\">'],
+        shown=["form-result"],
+        markers=['<img src=x onerror=\\"window.__pwned=1\\">'],
     ),
     "call-url": Case(["call {n}.hostile_url"], markers=["[url-message-evil]", EVIL_URL], error=True),
-    "call-url-javascript": Case(["call {n}.hostile_url which=javascript"], markers=["[url-message-js]", JS_URL], error=True),
+    "call-url-javascript": Case(
+        ["call {n}.hostile_url which=javascript"], markers=["[url-message-js]", JS_URL], error=True
+    ),
     "call-sample": Case(["call {n}.hostile_sample"], shown=["sample-result"], markers=["echo: [sampling-message]"]),
-    "prompt": Case(["prompt {n}.hostile_prompt"], shown=["prompt-user", "prompt-assistant"], markers=["[prompt-description]"]),
+    "prompt": Case(
+        ["prompt {n}.hostile_prompt"], shown=["prompt-user", "prompt-assistant"], markers=["[prompt-description]"]
+    ),
     "read-text": Case(["read {n} hostile://text"], shown=["resource-text"]),
     "read-blob": Case(["read {n} hostile://blob"], markers=["hostile://blob"]),
     "read-template": Case(["read {n} hostile://item/%3Cb%3E"], shown=["template-text"]),
-    "log": Case(["call {n}.hostile_progress", "log {n}"], shown=["log-info-1", "log-info-2", "log-error", "logger-name"], markers=["[log-data]"]),
-    "trace": Case(["call {n}.hostile_form --accept-defaults", "trace"], markers=["[elicit-message]", "[form-result]", "[field-title]"]),
+    "log": Case(
+        ["call {n}.hostile_progress", "log {n}"],
+        shown=["log-info-1", "log-info-2", "log-error", "logger-name"],
+        markers=["[log-data]"],
+    ),
+    "trace": Case(
+        ["call {n}.hostile_form --accept-defaults", "trace"],
+        markers=["[elicit-message]", "[form-result]", "[field-title]"],
+    ),
     "trace-url": Case(["call {n}.hostile_url which=evil", "trace"], markers=["[url-message-evil]"], error=True),
 }
 
@@ -434,10 +524,10 @@ class Interactive:
 
 def run_interactive(conn_name: str, tool: str, arguments: dict[str, Any] | None = None) -> Interactive:
     """Call ``tool`` with the real live view (as ``%mcp call`` in JupyterLab builds it), agreeing to everything."""
+    from IPython import get_ipython
+
     from mcp_notebook.forms.model import Answers
     from mcp_notebook.notebook.live_view import LiveView
-
-    from IPython import get_ipython
 
     hub = get_ipython().magics_manager.registry["MCPMagics"].session
     conn = hub.registry.get(conn_name)
@@ -470,13 +560,29 @@ INTERACTIVE: dict[str, tuple[dict[str, Any], set[str], list[str], list[str]]] = 
     "hostile_form": (
         {},
         {"Accept"},
-        ["elicit-message", "field-title", "field-description", "oneof-title-1", "oneof-title-2", "enumnames-1", "anyof-title-2",
-         "flag-title", "count-description", "date-title", "plain-many-title"],
+        [
+            "elicit-message",
+            "field-title",
+            "field-description",
+            "oneof-title-1",
+            "oneof-title-2",
+            "enumnames-1",
+            "anyof-title-2",
+            "flag-title",
+            "count-description",
+            "date-title",
+            "plain-many-title",
+        ],
         ["form-result"],
     ),
     # 2026-07-28 asks both URLs in one round ("Send answers"); 2025 asks one at a time ("Done")
     "hostile_url": ({}, {"Send answers", "Done"}, ["url-message-evil", "url-message-js"], ["url-result"]),
-    "hostile_sample": ({}, {"Send", "Return"}, ["sampling-message", "sampling-system", "[sampling-hint]", "[sampling-stop]"], ["sample-result"]),
+    "hostile_sample": (
+        {},
+        {"Send", "Return"},
+        ["sampling-message", "sampling-system", "[sampling-hint]", "[sampling-stop]"],
+        ["sample-result"],
+    ),
     "hostile_progress": ({}, set(), ["progress-1", "log-info-1"], ["progress-result"]),
     "hostile_content": ({}, set(), [], ["result-text", "link-title"]),
     HOSTILE_TOOL_NAME: ({}, set(), [HOSTILE_TOOL_NAME], ["named-result"]),
@@ -530,10 +636,11 @@ def test_javascript_url_is_never_a_link(shell: Any, connected: Connected) -> Non
 def _hostile_question(schema: dict[str, Any], message: str, key: str) -> Any:
     from mcp.types import ElicitRequestFormParams
 
-    from mcp_notebook.forms.model import Question
-    from mcp_notebook.forms.model import FormModel
+    from mcp_notebook.forms.model import FormModel, Question
 
-    return Question(key, ElicitRequestFormParams(message=message, requested_schema=schema), FormModel.from_schema(schema, message))
+    return Question(
+        key, ElicitRequestFormParams(message=message, requested_schema=schema), FormModel.from_schema(schema, message)
+    )
 
 
 HOSTILE_SCHEMA_NAMES: dict[str, Any] = {
@@ -548,7 +655,13 @@ HOSTILE_SCHEMA_NAMES: dict[str, Any] = {
 
 HOSTILE_SCHEMA_UNSUPPORTED: dict[str, Any] = {
     "type": "object",
-    "properties": {"nested": {"type": "object", "title": h("nested-title"), "properties": {HOSTILE_VALUE: {"type": "string", "default": h("nested-default")}}}},
+    "properties": {
+        "nested": {
+            "type": "object",
+            "title": h("nested-title"),
+            "properties": {HOSTILE_VALUE: {"type": "string", "default": h("nested-default")}},
+        }
+    },
 }
 
 
@@ -562,7 +675,10 @@ def test_panel_from_hostile_schema(schema: str) -> None:
     elif schema == "unsupported":
         questions = [_hostile_question(HOSTILE_SCHEMA_UNSUPPORTED, h("raw-message"), h("raw-key"))]
     else:
-        questions = [_hostile_question(HOSTILE_SCHEMA_NAMES, h("raw-message"), "a"), _hostile_question(HOSTILE_SCHEMA_UNSUPPORTED, h("raw-message-2"), "b")]
+        questions = [
+            _hostile_question(HOSTILE_SCHEMA_NAMES, h("raw-message"), "a"),
+            _hostile_question(HOSTILE_SCHEMA_UNSUPPORTED, h("raw-message-2"), "b"),
+        ]
     results: dict[str, Any] = {}
     panel = ElicitationPanel(h("server"), questions, Answers(fields={HOSTILE_VALUE: h("preset")}), results.update)
     leaks = widget_leaks(panel.widget)
@@ -598,7 +714,9 @@ def test_summary_and_refusal_html() -> None:
     from mcp_notebook.notebook.live_view import refused_html
 
     questions = [_hostile_question(HOSTILE_SCHEMA_NAMES, h("summary-message"), h("summary-key"))]
-    summary = summary_html(h("summary-server"), {h("summary-key"): ElicitResult(action="accept", content={HOSTILE_VALUE: "x"})}, questions)
+    summary = summary_html(
+        h("summary-server"), {h("summary-key"): ElicitResult(action="accept", content={HOSTILE_VALUE: "x"})}, questions
+    )
     summary += summary_html(h("summary-server"), {h("other-key"): ElicitResult(action="decline")})
     refused = refused_html(h("refused-label"))
     leaks = find_leaks(summary) + find_leaks(refused)
@@ -621,7 +739,13 @@ def test_resume_offer_from_hostile_record() -> None:
         "round": h("record-round"),
     }
     with capture_output():
-        offer = ResumeOffer(SavedFlow.from_dict({**record, "pending": {}}), [h("record-question")], h("record-age"), lambda: None, lambda: None)
+        offer = ResumeOffer(
+            SavedFlow.from_dict({**record, "pending": {}}),
+            [h("record-question")],
+            h("record-age"),
+            lambda: None,
+            lambda: None,
+        )
     try:
         leaks = widget_leaks(offer.box)
         assert not leaks, "\n".join(leaks)
@@ -639,21 +763,40 @@ def test_record_review_and_confirm_panel_from_hostile_record() -> None:
 
     record = {
         "id": h("planted-id"),
-        "server": {"name": h("planted-server"), "target": f"-- touch {h('planted-command')}", "cwd": h("planted-cwd"), "env": [h("planted-env")]},
+        "server": {
+            "name": h("planted-server"),
+            "target": f"-- touch {h('planted-command')}",
+            "cwd": h("planted-cwd"),
+            "env": [h("planted-env")],
+        },
         "method": "tools/call",
         "name": h("planted-tool"),
         "arguments": {h("planted-key"): h("planted-value")},
         "withheld": [h("planted-withheld")],
     }
-    http_record = {**record, "server": {"name": h("planted-server"), "target": JS_URL, "bearer_env": h("planted-token-var"), "headers": [h("planted-header")]}}
+    http_record = {
+        **record,
+        "server": {
+            "name": h("planted-server"),
+            "target": JS_URL,
+            "bearer_env": h("planted-token-var"),
+            "headers": [h("planted-header")],
+        },
+    }
     for rec in (record, http_record):
-        bundle = RecordReview(SavedFlow.from_dict({**rec, "round": 1, "pending": {}}), [h("planted-concern")])._repr_mimebundle_()
+        bundle = RecordReview(
+            SavedFlow.from_dict({**rec, "round": 1, "pending": {}}), [h("planted-concern")]
+        )._repr_mimebundle_()
         assert not find_leaks(bundle["text/html"]), find_leaks(bundle["text/html"])
         for tag in ("planted-id", "planted-server", "planted-tool", "planted-concern", "planted-withheld"):
             assert h(tag) in html_text(bundle["text/html"]) and h(tag) in bundle["text/plain"], tag
     ran: list[str] = []
     with capture_output():
-        panel = ConfirmResume(SavedFlow.from_dict({**record, "round": 1, "pending": {}}), [h("planted-concern")], lambda: ran.append("ran"))
+        panel = ConfirmResume(
+            SavedFlow.from_dict({**record, "round": 1, "pending": {}}),
+            [h("planted-concern")],
+            lambda: ran.append("ran"),
+        )
     try:
         leaks = widget_leaks(panel.box)
         assert not leaks, "\n".join(leaks)
@@ -668,12 +811,22 @@ def test_record_review_and_confirm_panel_from_hostile_record() -> None:
 
 
 def _sampling_params() -> Any:
-    from mcp.types import CreateMessageRequestParams, ImageContent, ModelHint, ModelPreferences, SamplingMessage, TextContent
+    from mcp.types import (
+        CreateMessageRequestParams,
+        ImageContent,
+        ModelHint,
+        ModelPreferences,
+        SamplingMessage,
+        TextContent,
+    )
 
     return CreateMessageRequestParams(
         messages=[
             SamplingMessage(role="user", content=TextContent(type="text", text=h("review-message"))),
-            SamplingMessage(role="user", content=[ImageContent(type="image", data=BAD_BASE64, mime_type='image/png" onerror="window.__pwned=1')]),
+            SamplingMessage(
+                role="user",
+                content=[ImageContent(type="image", data=BAD_BASE64, mime_type='image/png" onerror="window.__pwned=1')],
+            ),
         ],
         max_tokens=50,
         system_prompt=h("review-system"),
@@ -686,11 +839,23 @@ def _sampling_params() -> Any:
 def _sampling_result() -> Any:
     from mcp.types import CreateMessageResult, TextContent
 
-    return CreateMessageResult(role="assistant", content=TextContent(type="text", text=h("review-reply")), model=h("review-model"), stop_reason=h("review-stop-reason"))
+    return CreateMessageResult(
+        role="assistant",
+        content=TextContent(type="text", text=h("review-reply")),
+        model=h("review-model"),
+        stop_reason=h("review-stop-reason"),
+    )
 
 
 def test_sampling_review_panels_and_bundles() -> None:
-    from mcp_notebook.notebook.review import HumanReply, ReplyReview, RequestReview, reply_html, request_html, sampling_bundle
+    from mcp_notebook.notebook.review import (
+        HumanReply,
+        ReplyReview,
+        RequestReview,
+        reply_html,
+        request_html,
+        sampling_bundle,
+    )
     from mcp_notebook.sampling.router import Choice, ModelConfig
 
     params, result = _sampling_params(), _sampling_result()
@@ -745,7 +910,7 @@ def test_a_hostile_www_authenticate_challenge_is_only_text(shell: Any) -> None:
             self.send_header("Content-Length", "0")
             self.end_headers()
 
-        do_GET = do_DELETE = do_POST  # noqa: N815
+        do_GET = do_DELETE = do_POST  # noqa: N815 - http.server's method names
 
         def log_message(self, *args: Any) -> None:
             pass

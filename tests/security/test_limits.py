@@ -30,15 +30,14 @@ from mcp.types import (
 )
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from mcp_notebook.flows.answering import Answerer
-from mcp_notebook.forms.model import Question
-from mcp_notebook.session.session import Session, SessionSettings
-from mcp_notebook.notebook.display import FlowReport, TraceView
-from mcp_notebook.errors import FlowError
-from mcp_notebook.forms.model import Answers, FormModel
-from mcp_notebook.forms.widgets import ElicitationPanel
 from mcp_notebook.core.limits import Limits
+from mcp_notebook.errors import FlowError
+from mcp_notebook.flows.answering import Answerer
 from mcp_notebook.flows.ui import HeadlessUI
+from mcp_notebook.forms.model import Answers, FormModel, Question
+from mcp_notebook.forms.widgets import ElicitationPanel
+from mcp_notebook.notebook.display import FlowReport, TraceView
+from mcp_notebook.session.session import Session, SessionSettings
 
 MB = 1_000_000
 
@@ -79,9 +78,15 @@ async def _call_tool(ctx: Any, params: Any) -> CallToolResult | InputRequiredRes
     if params.name == "blocks":
         return CallToolResult(content=[TextContent(type="text", text=f"block {i}") for i in range(args["n"])])
     if params.name == "structured":
-        return CallToolResult(content=[], structured_content={"rows": [{"i": i, "name": "row"} for i in range(args["n"])]})
+        return CallToolResult(
+            content=[], structured_content={"rows": [{"i": i, "name": "row"} for i in range(args["n"])]}
+        )
     if params.name == "image":
-        return CallToolResult(content=[ImageContent(type="image", data=base64.b64encode(b"\0" * args["n"]).decode(), mime_type="image/png")])
+        return CallToolResult(
+            content=[
+                ImageContent(type="image", data=base64.b64encode(b"\0" * args["n"]).decode(), mime_type="image/png")
+            ]
+        )
     # ask: one form built here (a deep schema cannot travel as an argument: pydantic caps its depth)
     schema = deep_schema(args["depth"]) if "depth" in args else wide_schema(args["fields"])
     question = ElicitRequestFormParams(message="Fill this in", requested_schema=schema)
@@ -91,8 +96,12 @@ async def _call_tool(ctx: Any, params: Any) -> CallToolResult | InputRequiredRes
             return InputRequiredResult(input_requests={"q": ElicitRequest(params=question)})
         answer = answers["q"]
     else:
-        answer = await ctx.session.elicit_form(question.message, question.requested_schema, related_request_id=ctx.request_id)
-    return CallToolResult(content=[TextContent(type="text", text=json.dumps({"action": answer.action, "content": answer.content}))])
+        answer = await ctx.session.elicit_form(
+            question.message, question.requested_schema, related_request_id=ctx.request_id
+        )
+    return CallToolResult(
+        content=[TextContent(type="text", text=json.dumps({"action": answer.action, "content": answer.content}))]
+    )
 
 
 BIG = Server("big", on_list_tools=_list_tools, on_call_tool=_call_tool)
@@ -175,7 +184,7 @@ def test_large_image_is_a_note_not_a_data_url(hub: Session) -> None:
     assert "MCPMagics.max_inline_bytes" in bundle["text/plain"]
     assert len(base64.b64decode(flow.result().content[0].data)) == 50_000
     flow = run(hub, "image", n=500)  # under the default: embedded
-    assert "<img src=\"data:image/png;base64," in FlowReport(flow)._repr_mimebundle_()["text/html"]
+    assert '<img src="data:image/png;base64,' in FlowReport(flow)._repr_mimebundle_()["text/html"]
 
 
 # ---------------------------------------------------------------------- forms
@@ -242,7 +251,10 @@ def test_1000_field_form_is_refused_by_count_and_answered_as_json(hub: Session) 
     assert took < 0.5  # building 1,000 field widgets took about 2 s here
     form = question.form
     assert form is not None and form.limited == "fields" and form.checkable
-    assert form.reason == "the form has 1,000 fields, more than the 200 this notebook shows as widgets (%config MCPMagics.max_form_fields)"
+    assert (
+        form.reason
+        == "the form has 1,000 fields, more than the 200 this notebook shows as widgets (%config MCPMagics.max_form_fields)"
+    )
     box = panel.boxes[0]
     assert box.fields == [] and box.json_editor is not None
     assert "Not shown as a form: the form has 1,000 fields" in box.box.children[1].value
@@ -268,7 +280,10 @@ def test_tick_boxes_and_values_count_toward_the_form_size() -> None:
     big_enum = {"type": "string", "enum": [f"o{j}" for j in range(30_000)]}
     form = FormModel.from_schema({"type": "object", "properties": {"pick": big_enum}})
     assert form.limited == "size" and "holds 30,006 values, more than the 20,000" in form.reason
-    hidden = {"type": "object", "properties": {"pick": big_enum, "z": deep_schema(900)}}  # a deep branch after many values
+    hidden = {
+        "type": "object",
+        "properties": {"pick": big_enum, "z": deep_schema(900)},
+    }  # a deep branch after many values
     assert FormModel.from_schema(hidden).limited == "depth"
     assert FormModel.from_schema(wide_schema(200)).supported  # at the limit: widgets
 
@@ -293,7 +308,12 @@ def test_answerer_uses_the_flows_limits() -> None:
     ui = Recorder()
     asyncio.run(Answerer(ui=ui).elicit(FakeFlow(), {"q": params}))  # type: ignore[arg-type]
     form = ui.questions[0].form
-    assert form is not None and form.limits == FakeFlow.limits and form.limited == "fields" and "more than the 3" in form.reason
+    assert (
+        form is not None
+        and form.limits == FakeFlow.limits
+        and form.limited == "fields"
+        and "more than the 3" in form.reason
+    )
     result = asyncio.run(Answerer(answers=Answers(fields={"f0": "a"})).elicit(FakeFlow(), {"q": params}))  # type: ignore[arg-type]
     assert result["q"].content == {"f0": "a"}  # headless: the JSON fallback still takes presets
 
@@ -311,7 +331,9 @@ def test_config_settings_reach_new_flows() -> None:
         ip.run_line_magic("config", "MCPMagics.max_form_fields = 5")
         ip.run_line_magic("config", "MCPMagics.max_schema_depth = 8")
         ip.run_line_magic("config", "MCPMagics.max_inline_bytes = 10")
-        assert hub.settings.limits == Limits(max_result_chars=1000, max_inline_bytes=10, max_schema_depth=8, max_form_fields=5)
+        assert hub.settings.limits == Limits(
+            max_result_chars=1000, max_inline_bytes=10, max_schema_depth=8, max_form_fields=5
+        )
         flow = ip.run_line_magic("mcp", "call limits_big.text n=50000")
         assert flow.limits.max_result_chars == 1000
         bundle = FlowReport(flow)._repr_mimebundle_()

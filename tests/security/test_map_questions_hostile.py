@@ -16,8 +16,8 @@ from typing import Any
 import ipywidgets as w
 import pytest
 
-from mcp_notebook.mapping.rows import CallSpec, run_rows
 from mcp_notebook.mapping.questions import MapQuestions
+from mcp_notebook.mapping.rows import CallSpec, run_rows
 from mcp_notebook.session.session import Session
 
 from .hostile import HOSTILE, make_server
@@ -57,7 +57,9 @@ def _walk(widget: w.Widget) -> Iterator[w.Widget]:
 def run(session: Session, tool: str, rows: list[dict[str, Any]]) -> tuple[MapQuestions, Any]:
     conn = session.registry.get("h")
     schema = session.tool_schema_sync(conn, tool)
-    questions = MapQuestions(schema, f"h.{tool} {HOSTILE}", stop=lambda: None)  # a label with markup; no kernel loop here: drawing runs at once
+    questions = MapQuestions(
+        schema, f"h.{tool} {HOSTILE}", stop=lambda: None
+    )  # a label with markup; no kernel loop here: drawing runs at once
     spec = CallSpec(tool=tool, concurrency=1, retries=0)
     return questions, session.runtime.submit(run_rows(session, conn, spec, rows, ui=questions))
 
@@ -98,4 +100,6 @@ def test_the_answered_for_all_note_shows_the_servers_field_names_as_text() -> No
     questions._note_for_all([ElicitResult(action="accept", content={HOSTILE: "a value typed by the user"})])
     assert widget_leaks(questions.widget) == []
     text = widget_text(questions.widget)
-    assert "<script>window.__pwned=1</script>" in text and "a value typed by the user" not in text  # the name as text, never the value
+    assert (
+        "<script>window.__pwned=1</script>" in text and "a value typed by the user" not in text
+    )  # the name as text, never the value

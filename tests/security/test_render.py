@@ -32,9 +32,9 @@ from mcp.types import (
     Tool,
 )
 
-from mcp_notebook.session.session import Session
-from mcp_notebook.notebook.display import FlowReport, ResultView, Table, TraceView, badge, render_content
 from mcp_notebook.forms.model import Answers
+from mcp_notebook.notebook.display import FlowReport, ResultView, Table, TraceView, badge, render_content
+from mcp_notebook.session.session import Session
 
 PAYLOAD = 'AAAA" onerror="window.__pwned=1" x="A'  # the finding's image data, verbatim but for the script
 SCRIPT = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=1">'
@@ -89,8 +89,16 @@ def _block(spec: dict[str, Any]) -> Any:
     if kind == "audio":
         return AudioContent(type="audio", data=spec["data"], mime_type=spec["mime"])
     if kind == "blob":
-        return EmbeddedResource(type="resource", resource=BlobResourceContents(uri=spec["uri"], blob=spec["data"], mime_type=spec["mime"]))
-    return ResourceLink(type="resource_link", name=spec["name"], title=spec.get("title"), uri=spec["uri"], description=spec.get("description"))
+        return EmbeddedResource(
+            type="resource", resource=BlobResourceContents(uri=spec["uri"], blob=spec["data"], mime_type=spec["mime"])
+        )
+    return ResourceLink(
+        type="resource_link",
+        name=spec["name"],
+        title=spec.get("title"),
+        uri=spec["uri"],
+        description=spec.get("description"),
+    )
 
 
 async def _list_tools(ctx: Any, params: Any) -> ListToolsResult:
@@ -127,9 +135,18 @@ def shown(hub: Session, *blocks: dict[str, Any], structured: Any = None) -> tupl
 @pytest.mark.parametrize(
     ("block", "note"),
     [
-        ({"kind": "image", "data": PAYLOAD, "mime": "image/png"}, "[image: invalid base64 data from the server; not shown]"),
-        ({"kind": "audio", "data": PAYLOAD, "mime": "audio/wav"}, "[audio: invalid base64 data from the server; not shown]"),
-        ({"kind": "blob", "data": PAYLOAD, "mime": "application/pdf", "uri": "demo://report.pdf"}, "[resource: invalid base64 data from the server; not shown]"),
+        (
+            {"kind": "image", "data": PAYLOAD, "mime": "image/png"},
+            "[image: invalid base64 data from the server; not shown]",
+        ),
+        (
+            {"kind": "audio", "data": PAYLOAD, "mime": "audio/wav"},
+            "[audio: invalid base64 data from the server; not shown]",
+        ),
+        (
+            {"kind": "blob", "data": PAYLOAD, "mime": "application/pdf", "uri": "demo://report.pdf"},
+            "[resource: invalid base64 data from the server; not shown]",
+        ),
     ],
     ids=["image", "audio", "blob"],
 )
@@ -146,7 +163,9 @@ def test_finding_payload_is_a_note_never_an_attribute(hub: Session, block: dict[
 
 
 def test_valid_image_src_is_the_strict_reencoding(hub: Session) -> None:
-    wrapped = "\n".join(PNG_B64[i : i + 16] for i in range(0, len(PNG_B64), 16))  # line breaks between base64 characters
+    wrapped = "\n".join(
+        PNG_B64[i : i + 16] for i in range(0, len(PNG_B64), 16)
+    )  # line breaks between base64 characters
     _, bundle = shown(hub, {"kind": "image", "data": wrapped, "mime": "IMAGE/PNG"})
     tags = assert_inert(bundle["text/html"])
     (img,) = tags.named("img")
@@ -194,7 +213,9 @@ def test_one_bad_and_one_good_block_render_the_good_one(hub: Session) -> None:
     assert [img["src"] for img in tags.named("img")] == ["data:image/png;base64," + PNG_B64]
     assert "[image: invalid base64 data from the server; not shown]" in bundle["text/plain"]
     assert "structured content" in bundle["text/html"]
-    assert f"<b>answer</b>: <code>{html.escape(json.dumps(SCRIPT, ensure_ascii=False))}</code>" in bundle["text/html"]  # the tree's leaf, escaped
+    assert (
+        f"<b>answer</b>: <code>{html.escape(json.dumps(SCRIPT, ensure_ascii=False))}</code>" in bundle["text/html"]
+    )  # the tree's leaf, escaped
     assert flow.result().structured_content == {"answer": SCRIPT}
 
 
@@ -212,11 +233,32 @@ def test_every_other_server_string_is_escaped(hub: Session) -> None:
     flow, bundle = shown(
         hub,
         {"kind": "text", "text": SCRIPT},
-        {"kind": "link", "name": SCRIPT, "title": SCRIPT, "uri": "https://example.com/?q=%22%3E%3Cscript%3E", "description": SCRIPT},
+        {
+            "kind": "link",
+            "name": SCRIPT,
+            "title": SCRIPT,
+            "uri": "https://example.com/?q=%22%3E%3Cscript%3E",
+            "description": SCRIPT,
+        },
         structured={SCRIPT: [SCRIPT, {"nested": SCRIPT}]},
     )
     tags = assert_inert(bundle["text/html"])
-    assert {tag for tag, _ in tags.tags} <= {"style", "div", "span", "b", "pre", "details", "summary", "code", "table", "tr", "th", "td", "small", "i"}
+    assert {tag for tag, _ in tags.tags} <= {
+        "style",
+        "div",
+        "span",
+        "b",
+        "pre",
+        "details",
+        "summary",
+        "code",
+        "table",
+        "tr",
+        "th",
+        "td",
+        "small",
+        "i",
+    }
     assert bundle["text/plain"].count(SCRIPT) >= 2  # plain text keeps the server's words as they are
     assert_inert(TraceView(flow)._repr_mimebundle_()["text/html"])
 
@@ -234,7 +276,9 @@ def test_render_content_never_raises() -> None:
     deep: Any = "leaf"
     for _ in range(5000):
         deep = [deep]
-    plain, rich = ResultView(CallToolResult(content=[TextContent(type="text", text="ok")], structured_content={"d": deep})).parts()
+    plain, rich = ResultView(
+        CallToolResult(content=[TextContent(type="text", text="ok")], structured_content={"d": deep})
+    ).parts()
     assert plain[0] == "ok" and "too deeply nested to show" in "".join(rich)
 
 

@@ -18,9 +18,17 @@ import pytest
 from mcp.server import Server
 from mcp.types import CallToolResult, ListToolsResult, ReadResourceResult, TextContent, TextResourceContents, Tool
 
-from mcp_notebook.notebook.display import CELL_CHARS, MAX_DEPTH, TABLE_COLUMNS, TABLE_ROWS, FlowReport, ResultView, StructuredView
-from mcp_notebook.forms.model import Answers
 from mcp_notebook.core.limits import Limits
+from mcp_notebook.forms.model import Answers
+from mcp_notebook.notebook.display import (
+    CELL_CHARS,
+    MAX_DEPTH,
+    TABLE_COLUMNS,
+    TABLE_ROWS,
+    FlowReport,
+    ResultView,
+    StructuredView,
+)
 from mcp_notebook.notebook.safe_markdown import render_markdown
 from mcp_notebook.session.session import Session, SessionSettings
 
@@ -44,7 +52,9 @@ async def _list_tools(ctx: Any, params: Any) -> ListToolsResult:
 
 async def _call_tool(ctx: Any, params: Any) -> CallToolResult:
     value = VALUES[params.name]
-    return CallToolResult(content=[TextContent(type="text", text=TEXTS.get(params.name, json.dumps(value)))], structured_content=value)
+    return CallToolResult(
+        content=[TextContent(type="text", text=TEXTS.get(params.name, json.dumps(value)))], structured_content=value
+    )
 
 
 async def _read_resource(ctx: Any, params: Any) -> ReadResourceResult:
@@ -99,10 +109,16 @@ def text_of(html: str) -> str:
 # ---------------------------------------------------------------------- a text hidden as a "repeat"
 @pytest.mark.parametrize(
     ("text", "structured"),
-    [('{"action": "delete /home", "action": "list", "ok": true}', {"action": "list", "ok": True}), ('{"ok": true}', {"ok": 1}), ('{"n": 1.0}', {"n": 1})],
+    [
+        ('{"action": "delete /home", "action": "list", "ok": true}', {"action": "list", "ok": True}),
+        ('{"ok": true}', {"ok": 1}),
+        ('{"n": 1.0}', {"n": 1}),
+    ],
     ids=["repeated-key", "true-is-not-1", "float-is-not-int"],
 )
-def test_a_text_that_says_something_else_is_never_hidden_as_a_repeat(hub: Session, text: str, structured: dict[str, Any]) -> None:
+def test_a_text_that_says_something_else_is_never_hidden_as_a_repeat(
+    hub: Session, text: str, structured: dict[str, Any]
+) -> None:
     """The text a model reads and the structured content a person sees must not differ unseen."""
     TEXTS["spoof"] = text
     try:
@@ -120,7 +136,11 @@ def test_markup_in_table_keys_and_values_stays_text(hub: Session) -> None:
     html = body(bundle["text/html"])
     tags = assert_inert(html)
     assert len(tags.named("table")) == 1 and tags.named("img") == []
-    assert [t for t, _ in tags.tags if t not in {"div", "span", "b", "details", "summary", "table", "tr", "th", "td", "code"}] == []
+    assert [
+        t
+        for t, _ in tags.tags
+        if t not in {"div", "span", "b", "details", "summary", "table", "tr", "th", "td", "code"}
+    ] == []
     head = [text_of(cell) for cell in re.findall(r"<th>(.*?)</th>", html)]
     assert head == [SCRIPT, "name", "nested", '"><b>k']  # the keys, as text
     cells = [text_of(cell) for cell in re.findall(r"<td>(.*?)</td>", html)]
@@ -160,7 +180,9 @@ def test_a_budget_bounds_a_tree_of_many_keys() -> None:
     assert len(html) < 20 * 20_000  # markup around what the budget allowed, escaped
     assert re.search(r"\[[\d,]+ more items not shown;", text_of(html))
     assert_inert(html)
-    small = ResultView(CallToolResult(content=[], structured_content=value), Limits(max_result_chars=2_000))._repr_mimebundle_()
+    small = ResultView(
+        CallToolResult(content=[], structured_content=value), Limits(max_result_chars=2_000)
+    )._repr_mimebundle_()
     assert len(small["text/html"]) < 40_000 and "more characters not shown" in small["text/plain"]
 
 
@@ -233,12 +255,21 @@ def test_hostile_markdown_is_inert(hub: Session) -> None:
     assert {tag for tag, _ in inside.tags} <= MARKDOWN_TAGS
     assert tags.named("img") == [] and tags.named("script") == []
     hrefs = [a["href"] for a in inside.named("a")]
-    assert hrefs == ["https://ok.example/auto", "https://ok.example/ref", "https://tracker.example/p.png?who=you", "https://ok.example/a%22onmouseover=x"]
+    assert hrefs == [
+        "https://ok.example/auto",
+        "https://ok.example/ref",
+        "https://tracker.example/p.png?who=you",
+        "https://ok.example/a%22onmouseover=x",
+    ]
     assert all(a["rel"] == "noopener noreferrer nofollow" for a in inside.named("a"))
     assert [a for a in inside.named("a") if set(a) - {"href", "title", "target", "rel"}] == []
     shown = text_of(md.group(1))
-    assert "<script>window.__pwned=1</script>" in shown and '<div onclick="window.__pwned=1">raw block</div>' in shown  # raw HTML reads as text
-    assert "[js](javascript:window.__pwned=1)" in shown and "[rel](/api/contents?x=1)" in shown  # refused links stay markdown text
+    assert (
+        "<script>window.__pwned=1</script>" in shown and '<div onclick="window.__pwned=1">raw block</div>' in shown
+    )  # raw HTML reads as text
+    assert (
+        "[js](javascript:window.__pwned=1)" in shown and "[rel](/api/contents?x=1)" in shown
+    )  # refused links stay markdown text
     assert "[image: pixel]" in shown  # an image is a link to it, never loaded
     assert bundle["text/plain"] == HOSTILE_MARKDOWN
 
@@ -265,13 +296,25 @@ def test_one_long_reference_used_many_times_is_never_rendered(form: str) -> None
     finally:
         tracemalloc.stop()
     assert html.startswith("<pre>") and "<a " not in html
-    assert peak < 200 * 1024 * 1024, f"rendering took {peak // 2**20} MB"  # it took 2.3 GB when measured after rendering
+    assert peak < 200 * 1024 * 1024, (
+        f"rendering took {peak // 2**20} MB"
+    )  # it took 2.3 GB when measured after rendering
     assert time.perf_counter() - started < 5
 
 
 @pytest.mark.parametrize(
     "text",
-    ["[" * 50_000, "*a" * 50_000, "> " * 10_000 + "deep", "- " * 10_000 + "x", "<" * 100_000, "`" * 50_000, "_" * 50_000 + "x", "![" * 30_000, "\\" * 100_000],
+    [
+        "[" * 50_000,
+        "*a" * 50_000,
+        "> " * 10_000 + "deep",
+        "- " * 10_000 + "x",
+        "<" * 100_000,
+        "`" * 50_000,
+        "_" * 50_000 + "x",
+        "![" * 30_000,
+        "\\" * 100_000,
+    ],
     ids=["brackets", "emphasis", "quotes", "lists", "angles", "backticks", "underscores", "images", "backslashes"],
 )
 def test_pathological_markdown_renders_quickly_and_bounded(text: str) -> None:
@@ -288,7 +331,9 @@ def test_a_markdown_resource_is_cut_to_its_budget() -> None:
     small.connect("values", SERVER)
     try:
         MARKDOWN["notes://big"] = text
-        flow = small.start("resources/read", small.registry.get("values"), "notes://big", {}, answers=Answers(), save=False)
+        flow = small.start(
+            "resources/read", small.registry.get("values"), "notes://big", {}, answers=Answers(), save=False
+        )
         flow.result(timeout=60)
         bundle = FlowReport(flow)._repr_mimebundle_()
     finally:

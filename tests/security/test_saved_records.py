@@ -26,8 +26,8 @@ import pytest
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
-from mcp_notebook.errors import FlowError
 from mcp_notebook.core.redact import MASK, is_secret_name, secret_arguments
+from mcp_notebook.errors import FlowError
 from mcp_notebook.flows.store import Store, parse_flows, record_size
 from mcp_notebook.flows.trust import RecordSigner, canonical
 
@@ -35,9 +35,17 @@ from ..conftest import REPO_ROOT, free_port, get_shell
 from ..kernel_harness import Kernel
 
 
-def planted(flow_id: str, server: dict[str, Any], name: str = "wipe", arguments: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+def planted(
+    flow_id: str, server: dict[str, Any], name: str = "wipe", arguments: dict[str, Any] | None = None, **extra: Any
+) -> dict[str, Any]:
     """A record as an attacker would write it into a notebook's metadata."""
-    question = {"method": "elicitation/create", "params": {"message": "Go on?", "requestedSchema": {"type": "object", "properties": {"go": {"type": "boolean", "default": True}}}}}
+    question = {
+        "method": "elicitation/create",
+        "params": {
+            "message": "Go on?",
+            "requestedSchema": {"type": "object", "properties": {"go": {"type": "boolean", "default": True}}},
+        },
+    }
     return {
         "v": 1, "id": flow_id, "cell_id": None, "server": server, "method": "tools/call", "name": name,
         "arguments": arguments if arguments is not None else {"everything": True}, "round": 1, "request_state": None,
@@ -60,7 +68,12 @@ def test_records_are_signed_and_only_this_users_verify() -> None:
     assert signed["sig"].startswith("hmac-sha256:") and len(signed["sig"]) == len("hmac-sha256:") + 64
     assert "sig" not in record and mine.verify(signed)
     assert not theirs.verify(signed) and not mine.verify(record) and not mine.verify(theirs.sign(record))
-    for field, value in [("server", {"name": "s", "target": "-- touch x"}), ("arguments", {"ratio": 3}), ("name", "other"), ("request_state", "x")]:
+    for field, value in [
+        ("server", {"name": "s", "target": "-- touch x"}),
+        ("arguments", {"ratio": 3}),
+        ("name", "other"),
+        ("request_state", "x"),
+    ]:
         assert not mine.verify({**signed, field: value}), f"a changed {field} must not verify"
     # a record that went through the browser: 2.0 comes back as 2, and it still verifies
     assert mine.verify(json.loads(json.dumps(signed).replace("2.0", "2")))
@@ -105,11 +118,24 @@ def test_secret_looking_names(name: str, secret: bool) -> None:
 
 
 def test_secret_arguments_by_schema() -> None:
-    schema = {"properties": {"pin_code": {"type": "string"}, "zip_code": {"type": "string"}, "key": {"type": "string", "format": "password"}, "blob": {"type": "string", "writeOnly": True}, "name": {"type": "string"}}}
-    assert secret_arguments({"name": "a", "key": "k", "blob": "b", "token": "t"}, schema) == {"key", "blob", "token", "pin_code"}
+    schema = {
+        "properties": {
+            "pin_code": {"type": "string"},
+            "zip_code": {"type": "string"},
+            "key": {"type": "string", "format": "password"},
+            "blob": {"type": "string", "writeOnly": True},
+            "name": {"type": "string"},
+        }
+    }
+    assert secret_arguments({"name": "a", "key": "k", "blob": "b", "token": "t"}, schema) == {
+        "key",
+        "blob",
+        "token",
+        "pin_code",
+    }
 
 
-VAULT = '''
+VAULT = """
 from mcp.server.mcpserver import MCPServer, Elicit, Resolve
 from pydantic import BaseModel, Field
 from typing import Annotated
@@ -127,7 +153,7 @@ sec_vault_calls = []
 async def unlock(door: str, password: str, go: Annotated[Go, Resolve(ask_go)]) -> str:
     sec_vault_calls.append((door, password))
     return f"unlocked {door} with a password of {len(password)} characters" if go.go else "kept shut"
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -170,7 +196,7 @@ def test_secret_arguments_are_never_saved_or_traced_and_a_resume_asks_again(ip: 
 
 
 # ---------------------------------------------------------------------- planted records
-TARGET = '''
+TARGET = """
 from mcp.server.mcpserver import MCPServer, Elicit, Resolve
 from pydantic import BaseModel, Field
 from typing import Annotated
@@ -188,7 +214,7 @@ sec_files_calls = []
 async def wipe(everything: bool, go: Annotated[Go, Resolve(ask_go)]) -> str:
     sec_files_calls.append(everything)
     return f"wiped everything={everything}"
-'''
+"""
 
 
 class Attacker:
@@ -204,7 +230,7 @@ class Attacker:
                 self.send_response(500)
                 self.end_headers()
 
-            do_GET = do_DELETE = do_POST  # noqa: N815
+            do_GET = do_DELETE = do_POST  # noqa: N815 - http.server's method names
 
             def log_message(self, *args: Any) -> None:
                 pass
@@ -233,7 +259,9 @@ def refused(ip: Any, line: str) -> str:
 
 def test_planted_command_is_listed_whole_and_never_run_without_consent(ip: Any, hub: Any, tmp_path: Path) -> None:
     pwned = tmp_path / "pwned"
-    record = planted("cmd00001", {"name": "sec_cmd", "target": f"-- touch {pwned}", "cwd": str(tmp_path), "env": ["LD_PRELOAD"]})
+    record = planted(
+        "cmd00001", {"name": "sec_cmd", "target": f"-- touch {pwned}", "cwd": str(tmp_path), "env": ["LD_PRELOAD"]}
+    )
     path = write_nb(tmp_path / "received.ipynb", record)
     with capture_output() as listing:
         ip.run_line_magic("mcp", f"flows --from {path}")
@@ -263,7 +291,9 @@ def test_planted_command_is_listed_whole_and_never_run_without_consent(ip: Any, 
     hub.store.delete("cmd00003")
 
 
-def test_planted_url_never_receives_the_users_token_without_consent(ip: Any, hub: Any, attacker: Attacker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_planted_url_never_receives_the_users_token_without_consent(
+    ip: Any, hub: Any, attacker: Attacker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("SEC_SOME_KEY", "users-real-token-5e1f")
     record = planted("tok00001", {"name": "sec_exfil", "target": attacker.url, "bearer_env": "SEC_SOME_KEY"})
     path = write_nb(tmp_path / "received.ipynb", record)
@@ -328,8 +358,19 @@ def test_interactive_resume_asks_with_the_whole_record(tmp_path: Path) -> None:
 
         def ask() -> tuple[str, tuple[str, str]]:
             before = set(k.comms)
-            cells.append(k.execute("%mcp resume cmd00002", allow_stdin=True, wait=False))  # the cell waits for the click
-            html = k.wait_for(lambda: [s["value"] for c, s in k.comms.items() if c not in before and s.get("_model_name") == "HTMLModel" and "mcp-record-review" in str(s.get("value"))], what="the confirm panel")[0]
+            cells.append(
+                k.execute("%mcp resume cmd00002", allow_stdin=True, wait=False)
+            )  # the cell waits for the click
+            html = k.wait_for(
+                lambda: [
+                    s["value"]
+                    for c, s in k.comms.items()
+                    if c not in before
+                    and s.get("_model_name") == "HTMLModel"
+                    and "mcp-record-review" in str(s.get("value"))
+                ],
+                what="the confirm panel",
+            )[0]
             yes = [c for c in k.find_widgets("ButtonModel", description="Resume") if c not in before]
             no = [c for c in k.find_widgets("ButtonModel", description="Don't resume") if c not in before]
             assert len(yes) == 1 and len(no) == 1
@@ -338,7 +379,14 @@ def test_interactive_resume_asks_with_the_whole_record(tmp_path: Path) -> None:
         html, (yes, no) = ask()
         assert f"touch {pwned}" in html and str(tmp_path) in html and "not saved by you" in html
         k.click(no)
-        k.wait_for(lambda: any("stays saved" in str(m["content"].get("data", {}).get("text/plain", "")) for m in k.messages if m["msg_type"] == "update_display_data"), what="the refusal")
+        k.wait_for(
+            lambda: any(
+                "stays saved" in str(m["content"].get("data", {}).get("text/plain", ""))
+                for m in k.messages
+                if m["msg_type"] == "update_display_data"
+            ),
+            what="the refusal",
+        )
         k.wait_idle(cells[-1])  # Don't resume ends the cell, with nothing run
         assert not pwned.exists()
 

@@ -164,7 +164,9 @@ def test_wildcard_bind_keeps_host_checks(ip: Any, capsys: Any) -> None:
     response = raw_post(loopback, token=token, host="evil.example")
     assert response.status_code == 421
     # a foreign Origin -> the SDK's 403
-    forged = httpx2.post(loopback, json=INIT, headers={**ACCEPT, "Authorization": f"Bearer {token}", "Origin": "http://evil.example"})
+    forged = httpx2.post(
+        loopback, json=INIT, headers={**ACCEPT, "Authorization": f"Bearer {token}", "Origin": "http://evil.example"}
+    )
     assert forged.status_code == 403
     # the token is still checked first, and the machine's own names pass
     assert raw_post(loopback, host="evil.example").status_code == 401
@@ -217,8 +219,13 @@ def test_own_token_goes_only_to_the_served_address(ip: Any) -> None:
     port = protos.served["guarded"].port
     assert protos.token_for(url) == token_of(ip)
     assert protos.token_for(url + "/") == token_of(ip)
-    for other in (f"http://localhost:{port}/mcp", f"http://127.0.0.1:{port + 1}/mcp", f"https://127.0.0.1:{port}/mcp",
-                  f"http://127.0.0.1:{port}/other", f"http://evil.example:{port}/mcp"):
+    for other in (
+        f"http://localhost:{port}/mcp",
+        f"http://127.0.0.1:{port + 1}/mcp",
+        f"https://127.0.0.1:{port}/mcp",
+        f"http://127.0.0.1:{port}/other",
+        f"http://evil.example:{port}/mcp",
+    ):
         assert protos.token_for(other) is None, other
 
 

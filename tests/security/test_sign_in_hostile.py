@@ -18,7 +18,6 @@ import ipywidgets as w
 import pytest
 
 from mcp_notebook.auth.sign_in import LoopbackCatcher, SignIn, SignInRequest, parse_redirect
-
 from mcp_notebook.auth.vault import TokenVault
 from mcp_notebook.errors import FlowError
 from mcp_notebook.session.session import Session
@@ -51,7 +50,14 @@ def panel_html(request: SignInRequest) -> str:
     ("javascript:alert(document.cookie)//https://auth.example.com/authorize", None, None),
 ])  # fmt: skip
 def test_sign_in_panel_is_inert(url: str, opens: str | None, warning: str | None) -> None:
-    request = SignInRequest(server=f"srv{PAYLOAD}", resource="https://mcp.example.com/mcp", url=url, state="s", issuer=f"https://issuer.example{PAYLOAD}", redirect_uri=None)
+    request = SignInRequest(
+        server=f"srv{PAYLOAD}",
+        resource="https://mcp.example.com/mcp",
+        url=url,
+        state="s",
+        issuer=f"https://issuer.example{PAYLOAD}",
+        redirect_uri=None,
+    )
     html = panel_html(request)
     assert find_leaks(html) == []
     assert "&lt;img src=x onerror=" in html and "<script>" not in html  # escaped, shown, not dropped
@@ -71,7 +77,12 @@ def test_catcher_page_and_parser_take_hostile_answers_as_text() -> None:
     got: list[dict[str, Any]] = []
     try:
         catcher.await_state("state-1", got.append)
-        query = "state=state-1&error=" + urllib.request.quote(PAYLOAD) + "&error_description=" + urllib.request.quote(PAYLOAD)
+        query = (
+            "state=state-1&error="
+            + urllib.request.quote(PAYLOAD)
+            + "&error_description="
+            + urllib.request.quote(PAYLOAD)
+        )
         with urllib.request.urlopen(f"{catcher.redirect_uri}?{query}", timeout=10) as response:
             page = response.read().decode()
         assert find_leaks(page) == [] and "&lt;img" in page and response.headers["Cache-Control"] == "no-store"
@@ -95,7 +106,14 @@ def test_sign_in_outcome_and_auth_list_show_hostile_text_inert(tmp_path: Any) ->
 
     from ..conftest import get_shell, session_of
 
-    request = SignInRequest(server="srv", resource="https://mcp.example.com/mcp", url="https://auth.example.com/authorize?state=s", state="s", issuer=None, redirect_uri=None)
+    request = SignInRequest(
+        server="srv",
+        resource="https://mcp.example.com/mcp",
+        url="https://auth.example.com/authorize?state=s",
+        state="s",
+        issuer=None,
+        redirect_uri=None,
+    )
     from mcp_notebook.notebook.sign_in_view import SignInPanel
 
     panel = SignInPanel(request, SignIn("srv", request.resource, None, lambda r, d: None, 5))
@@ -108,7 +126,12 @@ def test_sign_in_outcome_and_auth_list_show_hostile_text_inert(tmp_path: Any) ->
     saved = session.vault
     session.vault = TokenVault(tmp_path / "oauth.json")
     try:
-        session.vault.update("https://mcp.example.com/mcp", issuer=f"https://as.example{PAYLOAD}", tokens={"access_token": "t", "scope": PAYLOAD}, expires_at=0.0)
+        session.vault.update(
+            "https://mcp.example.com/mcp",
+            issuer=f"https://as.example{PAYLOAD}",
+            tokens={"access_token": "t", "scope": PAYLOAD},
+            expires_at=0.0,
+        )
         table = ip.run_line_magic("mcp", "auth list")
         html = table._repr_mimebundle_()["text/html"]
         assert find_leaks(html) == [] and html.count("&lt;img src=x onerror=") == 2 and '"t"' not in html
@@ -121,15 +144,18 @@ def test_back_channel_refusal_quotes_the_server_bounded_and_inert() -> None:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
 
-    from mcp_notebook.notebook.display import FlowReport
     from mcp_notebook.errors import FlowError
+    from mcp_notebook.notebook.display import FlowReport
     from mcp_notebook.session.session import Session
 
     server = MCPServer("refuser")
 
     @server.tool()
     def ask() -> str:
-        raise ToolError(f"{PAYLOAD} elicitation via server-initiated requests is unavailable on 2026-07-28 connections. " + "x" * 1000)
+        raise ToolError(
+            f"{PAYLOAD} elicitation via server-initiated requests is unavailable on 2026-07-28 connections. "
+            + "x" * 1000
+        )
 
     session = Session()
     try:
@@ -168,7 +194,9 @@ def test_an_authorization_endpoint_carrying_its_own_state_is_refused(query: str,
             assert f"an authorization endpoint that already carries a state ({srv.issuer}/authorize?{query})" in text
             assert "one chosen by the server is refused" in text and "tell the server's operator" in text
             assert opened == [] and not any("Sign in to secure" in str(n) for n in session.notes)
-            assert srv.stats()["authorization_code_grants"] == 0 and not any(e["signed_in"] for e in session.vault.entries())
+            assert srv.stats()["authorization_code_grants"] == 0 and not any(
+                e["signed_in"] for e in session.vault.entries()
+            )
         finally:
             session.close()
 
@@ -180,7 +208,9 @@ def test_the_relay_keys_a_sign_in_by_the_sdks_state_only() -> None:
     shown: list[SignInRequest] = []
     sign_in = SignIn("srv", "https://mcp.example.com/mcp", None, lambda request, deliver: shown.append(request), 5)
     sign_in.expect_endpoint("https://as.example/authorize?tenant=lab")  # a query of its own, but no state
-    asyncio.run(sign_in.redirect("https://as.example/authorize?tenant=lab?response_type=code&state=the-sdks&client_id=c"))
+    asyncio.run(
+        sign_in.redirect("https://as.example/authorize?tenant=lab?response_type=code&state=the-sdks&client_id=c")
+    )
     assert [r.state for r in shown] == ["the-sdks"]
     with pytest.raises(Exception, match="not the one this sign-in built"):  # a URL on another endpoint is not shown
         asyncio.run(sign_in.redirect("https://elsewhere.example/authorize?state=the-sdks"))

@@ -14,8 +14,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from mcp_notebook.mapping.map import map as map_rows
-from mcp_notebook.session.session import Session
 from mcp_notebook.notebook.task_board import MESSAGE_CHARS, TaskBoard
+from mcp_notebook.session.session import Session
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -59,7 +59,18 @@ def test_the_task_board_escapes_and_cuts_status_messages() -> None:
 
     board._lock = threading.Lock()
     task = TaskStatus(task_id="t", status="working", message=MARKUP + "y" * 5000)
-    board.flows.append(SimpleNamespace(id="f1", label="evil.job", state=FlowState.RUNNING, task=task, finished=False, error=None, ended=None, started=0.0))  # type: ignore[arg-type]
+    board.flows.append(
+        SimpleNamespace(
+            id="f1",
+            label="evil.job",
+            state=FlowState.RUNNING,
+            task=task,
+            finished=False,
+            error=None,
+            ended=None,
+            started=0.0,
+        )
+    )  # type: ignore[arg-type]
     bundle = board.table()._repr_mimebundle_()
     assert "<img" not in bundle["text/html"] and "&lt;img" in bundle["text/html"]
     assert "y" * (MESSAGE_CHARS + 1) not in bundle["text/plain"]
@@ -67,8 +78,8 @@ def test_the_task_board_escapes_and_cuts_status_messages() -> None:
 
 def test_the_unanswered_note_under_the_map_table_escapes_and_cuts_the_servers_field_names() -> None:
     """Rows that failed for want of an answer name the server's fields under the table: escaped, and a thousand long names cut to one short line."""
-    from mcp_notebook.mapping import map as mapping
     from mcp_notebook.errors import FlowError
+    from mcp_notebook.mapping import map as mapping
 
     names = [f"{MARKUP}{i}" + "y" * 500 for i in range(1000)]
     failures = [FlowError("no answer", kind="unanswered", missing_field=n) for n in names]
@@ -77,7 +88,9 @@ def test_the_unanswered_note_under_the_map_table_escapes_and_cuts_the_servers_fi
         server: MCPServer[Any] = MCPServer("evil")
         conn = session.connect("evil", server)
         with pytest.raises(mapping.MapError) as raised:
-            mapping._finish("evil.ask", conn, {}, [{"n": i} for i in range(1000)], list(failures), None, "raise", False, asked=False)
+            mapping._finish(
+                "evil.ask", conn, {}, [{"n": i} for i in range(1000)], list(failures), None, "raise", False, asked=False
+            )
     finally:
         session.close()
     note = raised.value.table.notes[-1]

@@ -22,12 +22,19 @@ from mcp.server.extension import Extension, MethodBinding
 from mcp.server.mcpserver import MCPServer
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from mcp_notebook.flows.store import SavedFlow
-from mcp_notebook.notebook.display import FlowReport, task_line
 from mcp_notebook.errors import FlowError, SessionError
+from mcp_notebook.flows.store import SavedFlow, check_record
+from mcp_notebook.notebook.display import FlowReport, task_line
 from mcp_notebook.session.session import CallOptions, Session
-from mcp_notebook.flows.store import check_record
-from mcp_notebook.wire.tasks import MAX_MESSAGE, MAX_POLL, MIN_POLL, TASKS_EXTENSION, TaskHandles, TaskOptions, TaskStatus
+from mcp_notebook.wire.tasks import (
+    MAX_MESSAGE,
+    MAX_POLL,
+    MIN_POLL,
+    TASKS_EXTENSION,
+    TaskHandles,
+    TaskOptions,
+    TaskStatus,
+)
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -47,17 +54,40 @@ class HostileTasks(Extension):
 
     def methods(self) -> Sequence[MethodBinding]:
         return [
-            MethodBinding(method="tasks/get", params_type=types.GetTaskRequestParams, handler=self._get, protocol_versions=MODERN),
-            MethodBinding(method="tasks/cancel", params_type=types.CancelTaskRequestParams, handler=self._ack, protocol_versions=MODERN),
+            MethodBinding(
+                method="tasks/get", params_type=types.GetTaskRequestParams, handler=self._get, protocol_versions=MODERN
+            ),
+            MethodBinding(
+                method="tasks/cancel",
+                params_type=types.CancelTaskRequestParams,
+                handler=self._ack,
+                protocol_versions=MODERN,
+            ),
         ]
 
-    async def intercept_tool_call(self, params: types.CallToolRequestParams, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    async def intercept_tool_call(
+        self, params: types.CallToolRequestParams, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
         task_id = f"{params.name}-{len(self.tool_of)}"
         self.tool_of[task_id], self.polls[task_id], self.created[task_id] = params.name, 0, time.monotonic()
         if params.name == "bad_id":
-            return {"resultType": "task", "taskId": 12345, "status": "working", "createdAt": "x", "lastUpdatedAt": "x", "ttlMs": None}
+            return {
+                "resultType": "task",
+                "taskId": 12345,
+                "status": "working",
+                "createdAt": "x",
+                "lastUpdatedAt": "x",
+                "ttlMs": None,
+            }
         if params.name == "huge_id":
-            return {"resultType": "task", "taskId": "i" * 5000, "status": "working", "createdAt": "x", "lastUpdatedAt": "x", "ttlMs": None}
+            return {
+                "resultType": "task",
+                "taskId": "i" * 5000,
+                "status": "working",
+                "createdAt": "x",
+                "lastUpdatedAt": "x",
+                "ttlMs": None,
+            }
         return {"resultType": "task", **self._task(task_id, "working")}
 
     def _task(self, task_id: str, status: str, **extra: Any) -> dict[str, Any]:
@@ -74,7 +104,14 @@ class HostileTasks(Extension):
         if tool == "bad_status":
             return {"resultType": "complete", **self._task(task_id, "exploded")}
         if tool == "bad_input":
-            return {"resultType": "complete", **self._task(task_id, "input_required", inputRequests={"k": {"method": "evil/run", "params": {"cmd": "rm -rf /"}}})}
+            return {
+                "resultType": "complete",
+                **self._task(
+                    task_id,
+                    "input_required",
+                    inputRequests={"k": {"method": "evil/run", "params": {"cmd": "rm -rf /"}}},
+                ),
+            }
         if tool == "spin" and done:
             result = {"content": [{"type": "text", "text": MARKUP}], "isError": False}
             return {"resultType": "complete", **self._task(task_id, "completed", result=result)}
@@ -107,12 +144,16 @@ def hostile(tmp_path: Path) -> Iterator[tuple[Session, Any, HostileTasks]]:
 
 
 def call(session: Session, conn: Any, tool: str) -> Any:
-    flow = session.call("tools/call", conn, tool, {}, CallOptions(task=TaskOptions(requested=True)), interactive=False, cell_id=None)
+    flow = session.call(
+        "tools/call", conn, tool, {}, CallOptions(task=TaskOptions(requested=True)), interactive=False, cell_id=None
+    )
     assert flow is not None
     return flow
 
 
-def test_markup_and_a_huge_status_message_are_escaped_and_cut_and_a_zero_poll_interval_does_not_spin(hostile: tuple[Session, Any, HostileTasks]) -> None:
+def test_markup_and_a_huge_status_message_are_escaped_and_cut_and_a_zero_poll_interval_does_not_spin(
+    hostile: tuple[Session, Any, HostileTasks],
+) -> None:
     session, conn, extension = hostile
     flow = call(session, conn, "spin")
     started = time.monotonic()
@@ -136,9 +177,16 @@ def test_an_absurd_poll_interval_is_bounded() -> None:
 
 @pytest.mark.parametrize(
     ("tool", "says"),
-    [("bad_status", "unknown status 'exploded'"), ("bad_input", "does not understand (k)"), ("bad_id", "does not match the protocol"), ("huge_id", "no valid taskId")],
+    [
+        ("bad_status", "unknown status 'exploded'"),
+        ("bad_input", "does not understand (k)"),
+        ("bad_id", "does not match the protocol"),
+        ("huge_id", "no valid taskId"),
+    ],
 )
-def test_what_the_protocol_does_not_have_is_a_clear_error(hostile: tuple[Session, Any, HostileTasks], tool: str, says: str) -> None:
+def test_what_the_protocol_does_not_have_is_a_clear_error(
+    hostile: tuple[Session, Any, HostileTasks], tool: str, says: str
+) -> None:
     session, conn, _ = hostile
     flow = call(session, conn, tool)
     with pytest.raises(FlowError) as info:
@@ -149,11 +197,21 @@ def test_what_the_protocol_does_not_have_is_a_clear_error(hostile: tuple[Session
 
 
 def test_task_entries_of_a_record_are_checked() -> None:
-    base = {"v": 1, "id": "f1", "server": {"name": "s", "target": "http://h/mcp"}, "method": "tools/call", "name": "t", "round": 0, "pending": {}}
+    base = {
+        "v": 1,
+        "id": "f1",
+        "server": {"name": "s", "target": "http://h/mcp"},
+        "method": "tools/call",
+        "name": "t",
+        "round": 0,
+        "pending": {},
+    }
     good = {**base, "task": {"ref": "abcdefgh1234", "generation": "2026", "status": "working"}}
     assert check_record("f1", good) is None
     assert "no valid ref" in str(check_record("f1", {**base, "task": {"ref": "../../etc", "generation": "2026"}}))
-    assert "no task generation" in str(check_record("f1", {**base, "task": {"ref": "abcdefgh1234", "generation": "1999"}}))
+    assert "no task generation" in str(
+        check_record("f1", {**base, "task": {"ref": "abcdefgh1234", "generation": "1999"}})
+    )
     assert "not a tool call" in str(check_record("f1", {**good, "method": "prompts/get"}))
     assert "not an object" in str(check_record("f1", {**base, "task": "abcdefgh1234"}))
     assert "no valid round number" in str(check_record("f1", base))  # without a task, round 0 is not a record
@@ -175,7 +233,9 @@ def test_a_received_notebooks_task_record_needs_consent_and_cannot_touch_my_hand
             session.saved.resume(SavedFlow.from_dict(foreign), CallOptions(), interactive=False, cell_id=None)
         assert info.value.kind == "consent_needed" and "not saved by you" in str(info.value)
         rows = session.saved.task_rows()
-        assert rows[0][7] == "saved, but its handle is not on this machine"  # an unsigned record is not matched to my handles
+        assert (
+            rows[0][7] == "saved, but its handle is not on this machine"
+        )  # an unsigned record is not matched to my handles
         assert "my-secret-task-id" not in json.dumps(rows)
         session.saved.forget(everything=True)
         assert handles.task_id(mine) == "my-secret-task-id"  # forgetting someone else's record leaves my handle alone

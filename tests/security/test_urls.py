@@ -14,9 +14,9 @@ from typing import Any, NamedTuple
 
 import pytest
 
+from mcp_notebook.core.urls import read_url, visible
 from mcp_notebook.forms.widgets import _LINK_STYLE as LINK_STYLE
 from mcp_notebook.forms.widgets import url_html
-from mcp_notebook.core.urls import read_url, visible
 
 from ..browser import CHROMIUM_FLAGS, ensure_chromium
 
@@ -34,13 +34,35 @@ def case(text: str, host: str | None, display: str | None, kinds: str, href: str
 
 
 CASES = {
-    "backslash": case("https://evil.example\\@accounts.google.com/login", "evil.example", "evil.example", "rewritten", "https://evil.example/@accounts.google.com/login"),
-    "userinfo": case("https://accounts.google.com@evil.example/", "evil.example", "evil.example", "userinfo", "https://accounts.google.com@evil.example/"),
-    "user and password": case("https://user:pw@example.com", "example.com", "example.com", "userinfo", "https://user:pw@example.com/"),
-    "cyrillic a": case("https://аpple.com/", "xn--pple-43d.com", "аpple.com", "punycode confusable", "https://xn--pple-43d.com/"),
-    "punycode": case("https://xn--pple-43d.com/", "xn--pple-43d.com", "аpple.com", "punycode confusable", "https://xn--pple-43d.com/"),
-    "all look-alike": case("https://ѕсоре.com/", "xn--e1argc3h.com", "ѕсоре.com", "punycode confusable", "https://xn--e1argc3h.com/"),
-    "plain idn": case("https://münchen.de/", "xn--mnchen-3ya.de", "münchen.de", "punycode", "https://xn--mnchen-3ya.de/"),
+    "backslash": case(
+        "https://evil.example\\@accounts.google.com/login",
+        "evil.example",
+        "evil.example",
+        "rewritten",
+        "https://evil.example/@accounts.google.com/login",
+    ),
+    "userinfo": case(
+        "https://accounts.google.com@evil.example/",
+        "evil.example",
+        "evil.example",
+        "userinfo",
+        "https://accounts.google.com@evil.example/",
+    ),
+    "user and password": case(
+        "https://user:pw@example.com", "example.com", "example.com", "userinfo", "https://user:pw@example.com/"
+    ),
+    "cyrillic a": case(
+        "https://аpple.com/", "xn--pple-43d.com", "аpple.com", "punycode confusable", "https://xn--pple-43d.com/"
+    ),
+    "punycode": case(
+        "https://xn--pple-43d.com/", "xn--pple-43d.com", "аpple.com", "punycode confusable", "https://xn--pple-43d.com/"
+    ),
+    "all look-alike": case(
+        "https://ѕсоре.com/", "xn--e1argc3h.com", "ѕсоре.com", "punycode confusable", "https://xn--e1argc3h.com/"
+    ),
+    "plain idn": case(
+        "https://münchen.de/", "xn--mnchen-3ya.de", "münchen.de", "punycode", "https://xn--mnchen-3ya.de/"
+    ),
     "japanese": case("https://例え.jp/", "xn--r8jz45g.jp", "例え.jp", "punycode", "https://xn--r8jz45g.jp/"),
     "normalized": case("https://EXAMPLE.com:443/a/../b", "example.com", "example.com", "", "https://example.com/b"),
     "javascript": case("javascript:alert(1)", "", "", "scheme", None),
@@ -48,16 +70,42 @@ CASES = {
     "loopback with port": case("http://127.0.0.1:8000/x", "127.0.0.1:8000", "127.0.0.1", "", "http://127.0.0.1:8000/x"),
     "short ipv4": case("http://127.1/", "127.0.0.1", "127.0.0.1", "rewritten", "http://127.0.0.1/"),
     "ipv6": case("http://[0:0::1]:80/", "[::1]", "[::1]", "", "http://[::1]/"),
-    "escaped host": case("https://%65vil.example/", "evil.example", "evil.example", "rewritten", "https://evil.example/"),
+    "escaped host": case(
+        "https://%65vil.example/", "evil.example", "evil.example", "rewritten", "https://evil.example/"
+    ),
     "no slashes": case("https:evil.example", "evil.example", "evil.example", "rewritten", "https://evil.example/"),
-    "tab in host": case("https://acc\tounts.google.com/", "accounts.google.com", "accounts.google.com", "invisible", "https://accounts.google.com/"),
-    "bidi override": case("https://example.com/\u202etxt.exe", "example.com", "example.com", "invisible", "https://example.com/%E2%80%AEtxt.exe"),
+    "tab in host": case(
+        "https://acc\tounts.google.com/",
+        "accounts.google.com",
+        "accounts.google.com",
+        "invisible",
+        "https://accounts.google.com/",
+    ),
+    "bidi override": case(
+        "https://example.com/\u202etxt.exe",
+        "example.com",
+        "example.com",
+        "invisible",
+        "https://example.com/%E2%80%AEtxt.exe",
+    ),
     "odd host": case("https://a*b.com/", "a*b.com", "a*b.com", "odd-host", None),
     "quote in host": case('https://a"b.com/', 'a"b.com', 'a"b.com', "odd-host", None),
     "space": case("https://exa mple.com", None, None, "", None),
     "no scheme": case("example.com/login", None, None, "", None),
-    "markup": case('https://example.com/"><script>alert(1)</script>\'', "example.com", "example.com", "", "https://example.com/%22%3E%3Cscript%3Ealert(1)%3C/script%3E'"),
-    "markup in query": case('https://example.com/?q="onmouseover="alert(1)', "example.com", "example.com", "", "https://example.com/?q=%22onmouseover=%22alert(1)"),
+    "markup": case(
+        "https://example.com/\"><script>alert(1)</script>'",
+        "example.com",
+        "example.com",
+        "",
+        "https://example.com/%22%3E%3Cscript%3Ealert(1)%3C/script%3E'",
+    ),
+    "markup in query": case(
+        'https://example.com/?q="onmouseover="alert(1)',
+        "example.com",
+        "example.com",
+        "",
+        "https://example.com/?q=%22onmouseover=%22alert(1)",
+    ),
 }
 
 
@@ -133,7 +181,15 @@ def test_url_html(name: str) -> None:
     if want.href is None:
         assert links == []
     else:
-        assert links == [{"class": "mcp-open-link", "href": want.href, "target": "_blank", "rel": "noopener noreferrer", "style": LINK_STYLE}]
+        assert links == [
+            {
+                "class": "mcp-open-link",
+                "href": want.href,
+                "target": "_blank",
+                "rel": "noopener noreferrer",
+                "style": LINK_STYLE,
+            }
+        ]
     hostname = (want.host or "").rsplit(":", 1)[0] if want.host and not want.host.endswith("]") else want.host
     assert page.domain == (hostname or "")  # the highlighted host is the one the browser opens
     warned = "mcp-url-warning" in page.classes()
@@ -167,13 +223,38 @@ CHROMIUM_HOST = "s => { try { return new URL(s).host } catch (e) { return null }
 CHROMIUM_HREF = "s => { try { return new URL(s).href } catch (e) { return null } }"
 # More spellings a server might try, compared with Chromium only.
 EDGES = [
-    "https:\\\\evil.example", "https:/evil.example", "https:///evil.example", "https://a@b@c/", "https://a%40b@c/",
-    "https://example.com%2f@evil.example/", "https://evil.example;@accounts.google.com", "https://evil.example#@accounts.google.com",
-    "https://evil.example?@accounts.google.com", "https://[::ffff:127.0.0.1]/", "https://0x7f000001/", "https://0177.0.0.1/",
-    "https://0x.0x.0/", "https://1.2.3.4.5/", "https://1.2.3.256/", "https://ex%2eample.com/", "https://ＥＸＡＭＰＬＥ.com",
-    "https://exa\u00admple.com", "https://exa\u200bmple.com", "https://a\u3002b.com", "https://ⓔxample.com", "https://faß.de",
-    "https://xn--zz.com", " HTTP://EXAMPLE.COM:0080 ", "ws://x.com", "foo://evil.example/", "javascript://evil.example/%0aalert(1)",
-    "blob:https://evil.example/uuid", "data:text/html,hi", "https://a<b.com", "https://a|b.com", "https://ex\u0000ample.com",
+    "https:\\\\evil.example",
+    "https:/evil.example",
+    "https:///evil.example",
+    "https://a@b@c/",
+    "https://a%40b@c/",
+    "https://example.com%2f@evil.example/",
+    "https://evil.example;@accounts.google.com",
+    "https://evil.example#@accounts.google.com",
+    "https://evil.example?@accounts.google.com",
+    "https://[::ffff:127.0.0.1]/",
+    "https://0x7f000001/",
+    "https://0177.0.0.1/",
+    "https://0x.0x.0/",
+    "https://1.2.3.4.5/",
+    "https://1.2.3.256/",
+    "https://ex%2eample.com/",
+    "https://ＥＸＡＭＰＬＥ.com",
+    "https://exa\u00admple.com",
+    "https://exa\u200bmple.com",
+    "https://a\u3002b.com",
+    "https://ⓔxample.com",
+    "https://faß.de",
+    "https://xn--zz.com",
+    " HTTP://EXAMPLE.COM:0080 ",
+    "ws://x.com",
+    "foo://evil.example/",
+    "javascript://evil.example/%0aalert(1)",
+    "blob:https://evil.example/uuid",
+    "data:text/html,hi",
+    "https://a<b.com",
+    "https://a|b.com",
+    "https://ex\u0000ample.com",
 ]
 # Chromium is laxer than the standard here. Both are harmless: ada refuses (no URL, so no link) or
 # the host is one no link is offered for; a link never points to a host Chromium reads otherwise.

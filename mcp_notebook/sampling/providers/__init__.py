@@ -18,7 +18,9 @@ if TYPE_CHECKING:
 __all__ = ["PROVIDERS", "create_message"]
 
 
-PROVIDERS: dict[str, Provider] = {p.name: p for p in (openai.PROVIDER, anthropic.PROVIDER, local.CALLABLE, local.HUMAN, local.ECHO)}
+PROVIDERS: dict[str, Provider] = {
+    p.name: p for p in (openai.PROVIDER, anthropic.PROVIDER, local.CALLABLE, local.HUMAN, local.ECHO)
+}
 """Every provider by its name (``ModelConfig.provider``); a new one is a module here and one entry."""
 
 
@@ -31,5 +33,5 @@ async def create_message(config: ModelConfig, params: Any, ctx: SamplingContext)
         return await provider.answer(config, params, ctx)
     except SamplingError:
         raise
-    except Exception as exc:  # boundary: a provider bug must become an answer, not a dead flow
+    except Exception as exc:  # noqa: BLE001 - a provider bug must become an answer, not a dead flow
         raise SamplingError(_redact(f"{config.provider} failed: {type(exc).__name__}: {exc}", None)) from None

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING, Any
+
 from ...core.text import content_text
 from .base import Provider, SamplingContext, SamplingError, _key, _malformed, _post, build_result
+
 if TYPE_CHECKING:
     from ..router import ModelConfig
 
@@ -19,7 +21,12 @@ ANTHROPIC_URL = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"
 
 
-_ANTHROPIC_STOP = {"end_turn": "endTurn", "max_tokens": "maxTokens", "stop_sequence": "stopSequence", "tool_use": "toolUse"}
+_ANTHROPIC_STOP = {
+    "end_turn": "endTurn",
+    "max_tokens": "maxTokens",
+    "stop_sequence": "stopSequence",
+    "tool_use": "toolUse",
+}
 
 
 _ANTHROPIC_TOOL_CHOICE = {"auto": "auto", "required": "any", "none": "none"}
@@ -38,7 +45,9 @@ def anthropic_payload(config: ModelConfig, params: Any) -> dict[str, Any]:
     payload: dict[str, Any] = {
         "model": config.model,
         "max_tokens": params.max_tokens,
-        "messages": [{"role": m.role, "content": [_anthropic_block(b) for b in m.content_as_list]} for m in params.messages],
+        "messages": [
+            {"role": m.role, "content": [_anthropic_block(b) for b in m.content_as_list]} for m in params.messages
+        ],
     }
     if params.system_prompt:
         payload["system"] = params.system_prompt
@@ -47,7 +56,9 @@ def anthropic_payload(config: ModelConfig, params: Any) -> dict[str, Any]:
     if params.stop_sequences:
         payload["stop_sequences"] = list(params.stop_sequences)
     if params.tools:
-        payload["tools"] = [{"name": t.name, "description": t.description or "", "input_schema": t.input_schema} for t in params.tools]
+        payload["tools"] = [
+            {"name": t.name, "description": t.description or "", "input_schema": t.input_schema} for t in params.tools
+        ]
         if params.tool_choice is not None and params.tool_choice.mode:
             payload["tool_choice"] = {"type": _ANTHROPIC_TOOL_CHOICE[params.tool_choice.mode]}
     return payload
@@ -60,7 +71,9 @@ def _anthropic_block(block: Any) -> dict[str, Any]:
     if kind == "image":
         return {"type": "image", "source": {"type": "base64", "media_type": block.mime_type, "data": block.data}}
     if kind == "audio":
-        raise SamplingError("Anthropic's Messages API does not take audio; route audio requests to an OpenAI-compatible audio model or a callable")
+        raise SamplingError(
+            "Anthropic's Messages API does not take audio; route audio requests to an OpenAI-compatible audio model or a callable"
+        )
     if kind == "tool_use":
         return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
     if kind == "tool_result":
@@ -88,7 +101,13 @@ def anthropic_result(config: ModelConfig, body: dict[str, Any], params: Any) -> 
     stop = body.get("stop_reason")
     content = body.get("content")
     if stop == "refusal":
-        said = content_text([TextContent(type="text", text=b.get("text", "")) for b in content or [] if isinstance(b, dict) and b.get("type") == "text"])
+        said = content_text(
+            [
+                TextContent(type="text", text=b.get("text", ""))
+                for b in content or []
+                if isinstance(b, dict) and b.get("type") == "text"
+            ]
+        )
         raise SamplingError("the model refused" + (f": {said}" if said else ""))
     if not isinstance(content, list):
         raise _malformed(config, "no content list")
@@ -100,13 +119,22 @@ def anthropic_result(config: ModelConfig, body: dict[str, Any], params: Any) -> 
             blocks.append(TextContent(type="text", text=str(item.get("text", ""))))
         elif item.get("type") == "tool_use":
             try:
-                blocks.append(ToolUseContent(type="tool_use", id=str(item["id"]), name=str(item["name"]), input=dict(item.get("input") or {})))
+                blocks.append(
+                    ToolUseContent(
+                        type="tool_use", id=str(item["id"]), name=str(item["name"]), input=dict(item.get("input") or {})
+                    )
+                )
             except (KeyError, TypeError, ValueError) as exc:
                 raise _malformed(config, f"a tool_use block could not be read ({exc})") from None
         # other block kinds (thinking, redacted_thinking, ...) are not part of a sampling answer
     if not blocks:
         raise _malformed(config, "no text or tool_use content")
-    return build_result(blocks, str(body.get("model") or config.model or config.name), _ANTHROPIC_STOP.get(stop, stop) if stop else "endTurn", params)
+    return build_result(
+        blocks,
+        str(body.get("model") or config.model or config.name),
+        _ANTHROPIC_STOP.get(stop, stop) if stop else "endTurn",
+        params,
+    )
 
 
 async def anthropic_provider(config: ModelConfig, params: Any, ctx: SamplingContext) -> Any:
@@ -118,4 +146,6 @@ async def anthropic_provider(config: ModelConfig, params: Any, ctx: SamplingCont
     return anthropic_result(config, body, params)
 
 
-PROVIDER = Provider("anthropic", anthropic_provider, hosted=True, key_env="ANTHROPIC_API_KEY", model_example="claude-sonnet-4-5")
+PROVIDER = Provider(
+    "anthropic", anthropic_provider, hosted=True, key_env="ANTHROPIC_API_KEY", model_example="claude-sonnet-4-5"
+)

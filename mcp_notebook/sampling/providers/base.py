@@ -19,11 +19,20 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlparse
 
-
 if TYPE_CHECKING:
     from ..router import ModelConfig
 
-__all__ = ["Answer", "Provider", "SamplingContext", "SamplingDeclined", "SamplingError", "build_result", "limit_text", "wait_for_user", "wants_tools"]
+__all__ = [
+    "Answer",
+    "Provider",
+    "SamplingContext",
+    "SamplingDeclined",
+    "SamplingError",
+    "build_result",
+    "limit_text",
+    "wait_for_user",
+    "wants_tools",
+]
 
 CHARS_PER_TOKEN = 4  # local providers cannot count tokens; ~4 characters per token is the usual rule of thumb
 ERROR_BODY_LIMIT = 300  # characters of a provider's error body shown in the cell
@@ -101,6 +110,7 @@ async def wait_for_user(flow: Any, awaitable: Awaitable[Any]) -> Any:
         if not task.done():
             task.cancel()
 
+
 def wants_tools(params: Any) -> bool:
     """A tools-mode request (its answer may carry ``tool_use`` blocks): ``tools`` or ``tool_choice`` set."""
     return params.tools is not None or params.tool_choice is not None
@@ -121,7 +131,9 @@ def build_result(blocks: list[Any], model: str, stop_reason: str | None, params:
     if len(blocks) != 1:
         texts = [b.text for b in blocks if b.type == "text"]
         if len(texts) != len(blocks) or not texts:
-            raise SamplingError(f"the model answered {len(blocks)} content blocks; a sampling reply without tools holds one")
+            raise SamplingError(
+                f"the model answered {len(blocks)} content blocks; a sampling reply without tools holds one"
+            )
         blocks = [TextContent(type="text", text="".join(texts))]
     return CreateMessageResult(role="assistant", content=blocks[0], model=model, stop_reason=stop_reason)
 
@@ -151,7 +163,9 @@ def _limit_result(result: Any, params: Any) -> Any:
                 block = block.model_copy(update={"text": text})
                 reason = why
         changed.append(block)
-    return result.model_copy(update={"content": changed if isinstance(result.content, list) else changed[0], "stop_reason": reason})
+    return result.model_copy(
+        update={"content": changed if isinstance(result.content, list) else changed[0], "stop_reason": reason}
+    )
 
 
 def _redact(text: str, key: str | None) -> str:
@@ -174,7 +188,9 @@ def _key(config: ModelConfig) -> str | None:
     return value
 
 
-async def _post(config: ModelConfig, url: str, headers: dict[str, str], payload: dict[str, Any], key: str | None) -> dict[str, Any]:
+async def _post(
+    config: ModelConfig, url: str, headers: dict[str, str], payload: dict[str, Any], key: str | None
+) -> dict[str, Any]:
     """POST JSON, turning every transport and HTTP failure into a ``SamplingError`` with a plain reason."""
     import httpx2
 
@@ -185,15 +201,25 @@ async def _post(config: ModelConfig, url: str, headers: dict[str, str], payload:
     except httpx2.TimeoutException:
         raise SamplingError(f"{config.provider} at {host} did not answer within {config.timeout:g} s") from None
     except httpx2.RequestError as exc:
-        raise SamplingError(_redact(f"could not reach {config.provider} at {host}: {exc or type(exc).__name__}", key)) from None
+        raise SamplingError(
+            _redact(f"could not reach {config.provider} at {host}: {exc or type(exc).__name__}", key)
+        ) from None
     if response.status_code >= 400:
-        raise SamplingError(_redact(f"{config.provider} at {host} answered HTTP {response.status_code}: {_error_text(response)}", key))
+        raise SamplingError(
+            _redact(f"{config.provider} at {host} answered HTTP {response.status_code}: {_error_text(response)}", key)
+        )
     try:
         body = response.json()
     except ValueError:
-        raise SamplingError(_redact(f"{config.provider} at {host} sent a reply that is not JSON: {response.text[:ERROR_BODY_LIMIT]!r}", key)) from None
+        raise SamplingError(
+            _redact(
+                f"{config.provider} at {host} sent a reply that is not JSON: {response.text[:ERROR_BODY_LIMIT]!r}", key
+            )
+        ) from None
     if not isinstance(body, dict):
-        raise SamplingError(f"{config.provider} at {host} sent a malformed reply (a JSON {type(body).__name__}, not an object)")
+        raise SamplingError(
+            f"{config.provider} at {host} sent a malformed reply (a JSON {type(body).__name__}, not an object)"
+        )
     return body
 
 
@@ -214,5 +240,3 @@ def _error_text(response: Any) -> str:
 
 def _malformed(config: ModelConfig, what: str) -> SamplingError:
     return SamplingError(f"{config.provider} sent a malformed reply: {what}")
-
-

@@ -8,8 +8,19 @@ from __future__ import annotations
 import asyncio
 import inspect
 from typing import TYPE_CHECKING, Any
+
 from ...core.text import content_text
-from .base import Provider, SamplingContext, SamplingDeclined, SamplingError, _limit_result, build_result, limit_text, wait_for_user
+from .base import (
+    Provider,
+    SamplingContext,
+    SamplingDeclined,
+    SamplingError,
+    _limit_result,
+    build_result,
+    limit_text,
+    wait_for_user,
+)
+
 if TYPE_CHECKING:
     from ..router import ModelConfig
 
@@ -45,15 +56,14 @@ async def callable_provider(config: ModelConfig, params: Any, ctx: SamplingConte
             value = await asyncio.to_thread(function, params)
             if inspect.isawaitable(value):
                 value = await value
-    except Exception as exc:  # boundary: the user's function; its failure is an answer, not a crash
+    except Exception as exc:  # noqa: BLE001 - the user's function: its failure is an answer, not a crash
         raise SamplingError(f"the function {label}() raised {type(exc).__name__}: {exc}") from None
     return _limit_result(_as_result(value, config.model or label, params, label), params)
 
 
 def _as_result(value: Any, model: str, params: Any, label: str) -> Any:
-    from pydantic import BaseModel, ValidationError
-
     from mcp.types import CreateMessageResult, CreateMessageResultWithTools, TextContent
+    from pydantic import BaseModel, ValidationError
 
     if isinstance(value, (CreateMessageResult, CreateMessageResultWithTools)):
         blocks = value.content if isinstance(value.content, list) else [value.content]
@@ -64,12 +74,18 @@ def _as_result(value: Any, model: str, params: Any, label: str) -> Any:
         try:
             parsed = CreateMessageResultWithTools.model_validate({"role": "assistant", "model": model, **value})
         except ValidationError as exc:
-            raise SamplingError(f"{label}() returned a dict that is not a sampling result: {exc.errors()[0]['msg']}") from None
+            raise SamplingError(
+                f"{label}() returned a dict that is not a sampling result: {exc.errors()[0]['msg']}"
+            ) from None
         return _as_result(parsed, model, params, label)
     blocks = value if isinstance(value, list) else [value]
     if blocks and all(isinstance(b, BaseModel) and getattr(b, "type", None) for b in blocks):
-        return build_result(list(blocks), model, "toolUse" if any(b.type == "tool_use" for b in blocks) else "endTurn", params)
-    raise SamplingError(f"{label}() returned {type(value).__name__}; return a string, content block(s) or a CreateMessageResult")
+        return build_result(
+            list(blocks), model, "toolUse" if any(b.type == "tool_use" for b in blocks) else "endTurn", params
+        )
+    raise SamplingError(
+        f"{label}() returned {type(value).__name__}; return a string, content block(s) or a CreateMessageResult"
+    )
 
 
 def nobody_to_reply(config: ModelConfig) -> SamplingError:

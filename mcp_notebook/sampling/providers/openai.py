@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
+
 from ...core.text import content_text
 from .base import Provider, SamplingContext, SamplingError, _key, _malformed, _post, build_result
+
 if TYPE_CHECKING:
     from ..router import ModelConfig
 
@@ -51,7 +53,10 @@ def openai_payload(config: ModelConfig, params: Any) -> dict[str, Any]:
         payload["stop"] = list(params.stop_sequences)
     if params.tools:
         payload["tools"] = [
-            {"type": "function", "function": {"name": t.name, "description": t.description or "", "parameters": t.input_schema}}
+            {
+                "type": "function",
+                "function": {"name": t.name, "description": t.description or "", "parameters": t.input_schema},
+            }
             for t in params.tools
         ]
         if params.tool_choice is not None and params.tool_choice.mode:
@@ -64,7 +69,11 @@ def _openai_messages(message: Any) -> list[dict[str, Any]]:
     results = [b for b in blocks if b.type == "tool_result"]
     if results:  # each tool result is its own "tool" message
         return [
-            {"role": "tool", "tool_call_id": r.tool_use_id, "content": ("[error] " if r.is_error else "") + _tool_result_text(r)}
+            {
+                "role": "tool",
+                "tool_call_id": r.tool_use_id,
+                "content": ("[error] " if r.is_error else "") + _tool_result_text(r),
+            }
             for r in results
         ]
     parts: list[dict[str, Any]] = []
@@ -85,7 +94,13 @@ def _openai_messages(message: Any) -> list[dict[str, Any]]:
                 )
             parts.append({"type": "input_audio", "input_audio": {"data": block.data, "format": fmt}})
         elif block.type == "tool_use":
-            calls.append({"id": block.id, "type": "function", "function": {"name": block.name, "arguments": json.dumps(block.input)}})
+            calls.append(
+                {
+                    "id": block.id,
+                    "type": "function",
+                    "function": {"name": block.name, "arguments": json.dumps(block.input)},
+                }
+            )
     out: dict[str, Any] = {"role": message.role}
     if len(parts) == 1 and parts[0]["type"] == "text":
         out["content"] = parts[0]["text"]  # a plain string: what every OpenAI-compatible server accepts
@@ -147,4 +162,6 @@ async def openai_provider(config: ModelConfig, params: Any, ctx: SamplingContext
     return openai_result(config, body, params)
 
 
-PROVIDER = Provider("openai", openai_provider, hosted=True, key_env="OPENAI_API_KEY", model_example="gpt-4o-mini or llama3.2")
+PROVIDER = Provider(
+    "openai", openai_provider, hosted=True, key_env="OPENAI_API_KEY", model_example="gpt-4o-mini or llama3.2"
+)
