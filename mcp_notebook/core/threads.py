@@ -42,7 +42,7 @@ import threading
 import traceback
 import weakref
 from collections.abc import Callable, Coroutine, Generator
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 T = TypeVar("T")
 
@@ -119,8 +119,8 @@ class Reply(Generic[T]):
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._event = threading.Event()
-        self._value: Any = None
-        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[Any]]] = []
+        self._value: T | None = None  # meaningful once ``_event`` is set
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[T]]] = []
 
     @property
     def done(self) -> bool:
@@ -150,15 +150,15 @@ class Reply(Generic[T]):
         """Block this thread until the value is given; ``TimeoutError`` after ``timeout`` seconds."""
         if not self._event.wait(timeout):
             raise TimeoutError(f"no reply within {timeout} s")
-        return self._value
+        return cast(T, self._value)
 
     async def get(self) -> T:
         """Wait on the running loop until the value is given."""
         loop = asyncio.get_running_loop()
         with self._lock:
             if self._event.is_set():
-                return self._value
-            future: asyncio.Future[Any] = loop.create_future()
+                return cast(T, self._value)
+            future: asyncio.Future[T] = loop.create_future()
             self._waiters.append((loop, future))
         try:
             return await future
@@ -190,7 +190,7 @@ class Runtime:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._closers: list[Closer] = []  # run on the loop before it stops (see at_stop)
-        self._finalizer: weakref.finalize | None = None
+        self._finalizer: weakref.finalize[..., Runtime] | None = None
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:

@@ -192,5 +192,5 @@ def _latin_twin(char: str) -> str:
     for found in confusables.is_confusable(char, greedy=True) or []:
         for glyph in found["homoglyphs"]:
             if glyph["c"].isascii() and glyph["c"].isalnum():
-                return glyph["c"].lower()
+                return str(glyph["c"]).lower()
     return ""

@@ -624,7 +624,10 @@ class Connection:
         if flow is None:
             return ErrorData(code=-32600, message="No notebook flow is waiting for this request")
         try:
-            return await flow.answer_elicitations({str(context.request_id): params}, single=True, candidates=candidates)
+            answer: ElicitResult | ErrorData = await flow.answer_elicitations(
+                {str(context.request_id): params}, single=True, candidates=candidates
+            )
+            return answer
         except FlowError:
             if getattr(flow, "task", None) is not None:
                 # A task's question stays open on the server for a later `%mcp resume` (the task is
@@ -632,9 +635,8 @@ class Connection:
                 return ErrorData(
                     code=INTERNAL_ERROR, message="No answer in this run; the question stays open for a later resume"
                 )
-            return ElicitResult(
-                action="cancel"
-            )  # the flow keeps the reason and fails with it (Flow.answer_elicitations)
+            # the flow keeps the reason and fails with it (Flow.answer_elicitations)
+            return ElicitResult(action="cancel")
         except Exception as exc:  # noqa: BLE001 - a bug of ours: the server gets a real code, the log its kind (its text may quote answers)
             self.logs.append(
                 {
@@ -654,7 +656,10 @@ class Connection:
         if flow is None:
             return ErrorData(code=-32600, message="No notebook flow is waiting for this request")
         # sampling has no per-call presets (the session's models answer), so the oldest call shows it either way
-        return await flow.answer_sampling(str(context.request_id), params)
+        reply: CreateMessageResult | CreateMessageResultWithTools | ErrorData = await flow.answer_sampling(
+            str(context.request_id), params
+        )
+        return reply
 
     async def _on_roots(self, context: ClientRequestContext) -> ListRootsResult | ErrorData:
         """Roots belong to the session: asked after connecting or after ``roots/list_changed``, no flow needed."""

@@ -25,7 +25,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mcp.types import ListRootsResult
 
 __all__ = ["RootEntry", "Roots"]
 
@@ -100,7 +103,7 @@ class Roots:
         """Back to the default: no roots."""
         self.entries = []
 
-    def result(self) -> Any:
+    def result(self) -> ListRootsResult:
         from mcp.types import ListRootsResult, Root
         from pydantic import FileUrl
 

@@ -67,8 +67,9 @@ def describe_identity(identity: Any) -> str:
         return identity  # a handle kept before identities were: its target's ``describe()``
     if not isinstance(identity, dict):
         return "an unrecorded target"
-    if isinstance(identity.get("url"), str):
-        return identity["url"]
+    url = identity.get("url")
+    if isinstance(url, str):
+        return url
     command = identity.get("command")
     if isinstance(command, list) and all(isinstance(c, str) for c in command):
         text = f"{shlex.join(command)} in folder {identity.get('cwd')}"
