@@ -28,7 +28,7 @@ import pytest
 
 from mcp_notebook.auth.vault import TokenVault
 from mcp_notebook.errors import FlowError
-from mcp_notebook.flows.store import SavedFlow
+from mcp_notebook.flows.record import SavedFlow
 from mcp_notebook.session.session import Session
 
 from .conftest import REPO_ROOT, free_port

@@ -16,7 +16,7 @@ import pytest
 from IPython.core.error import UsageError
 
 from mcp_notebook.errors import FlowError, Note, SessionError
-from mcp_notebook.flows.store import SavedFlow
+from mcp_notebook.flows.record import SavedFlow
 from mcp_notebook.forms.model import Answers
 from mcp_notebook.magics.hints import for_magics, with_hint
 from mcp_notebook.session.session import CallOptions, Session

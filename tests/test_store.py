@@ -9,7 +9,8 @@ from typing import Any
 import nbformat
 import pytest
 
-from mcp_notebook.flows.store import Store, age, check_record, parse_block, questions, read_notebook
+from mcp_notebook.flows.record import age, check_record, parse_block, questions, read_notebook
+from mcp_notebook.flows.store import Store
 from mcp_notebook.notebook.frontend import Frontend
 from mcp_notebook.session.page import NOT_SAVED_NOTICE
 
@@ -244,7 +245,7 @@ def test_session_file_is_read_once(tmp_path: Path) -> None:
 
 
 def test_saved_flow_round_trips_the_dict_form_and_its_signature() -> None:
-    from mcp_notebook.flows.store import SavedFlow, check_record
+    from mcp_notebook.flows.record import SavedFlow, check_record
     from mcp_notebook.flows.trust import RecordSigner
 
     signer = RecordSigner(b"k")

@@ -23,7 +23,7 @@ import pytest
 
 from mcp_notebook.errors import FlowError
 from mcp_notebook.flows.flow import FlowState
-from mcp_notebook.flows.store import SavedFlow
+from mcp_notebook.flows.record import SavedFlow
 from mcp_notebook.forms.model import Answers
 from mcp_notebook.magics.hints import for_magics
 from mcp_notebook.notebook.display import FlowReport, shown_state

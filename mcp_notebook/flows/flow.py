@@ -49,7 +49,8 @@ if TYPE_CHECKING:
     from ..wire.task_handles import TaskRef
     from ..wire.tasks import TaskHandles, TaskOptions, TaskStatus
     from .answering import Answerer
-    from .store import SavedFlow, Store
+    from .record import SavedFlow
+    from .store import Store
 
 __all__ = ["Flow", "FlowState", "Method", "Round"]
 
@@ -698,7 +699,7 @@ class Flow(TaskFollowing):
     # ------------------------------------------------------------------ records and trace
     def saved(self, request_state: str | None) -> SavedFlow:
         """The saved record (DESIGN.md "Saved flows"): questions and state, never answers or secret arguments."""
-        from .store import SavedFlow
+        from .record import SavedFlow
 
         secrets = self.secret_arguments
         withheld = sorted(secrets & (self.arguments.keys() | self._withheld))

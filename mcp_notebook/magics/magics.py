@@ -462,7 +462,7 @@ class MCPMagics(Magics, SessionSettings):
 
     # ------------------------------------------------------------------ saved flows
     def _do_flows(self, words: list[str], cell: str | None) -> Any:
-        from ..flows.store import age
+        from ..flows.record import age
         from ..notebook.display import Table
 
         ns, _ = self._parsers["flows"].parse(words)

@@ -15,7 +15,7 @@ from typing import Any
 
 import ipywidgets as w
 
-from ..flows.store import SavedFlow
+from ..flows.record import SavedFlow
 from ..flows.trust import describe_record, record_text
 from .display import STYLE, esc
 from .live_view import Choice, ChoicePanel

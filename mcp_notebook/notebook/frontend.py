@@ -63,7 +63,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..core.threads import KernelLoop
-from ..flows.store import Store, parse_flows
+from ..flows.record import parse_flows
+from ..flows.store import Store
 from ..session.page import Page
 
 __all__ = ["COMM_TARGET", "Frontend"]

@@ -37,7 +37,7 @@ from .display import STYLE, FlowReport, badge, esc, log_text, task_line
 if TYPE_CHECKING:
     from ..auth.sign_in import SignIn, SignInRequest
     from ..flows.flow import Flow
-    from ..flows.store import SavedFlow
+    from ..flows.record import SavedFlow
     from ..forms.model import Answers, Question
 
 __all__ = ["OUTPUT_KEY", "Choice", "ChoicePanel", "LiveView", "MainThread", "ResumeOffer", "state_refused"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..flows.store import SavedFlow, age, questions
+from ..flows.record import SavedFlow, age, questions
 from .apps import AppHost
 from .watching import Watches
 

@@ -15,7 +15,8 @@ import os
 from collections.abc import Callable
 from typing import Any, Literal
 
-from ..flows.store import Store, read_notebook
+from ..flows.record import read_notebook
+from ..flows.store import Store
 
 __all__ = ["NOT_SAVED_NOTICE", "Page", "Status"]
 

@@ -23,7 +23,7 @@ from ..auth.sdk_provider import OAuthOptions
 from ..core.text import line_word
 from ..errors import FlowError, Note, SessionError, describe_exception
 from ..flows.flow import Flow, FlowState
-from ..flows.store import SavedFlow
+from ..flows.record import SavedFlow
 from ..flows.trust import record_text, target_of
 from ..wire.connection import Connection
 from ..wire.target import Target

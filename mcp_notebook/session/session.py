@@ -28,7 +28,8 @@ from ..core.threads import Runtime
 from ..errors import FlowError, Note, SessionError
 from ..flows.answering import Answerer
 from ..flows.flow import Flow, Method
-from ..flows.store import SavedFlow, Store
+from ..flows.record import SavedFlow
+from ..flows.store import Store
 from ..flows.ui import FlowUI, HeadlessUI
 from ..forms.model import Answers
 from ..prototype import Prototypes

@@ -23,7 +23,7 @@ from ..errors import SessionError
 
 if TYPE_CHECKING:
     from ..flows.flow import Flow
-    from ..flows.store import SavedFlow
+    from ..flows.record import SavedFlow
     from .session import Session
 
 __all__ = ["Choice", "LiveFlowView", "NoViews", "Views"]

@@ -728,7 +728,7 @@ def test_summary_and_refusal_html() -> None:
 
 def test_resume_offer_from_hostile_record() -> None:
     """A saved record's strings came from a server (and a notebook): the offer shows them as text."""
-    from mcp_notebook.flows.store import SavedFlow
+    from mcp_notebook.flows.record import SavedFlow
     from mcp_notebook.notebook.live_view import ResumeOffer
 
     record = {
@@ -758,7 +758,7 @@ def test_resume_offer_from_hostile_record() -> None:
 
 def test_record_review_and_confirm_panel_from_hostile_record() -> None:
     """A received notebook's record is shown whole before it may run: every string of it as text."""
-    from mcp_notebook.flows.store import SavedFlow
+    from mcp_notebook.flows.record import SavedFlow
     from mcp_notebook.notebook.consent import ConfirmResume, RecordReview
 
     record = {

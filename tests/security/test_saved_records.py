@@ -28,7 +28,8 @@ from IPython.utils.capture import capture_output
 
 from mcp_notebook.core.redact import MASK, is_secret_name, secret_arguments
 from mcp_notebook.errors import FlowError
-from mcp_notebook.flows.store import Store, parse_flows, record_size
+from mcp_notebook.flows.record import parse_flows, record_size
+from mcp_notebook.flows.store import Store
 from mcp_notebook.flows.trust import RecordSigner, canonical
 
 from ..conftest import REPO_ROOT, free_port, get_shell

@@ -23,7 +23,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_notebook.errors import FlowError, SessionError
-from mcp_notebook.flows.store import SavedFlow, check_record
+from mcp_notebook.flows.record import SavedFlow, check_record
 from mcp_notebook.notebook.display import FlowReport, task_line
 from mcp_notebook.session.session import CallOptions, Session
 from mcp_notebook.wire.tasks import (

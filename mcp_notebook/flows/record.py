@@ -1,0 +1,310 @@
+"""Saved flow records: what a waiting flow needs to continue after the notebook is reopened.
+
+A record (DESIGN.md, "Saved flows") holds the questions of the waiting round and the opaque
+``request_state``, never answers, API keys, header values or tokens::
+
+    {"v": 1, "id": "…", "cell_id": "…", "server": {"name": "prov", "target": "http://127.0.0.1:8000/mcp"},
+     "method": "tools/call", "name": "provision", "arguments": {"name": "orders"},
+     "round": 2, "request_state": "<opaque>", "pending": {"region": {...}}, "updated": "…Z"}
+
+Two fields were added by the second wave, both optional for readers: ``sig`` (the record's
+signature, see ``trust.py``: it tells records this user wrote from records of a received
+notebook) and ``withheld`` (names of secret arguments left out, see ``core/redact.py``).
+``SavedFlow`` is the one schema, and what everything past the store reads.
+
+The notebook keeps them under the metadata key ``mcp_notebook`` -> ``flows`` -> id. Reading is
+forgiving on purpose: a corrupt block or record never stops a notebook from opening. It is
+skipped, and a warning says in plain words what was ignored.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from .trust import record_label
+
+__all__ = [
+    "DEFAULT_MAX_RECORD_BYTES",
+    "METADATA_KEY",
+    "METHODS",
+    "RECORD_VERSION",
+    "SavedFlow",
+    "age",
+    "check_record",
+    "check_task_ref",
+    "parse_block",
+    "parse_flows",
+    "questions",
+    "read_notebook",
+    "record_size",
+]
+
+METADATA_KEY = "mcp_notebook"
+
+
+RECORD_VERSION = 1
+
+
+METHODS = ("tools/call", "prompts/get", "resources/read")
+
+
+DEFAULT_MAX_RECORD_BYTES = 1_000_000
+
+
+@dataclass
+class SavedFlow:
+    """One saved record, typed: the questions of a waiting round and its opaque state.
+
+    The schema lives here and only here. ``to_dict`` gives the exact dict form the notebook
+    keeps and ``trust.RecordSigner`` signs (``sig`` covers every other key), so
+    ``SavedFlow.from_dict(d).to_dict() == d`` for every record ``check_record`` accepts: optional
+    keys stay absent when they were absent, and keys this version does not know ride along in
+    ``extra`` (a newer writer's additions would otherwise break the signature).
+    """
+
+    id: str
+    server: dict[str, Any]  # {"name": ..., **Target.saved()}
+    method: str
+    name: str
+    round: int
+    pending: dict[str, Any]  # question key -> the request as JSON
+    request_state: str | None = None
+    cell_id: str | None = None
+    arguments: dict[str, Any] = field(default_factory=dict)  # without secret ones
+    updated: str | None = None
+    withheld: list[str] | None = None  # secret arguments left out (asked again on resume)
+    task: dict[str, Any] | None = None  # a call running as a task: ``TaskRef.to_dict()`` (never the task id)
+    sig: str | None = None  # trust.RecordSigner's signature of the other keys
+    v: int = RECORD_VERSION
+    extra: dict[str, Any] = field(default_factory=dict)
+    _absent: frozenset[str] = field(default=frozenset(), repr=False, compare=False)  # optional keys the dict lacked
+
+    _KEYS = (
+        "v",
+        "id",
+        "cell_id",
+        "server",
+        "method",
+        "name",
+        "arguments",
+        "round",
+        "request_state",
+        "pending",
+        "updated",
+        "withheld",
+        "task",
+        "sig",
+    )
+    _OPTIONAL = ("cell_id", "arguments", "request_state", "updated", "withheld", "task", "sig")
+
+    @classmethod
+    def from_dict(cls, record: Mapping[str, Any]) -> SavedFlow:
+        """The typed form of a record that ``check_record`` accepted."""
+        known = {k: record[k] for k in cls._KEYS if k in record}
+        absent = frozenset(k for k in cls._OPTIONAL if k not in record)
+        extra = {k: v for k, v in record.items() if k not in cls._KEYS}
+        if "arguments" in known and known["arguments"] is None:
+            absent |= {"arguments"}
+            known.pop("arguments")
+            extra["arguments"] = None
+        return cls(**known, extra=extra, _absent=absent)
+
+    @property
+    def server_name(self) -> str:
+        """The connection name the flow was saved against."""
+        return str(self.server["name"])
+
+    @property
+    def label(self) -> str:
+        """How the flow is named to the user (``trust.record_label``, the one place it is built)."""
+        return record_label(self.to_dict())
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record as the notebook keeps it (and as it is signed)."""
+        out: dict[str, Any] = {}
+        for key in self._KEYS:
+            value = getattr(self, key)
+            if key in self._absent or (key in ("withheld", "task", "sig") and value is None):
+                continue
+            out[key] = value
+        out.update(self.extra)
+        return out
+
+
+def check_task_ref(value: Any) -> str | None:
+    """Why a record's ``task`` entry is unusable, or ``None`` when it is fine."""
+    if not isinstance(value, dict):
+        return f"its task entry is {_kind(value)}, not an object"
+    ref = value.get("ref")
+    if not isinstance(ref, str) or not 8 <= len(ref) <= 64 or not ref.replace("-", "").replace("_", "").isalnum():
+        return "its task entry has no valid ref"
+    if value.get("generation") not in ("2025", "2026"):
+        return "its task entry names no task generation (2025 or 2026)"
+    if not isinstance(value.get("answered", []), list):
+        return "its task entry's answered keys are not a list"
+    return None
+
+
+# ---------------------------------------------------------------------- reading records
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return {str: "a string", bool: "a boolean", int: "a number", float: "a number"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def check_record(key: str, record: Any) -> str | None:
+    """Why ``record`` (saved under ``key``) cannot be resumed, or ``None`` when it can."""
+    if not isinstance(record, dict):
+        return f"saved flow {key!r} is {_kind(record)}, not an object"
+    version = record.get("v")
+    if version != RECORD_VERSION:
+        if isinstance(version, int) and version > RECORD_VERSION:
+            return f"saved flow {key!r} was written by a newer mcp-notebook (record version {version})"
+        return f"saved flow {key!r} has no record version this mcp-notebook reads (v={version!r})"
+    if record.get("id") != key:
+        return f"saved flow {key!r} carries another id ({record.get('id')!r})"
+    server = record.get("server")
+    if not isinstance(server, dict) or not isinstance(server.get("name"), str) or not server.get("name"):
+        return f"saved flow {key!r} does not say which server it talks to"
+    if record.get("method") not in METHODS:
+        return f"saved flow {key!r} has an unknown method {record.get('method')!r}"
+    if not isinstance(record.get("name"), str) or not record["name"]:
+        return f"saved flow {key!r} has no tool, prompt or resource name"
+    if not isinstance(record.get("arguments", {}), dict):
+        return f"saved flow {key!r} has arguments that are {_kind(record.get('arguments'))}, not an object"
+    task = record.get("task")
+    if task is not None:
+        problem = check_task_ref(task)
+        if problem is not None:
+            return f"saved flow {key!r}: {problem}"
+        if record.get("method") != "tools/call":
+            return f"saved flow {key!r} is a task but not a tool call"
+    round_no = record.get("round")
+    if not isinstance(round_no, int) or isinstance(round_no, bool) or round_no < (0 if task is not None else 1):
+        return f"saved flow {key!r} has no valid round number"
+    state = record.get("request_state")
+    if state is not None and not isinstance(state, str):
+        return f"saved flow {key!r} has a request state that is {_kind(state)}, not a string"
+    pending = record.get("pending")
+    if (
+        not isinstance(pending, dict)
+        or not (pending or task is not None)
+        or not all(isinstance(q, dict) for q in pending.values())
+    ):
+        return f"saved flow {key!r} has no questions to ask"
+    withheld = record.get("withheld", [])
+    if not isinstance(withheld, list) or not all(isinstance(n, str) for n in withheld):
+        return f"saved flow {key!r} has a list of withheld arguments that is not a list of names"
+    if not isinstance(record.get("sig", ""), str):
+        return f"saved flow {key!r} has a signature that is {_kind(record.get('sig'))}, not a string"
+    return None
+
+
+def record_size(record: Mapping[str, Any]) -> int:
+    """Bytes the record takes in the notebook's JSON."""
+    return len(json.dumps(record, ensure_ascii=False, default=str).encode())
+
+
+def parse_flows(
+    flows: Any, where: str = f'"{METADATA_KEY}.flows"', max_bytes: int | None = DEFAULT_MAX_RECORD_BYTES
+) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """The resumable records of a ``flows`` mapping, and a warning for each one ignored.
+
+    A record larger than ``max_bytes`` is ignored too: a received notebook must not make the kernel
+    hold (and the page show) arbitrarily large values.
+    """
+    if flows is None:
+        return {}, []
+    if not isinstance(flows, dict):
+        return {}, [f"notebook metadata {where} is {_kind(flows)}, not an object; ignored"]
+    records: dict[str, dict[str, Any]] = {}
+    warnings: list[str] = []
+    for key, record in flows.items():
+        problem = check_record(key, record)
+        if problem is None and max_bytes is not None and (size := record_size(record)) > max_bytes:
+            problem = f"saved flow {key!r} takes {size:,} bytes, more than the limit of {max_bytes:,} (%config MCPMagics.max_record_bytes)"
+        if problem is None:
+            records[key] = record
+        else:
+            warnings.append(problem + "; ignored")
+    return records, warnings
+
+
+def parse_block(
+    block: Any, max_bytes: int | None = DEFAULT_MAX_RECORD_BYTES
+) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """Records from the notebook metadata block ``mcp_notebook`` (``None`` when absent)."""
+    if block is None:
+        return {}, []
+    if not isinstance(block, dict):
+        return {}, [f'notebook metadata "{METADATA_KEY}" is {_kind(block)}, not an object; ignored']
+    return parse_flows(block.get("flows"), max_bytes=max_bytes)
+
+
+def read_notebook(
+    path: str, max_bytes: int | None = DEFAULT_MAX_RECORD_BYTES
+) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """Records saved in the ``.ipynb`` at ``path``, read with ``nbformat``.
+
+    Raises ``OSError`` when the file cannot be opened; a file that is not a notebook gives a
+    warning and no records.
+    """
+    from nbformat import reader
+
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    try:
+        # No schema validation: only the metadata is needed, and validating a large notebook's
+        # outputs would cost more than everything else here.
+        nb = reader.reads(text)
+        metadata = nb.get("metadata", {})
+    except Exception as exc:  # noqa: BLE001 - NotJSONError, ValidationError, NBFormatError, ...
+        return {}, [f"{path} is not a readable notebook ({type(exc).__name__}); no saved flows read from it"]
+    if not isinstance(metadata, dict):
+        return {}, [f"{path} has no notebook metadata; no saved flows read from it"]
+    return parse_block(metadata.get(METADATA_KEY), max_bytes=max_bytes)
+
+
+def questions(record: Mapping[str, Any]) -> list[str]:
+    """The saved questions of a record, one line each (what the server asked, never answers)."""
+    lines: list[str] = []
+    for key, request in (record.get("pending") or {}).items():
+        method = request.get("method") if isinstance(request, dict) else None
+        params = request.get("params") if isinstance(request, dict) else None
+        params = params if isinstance(params, dict) else {}
+        if method == "elicitation/create":
+            lines.append(str(params.get("message") or key))
+        elif method == "sampling/createMessage":
+            lines.append(f"{key}: a model reply (sampling)")
+        elif method == "roots/list":
+            lines.append(f"{key}: the notebook's roots")
+        else:
+            lines.append(f"{key}: {method}")
+    return lines
+
+
+def age(updated: Any, now: datetime | None = None) -> str:
+    """How long ago a record was written, in a few characters (``"?"`` when unknown)."""
+    if not isinstance(updated, str):
+        return "?"
+    try:
+        when = datetime.fromisoformat(updated.replace("Z", "+00:00"))
+    except ValueError:
+        return "?"
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    seconds = max(0, int(((now or datetime.now(UTC)) - when).total_seconds()))
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds // size} {unit}"
+    return f"{seconds} s"
