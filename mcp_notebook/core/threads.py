@@ -263,7 +263,7 @@ class Runtime:
             raise TimeoutError(f"gave up after {timeout} s") from None
 
     def call_soon(self, fn: Any, *args: Any) -> None:
-        """Hand work to the loop from any thread (widget callbacks may run on subshell threads); ``bridge.to_loop``."""
+        """Hand work to the loop from any thread (widget callbacks may run on subshell threads); ``core.threads.to_loop``."""
         to_loop(self.loop, fn, *args)
 
     @property

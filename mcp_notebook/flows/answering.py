@@ -1,7 +1,7 @@
 """Who answers a server's questions: the form (or presets), the model router, the roots.
 
 A flow hands each input request here whatever the server's generation. Elicitations go to the
-flow's ``ui.FlowUI``: interactive runs put them in front of the user (the widget view); headless
+flow's ``flows.ui.FlowUI``: interactive runs put them in front of the user (the widget view); headless
 runs (``ui.HeadlessUI``) answer from ``--answer``/``--answers``/``--accept-defaults`` through the
 same ``FormModel``, so both send identical content for identical values.
 """

@@ -7,8 +7,13 @@ keys and the state byte for byte. Servers of the 2025 generation ask over the ba
 instead; their requests arrive through the connection's callbacks into the same ``answer_*``
 methods, so both generations meet one form, one model router and one roots list.
 
-No widgets here: a flow reports to its view (``view``, a ``ui.FlowUI``) and asks through an
+No widgets here: a flow reports to its view (``view``, a ``flows.ui.FlowUI``) and asks through an
 ``Answerer`` (whose ``ui`` is the same kind of object; headless, both are ``ui.HeadlessUI``).
+
+Why this module is long: ``Flow`` is one state machine over two protocol generations (the manual
+2026-07-28 rounds and the 2025 back-channel answered inside the same call), as httpx keeps its
+``_client.py``; its words (``kinds``), its trace (``trace``) and its task following (``task_follow``)
+live beside it.
 """
 
 from __future__ import annotations

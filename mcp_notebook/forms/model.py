@@ -1,6 +1,6 @@
 """The elicitation form as data: schema -> fields, preset answers, typing and validation.
 
-One model serves the ipywidgets form (``forms.py``) and headless runs alike, so a person filling
+One model serves the ipywidgets form (``forms.widgets``) and headless runs alike, so a person filling
 the form and ``--answer``/``--answers``/``--accept-defaults`` produce identical content for
 identical values. No widgets here.
 
@@ -22,6 +22,10 @@ What an untouched form sends (and so what a headless run sends): the preset answ
 schema's default, else nothing, except an optional checkbox, which shows and sends ``false``.
 A required field with nothing to send is an error naming it (headless) or an inline "required"
 (interactive).
+
+Why this module is long: the whole elicitation schema subset, as data (every field kind, its
+typing from preset text, its ``jsonschema`` check), so that widgets and headless answers share one
+definition; a new field kind touches this module and ``widgets.py`` only.
 """
 
 from __future__ import annotations

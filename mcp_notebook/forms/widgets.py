@@ -1,6 +1,6 @@
 """Elicitation requests as ipywidgets forms, inline in the cell that asked.
 
-Built from ``form_model.FormModel`` (the schema logic lives there, shared with headless runs, so
+Built from ``forms.model.FormModel`` (the schema logic lives there, shared with headless runs, so
 both send identical content for identical values). One widget per field kind:
 
 =================================  ==========================================================
@@ -28,6 +28,9 @@ fetches it; then Done (accept) / Decline / Cancel.
 
 After sending, the panel turns into a summary naming the action and the fields, never the
 values, and every input widget is closed so no answer stays in saved widget state.
+
+Why this module is long: one widget per field kind of ``model.py`` and the URL-mode panel, which
+all share the form's validation and layout.
 """
 
 from __future__ import annotations

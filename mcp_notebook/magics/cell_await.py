@@ -19,7 +19,7 @@ The cell then runs as an async cell. The helper runs the magic with ``MCPMagics.
 the magic hands back an ``InCell`` (the started flow) instead of returning the ``Flow`` at once,
 and awaits it on the kernel's own loop: the form, the sampling review and the sign-in stay live,
 ``x = %mcp call ...`` binds the result, Interrupt stops the flow and keeps its saved record and a failed or cancelled flow fails its cell, as a headless run does;
-so does a result the tool marked ``isError`` (``magic_hints.tool_failure``: Run All stops at a tool's error as at an exception).
+so does a result the tool marked ``isError`` (``magics.hints.tool_failure``: Run All stops at a tool's error as at an exception).
 
 Only statements at the cell's top level, or inside its ``for`` / ``if`` / ``with`` / ``try``
 blocks, are rewritten: ``await`` inside a ``def`` or ``class`` body would not compile. ``%mcp call

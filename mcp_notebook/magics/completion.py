@@ -2,7 +2,7 @@
 
 One ``@context_matcher`` is appended to ``ipython.Completer.custom_matchers`` by ``register``. It
 reads the magic line up to the cursor with the subcommands' own argparse parsers
-(``magic_grammar.build_parsers``), so flags, their choices and the positionals stay in step with
+(``magics.grammar.build_parsers``), so flags, their choices and the positionals stay in step with
 what the magic accepts. What it offers:
 
 * the subcommands after ``%mcp``, each subcommand's ``--flags`` and the choices of a flag's value;
@@ -26,6 +26,10 @@ there and the next Tab uses it. ``completion/complete`` is asked with ``COMPLETE
 dropped when late: a stale answer is of no use. A position where nothing is known is left to
 IPython's other matchers (file names for ``--from PATH``, names for ``connect``): this matcher
 suppresses them only when it offers something.
+
+Why this module is long: Tab has one entry point (IPython's matcher) and every word of a ``%mcp``
+line (subcommands, flags, servers, tools, schema-derived names and values, a server's own
+completions), each bounded in time and encoded for the line's grammar.
 """
 
 from __future__ import annotations

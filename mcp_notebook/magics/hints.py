@@ -1,6 +1,6 @@
 """The ``%mcp`` face of the engine's errors and notes.
 
-The engine (``session.py``, ``connections.py``, ``flows.py``) says what happened in API terms and
+The engine (``session``, ``wire``, ``flows``) says what happened in API terms and
 gives structured fields (``kind``, ``flow_id``, ``server``, ``missing_field``, ``reason``,
 ``details``). Here, and only here, each kind gets the ``%mcp`` command that acts on it.
 

@@ -1,9 +1,13 @@
 """``%mcp`` / ``%%mcp``: the notebook's MCP client commands.
 
-This module only parses text, calls the ``Session`` it owns (``session.py``) and displays what
+This module only parses text, calls the ``Session`` it owns (``session.session``) and displays what
 comes back; no protocol logic lives here. The engine's errors and notes get their ``%mcp`` hints in
-``magic_hints.py``. Settings are traitlets of ``SessionSettings``, inherited by ``MCPMagics``
+``magics/hints.py``. Settings are traitlets of ``SessionSettings``, inherited by ``MCPMagics``
 (``%config MCPMagics.max_rounds = 5``, or ``c.MCPMagics.max_rounds`` in ``ipython_config.py``).
+
+Why this module is long: one short ``_do_SUB`` method per subcommand, each only parsing, calling the
+session and displaying (the grammar is ``grammar.py``, the hints ``hints.py``, the listings
+``listings.py``); IPython's magics find them on one class.
 """
 
 from __future__ import annotations

@@ -148,7 +148,7 @@ async def map_async(
     Same arguments and results as ``map``. While a cell awaits, the kernel still handles widget
     clicks (ipykernel 7.4 and later), so a question no preset answers is shown in a form in the
     cell instead of failing its row: one form at a time, naming the asking row, with "Use this
-    answer for every remaining row that asks this" (see ``map_questions``). ``ask``: ``None``
+    answer for every remaining row that asks this" (see ``mapping.questions``). ``ask``: ``None``
     asks when a person is at the cell (a front end that allows input, as ``%mcp call`` decides),
     ``False`` never (presets only), ``True`` insists. A Dask collection runs as ``map`` runs it
     (its workers answer from the presets only).

@@ -2,7 +2,7 @@
 
 A map of 1,000 rows of a tool that asks "which region?" would otherwise need 1,000 answers. Every
 row's flow of an interactive map (``mapping.map_async`` in an awaiting cell) shares one
-``MapQuestions`` as its answerer's ``ui.FlowUI``:
+``MapQuestions`` as its answerer's ``flows.ui.FlowUI``:
 
 * presets (``answers=``) answer first, as in a headless map (a preset that does not fit, or a
   link to open, goes to the form);

@@ -62,7 +62,7 @@ async def run_rows(
 
     A fixed set of worker tasks takes the next row index: 1,000 rows make ``concurrency`` tasks,
     not 1,000 tasks waiting on a semaphore. ``step(ok)`` is told of each row as it settles.
-    ``ui`` answers the rows' questions (``map_questions.MapQuestions``); none: headless, presets only.
+    ``ui`` answers the rows' questions (``mapping.questions.MapQuestions``); none: headless, presets only.
     ``stop`` ends the map early: rows not yet called fail ``cancelled``, as the ones in flight do.
     """
     outcomes: list[Outcome] = [None] * len(arguments)

@@ -22,6 +22,10 @@ Everything a server sends is untrusted and ends up in the page's HTML, so:
 Sizes are bounded by the flow's ``Limits`` (``%config MCPMagics.max_result_chars`` and
 ``max_inline_bytes``): text beyond the budget is cut with a note saying how much and how to get
 the whole value, which always stays on the flow (``flow.result()``, ``-o VAR``).
+
+Why this module is long: every part of one result's rendering draws on one character budget
+(``_Budget``), which must pass through the blocks, the structured views and the media of that
+result; splitting it would thread the budget across modules for no reader's gain.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """The live area of an interactive flow: state, progress bar, log, form, Cancel.
 
 Created on the kernel's main thread when the magic runs, displayed with a ``display_id`` in the
-calling cell. ``LiveView`` is the interactive ``ui.FlowUI``. The flow reports from the runtime
+calling cell. ``LiveView`` is the interactive ``flows.ui.FlowUI``. The flow reports from the runtime
 loop thread; every update is handed back to the kernel's own loop with the calling cell's
-context (``bridge.KernelLoop.to_kernel``), so output lands in the right cell even after the cell
-has finished; answers come back through a ``bridge.Reply``. When the flow ends the
+context (``core.threads.KernelLoop.to_kernel``), so output lands in the right cell even after the cell
+has finished; answers come back through a ``core.threads.Reply``. When the flow ends the
 area is replaced by its settled report: plain HTML and text that save with the notebook and need
 no widget state to read later.
 
@@ -15,6 +15,10 @@ and the report also goes to the page through the extension's comm (``on_report``
 over the output carrying that id when the page's copy of the cell still shows the live area. The live
 area itself goes the same way when it is made (``on_live``): a page that reloaded before it was
 shown (or before a save), or a Continue clicked on a reloaded page, would otherwise never see it.
+
+Why this module is long: a flow's live area is the interactive ``FlowUI`` (state, progress,
+log, forms, sampling review, the human reply, the sign-in), and the one-click panels that ask
+before a flow starts (``ChoicePanel``, ``ResumeOffer``) share its thread rules.
 """
 
 from __future__ import annotations
@@ -53,9 +57,9 @@ MainThread = KernelLoop  # runs callables on the kernel's loop in the context of
 
 
 class LiveView:
-    """Widgets for one flow: the interactive ``ui.FlowUI`` (state, progress, log, forms, sampling review).
+    """Widgets for one flow: the interactive ``flows.ui.FlowUI`` (state, progress, log, forms, sampling review).
 
-    ``main`` (a ``bridge.KernelLoop``) carries every widget change to the kernel's loop.
+    ``main`` (a ``core.threads.KernelLoop``) carries every widget change to the kernel's loop.
     """
 
     interactive = True

@@ -10,7 +10,7 @@ Three panels, each shown inside the flow's live area in the cell that made the c
 
 Threads: the flow runs on the runtime loop and never touches widgets. ``ask_on_main`` builds a
 panel on the kernel's main thread (``PanelHost.to_kernel``, in the view's ``panel_area``) and
-awaits a ``bridge.Reply`` that the panel's buttons give: button callbacks may run on the main
+awaits a ``core.threads.Reply`` that the panel's buttons give: button callbacks may run on the main
 thread or on a subshell thread (JupyterLab 4.6 sends comms over subshells). With the ``always`` policy, ``sampling_bundle`` is displayed as a plain output in the
 cell (it stays after the flow has settled) and nobody waits.
 """

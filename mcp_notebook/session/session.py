@@ -4,7 +4,7 @@ A session owns the connections (``Registry``, on its own ``Runtime`` loop thread
 records (``Store``, mirrored by its ``Frontend`` comm client), the model router, the roots and
 the servers defined in the notebook. It starts flows, offers and resumes saved ones, and forgets
 them. ``MCPMagics`` creates and owns one (the ``%mcp`` commands parse text and call it); the plain
-Python API (``api.py``) uses the magics' session inside IPython, else a default one.
+Python API (``session.api``) uses the magics' session inside IPython, else a default one.
 
 Settings live in one place only: the traitlets of ``SessionSettings`` (``MCPMagics`` inherits
 them, so ``%config MCPMagics.max_rounds = 5`` is the setting itself). The session keeps a
@@ -13,6 +13,10 @@ and the size limits as it starts; the store reads ``max_record_bytes`` at each s
 router is the one thing kept in step: ``%config MCPMagics.models`` / ``default_model`` /
 ``review`` are applied to it as they change, because ``%mcp model add`` adds models that live
 only in the router.
+
+Why this module is still long: connecting (targets, headers, OAuth options) and starting flows
+(``make_flow``, ``call``) are the session's own; its saved flows are ``saved.py``, its sign-ins
+``sign_in.py``, its settings ``settings.py``.
 """
 
 from __future__ import annotations

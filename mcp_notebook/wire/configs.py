@@ -22,6 +22,10 @@ variable names and mask literal values.
 
 Problems are kept per file and per entry: bad JSON makes its file unusable, a bad entry only
 itself, and every message names the file and the entry.
+
+Why this module is long: one job, four file formats (each with its own shape, variables and
+transports); what a session does with the entries is ``session/from_config.py``, and which files may
+be read at all is ``config_trust.py``.
 """
 
 from __future__ import annotations

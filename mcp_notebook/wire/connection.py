@@ -6,6 +6,11 @@ directly from their own tasks (one hop per call, no relay through the owner).
 
 What a connection talks to is its ``target.Target``; a session's connections by name are its
 ``registry.Registry``.
+
+Why this module is long: a connection is one owner task holding the SDK's ``Client`` open, and
+the 2025 back-channel's answerers (elicitation, sampling, roots, logging, progress, resource
+changes) must live where its callbacks are registered; what it talks to is ``target.py``, the
+connections by name ``registry.py``, the routing of a 2025 question to its call ``routing.py``.
 """
 
 from __future__ import annotations

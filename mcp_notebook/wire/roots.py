@@ -17,7 +17,7 @@ kernel), so ``add .`` offers the notebook's folder; ``remove`` and ``reset`` tak
 
 2026-07-28 servers ask for roots inside each request's ``input_requests``, so they always see the
 current list. 2025 servers may cache the list; when it changes the ones that were offered roots are
-sent ``notifications/roots/list_changed`` (see ``Registry.roots_changed`` in connections.py).
+sent ``notifications/roots/list_changed`` (see ``wire.registry.Registry.roots_changed``).
 """
 
 from __future__ import annotations
