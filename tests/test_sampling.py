@@ -1072,3 +1072,35 @@ def test_cancel_while_reviewing_a_2025_request_clears_the_panel(kernel: Any, fak
         what="the dismissed review panel",
     )
     assert fake.requests == []
+
+
+def test_a_provider_owns_its_rules_and_help(ip: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new kind of model is one Provider in PROVIDERS: ModelConfig checks its rules, the review policy reads ``hosted``,
+    ``%mcp model --help`` lists it in its own words, and create_message answers through it."""
+    from mcp.types import CreateMessageRequestParams, SamplingMessage, TextContent
+
+    from mcp_notebook.magics.grammar import build_parsers
+    from mcp_notebook.sampling import providers
+    from mcp_notebook.sampling.providers.base import Provider, build_result
+
+    async def answer(config: ModelConfig, params: Any, ctx: SamplingContext) -> Any:
+        return build_result(
+            [TextContent(type="text", text=f"{config.model} says hi")], config.model or "", None, params
+        )
+
+    remote = Provider(
+        "farfetch", answer, hosted=True, key_env="FARFETCH_KEY", model_example="ff-1", described="a remote test API"
+    )
+    monkeypatch.setitem(providers.PROVIDERS, "farfetch", remote)
+    with pytest.raises(ValueError) as info:
+        ModelConfig("ff", "farfetch")
+    assert str(info.value) == "the farfetch provider needs a MODEL (for example ff-1)"
+    config = ModelConfig("ff", "farfetch", "ff-1")
+    assert config.api_key_env == "FARFETCH_KEY" and config.leaves_machine
+    assert not ModelConfig("local-ff", "farfetch", "ff-1", base_url="http://127.0.0.1:9/v1").leaves_machine
+    assert "farfetch (a remote test API)" in (build_parsers()["model"].description or "")
+    params = CreateMessageRequestParams(
+        messages=[SamplingMessage(role="user", content=TextContent(type="text", text="hello"))], max_tokens=10
+    )
+    result = asyncio.run(create_message(config, params, SamplingContext()))
+    assert result.content.text == "ff-1 says hi" and result.model == "ff-1"

@@ -117,6 +117,13 @@ def _flow_args(p: Parser) -> None:
     )
 
 
+def _providers_help() -> str:
+    """The providers as ``%mcp model --help`` lists them, each in its own module's words (``Provider.described``)."""
+    from ..sampling.providers import PROVIDERS
+
+    return ", ".join(f"{p.name} ({p.described})" if p.described else p.name for p in PROVIDERS.values())
+
+
 def build_parsers() -> dict[str, Parser]:
     ps: dict[str, Parser] = {}
     p = ps["connect"] = Parser(
@@ -341,8 +348,7 @@ def build_parsers() -> dict[str, Parser]:
     p = ps["model"] = Parser(
         "model",
         "Models that answer sampling requests: %mcp model add NAME PROVIDER [MODEL] [options] | use NAME | remove NAME | list. "
-        "PROVIDER: openai (any OpenAI-compatible chat endpoint: OpenAI, or Ollama, vLLM, llama.cpp, LM Studio with --base-url), "
-        "anthropic, callable (MODEL names a function in the notebook), human (you type the reply), echo (offline).",
+        f"PROVIDER: {_providers_help()}.",
     )
     p.add_argument("action", nargs="?", default="list", metavar="{add,use,remove,list}")
     p.add_argument("name", nargs="?")

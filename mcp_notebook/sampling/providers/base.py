@@ -68,7 +68,8 @@ class Provider:
     ``hosted``: a hosted API (requests leave the machine unless its base URL is a loopback
     address, so the ``remote`` review policy asks); ``key_env``: the variable the official
     endpoint's key is read from when the user names none; ``model_example``: a MODEL is required
-    (shown in the error when it is missing); ``check``: any rule of its own.
+    (shown in the error when it is missing); ``check``: any rule of its own; ``described``: what
+    ``%mcp model --help`` says of it.
     """
 
     name: str
@@ -77,6 +78,7 @@ class Provider:
     key_env: str | None = None
     model_example: str | None = None
     check: Callable[[ModelConfig], None] | None = None
+    described: str = ""
 
     def configure(self, config: ModelConfig) -> None:
         """Check ``config`` for this provider (``ValueError`` says what is wrong) and fill in its default key variable."""

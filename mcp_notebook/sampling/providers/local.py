@@ -114,6 +114,8 @@ def _check_callable(config: ModelConfig) -> None:
         raise ValueError("the callable provider needs a function (its name in the notebook as MODEL)")
 
 
-ECHO = Provider("echo", echo_provider)
-CALLABLE = Provider("callable", callable_provider, check=_check_callable)
-HUMAN = Provider("human", human_provider)
+ECHO = Provider("echo", echo_provider, described="offline")
+CALLABLE = Provider(
+    "callable", callable_provider, check=_check_callable, described="MODEL names a function in the notebook"
+)
+HUMAN = Provider("human", human_provider, described="you type the reply")

@@ -163,5 +163,10 @@ async def openai_provider(config: ModelConfig, params: Any, ctx: SamplingContext
 
 
 PROVIDER = Provider(
-    "openai", openai_provider, hosted=True, key_env="OPENAI_API_KEY", model_example="gpt-4o-mini or llama3.2"
+    "openai",
+    openai_provider,
+    hosted=True,
+    key_env="OPENAI_API_KEY",
+    model_example="gpt-4o-mini or llama3.2",
+    described="any OpenAI-compatible chat endpoint: OpenAI, or Ollama, vLLM, llama.cpp, LM Studio with --base-url",
 )
