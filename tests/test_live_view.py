@@ -23,7 +23,7 @@ from mcp_notebook.flows.answering import Answerer
 from mcp_notebook.flows.flow import FlowState, Progress
 from mcp_notebook.flows.ui import FlowUI, HeadlessUI
 from mcp_notebook.forms.model import Answers, FormModel, Question
-from mcp_notebook.notebook.live_view import LiveView, MainThread
+from mcp_notebook.notebook.live_view import LiveView
 from mcp_notebook.notebook.review import HumanReply, PanelHost, ask_on_main
 from mcp_notebook.sampling.providers.base import SamplingError
 from mcp_notebook.sampling.router import Choice, ModelConfig, Reviewed
@@ -63,7 +63,7 @@ def test_live_view_and_headless_ui_implement_flow_ui(view: LiveView) -> None:
     assert view.needs_main_thread is False  # no kernel loop here: nothing to freeze
     assert HeadlessUI().needs_main_thread is False
     assert isinstance(view, PanelHost)  # review panels go through documented methods only
-    assert MainThread is KernelLoop and isinstance(view.main, KernelLoop)
+    assert isinstance(view.main, KernelLoop)
 
 
 def test_objects_missing_part_of_the_protocol_are_not_flow_uis() -> None:

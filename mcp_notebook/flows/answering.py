@@ -35,7 +35,7 @@ class Answerer:
 
     async def elicit(self, flow: Flow, requests: dict[str, Any], context: str = "") -> dict[str, Any]:
         """Ask ``requests``; with a ``context`` (the question may be another call's) no presets apply."""
-        limits = getattr(flow, "limits", None)  # the flow's size bounds: too deep or too wide a form gets no widgets
+        limits = flow.limits  # the flow's size bounds: too deep or too wide a form gets no widgets
         questions = [
             Question(
                 key,

@@ -295,6 +295,11 @@ class Flow(TaskFollowing):
             self._here = False  # a cancel() from now on must not reach the calling task's next work
         return self._future.result()
 
+    def when_done(self, callback: Callable[[Flow], None]) -> None:
+        """Call ``callback(flow)`` once the flow has ended (at once if it has), on the thread that ends it."""
+        assert self._future is not None, "flow not started"
+        self._future.add_done_callback(lambda _future: callback(self))
+
     def done(self) -> bool:
         return self._future is not None and self._future.done()
 

@@ -44,16 +44,13 @@ if TYPE_CHECKING:
     from ..flows.record import SavedFlow
     from ..forms.model import Answers, Question
 
-__all__ = ["OUTPUT_KEY", "Choice", "ChoicePanel", "LiveView", "MainThread", "ResumeOffer", "state_refused"]
+__all__ = ["OUTPUT_KEY", "Choice", "ChoicePanel", "LiveView", "ResumeOffer", "state_refused"]
 
 OUTPUT_KEY = "mcp_notebook"
 """Output metadata key: ``{"display_id": ID}`` on a live area, ``{"display_id": ID, "final": true}`` on its report."""
 
 ReportSink = Callable[[str | None, str, dict[str, Any]], None]
 """``(cell_id, display_id, output)``: hands a settled report to the pages (``Frontend.send_report``)."""
-
-
-MainThread = KernelLoop  # runs callables on the kernel's loop in the context of the cell that created it
 
 
 class LiveView:
@@ -70,7 +67,7 @@ class LiveView:
     def __init__(self, label: str, trace: bool = False) -> None:
         from IPython.display import display
 
-        self.main = MainThread()
+        self.main = KernelLoop()  # runs callables on the kernel's loop in the context of the cell that made it
         self.trace = trace
         self.flow: Flow | None = None
         self.header = w.HTML(self._header_html(label, "running", ""))
@@ -435,7 +432,7 @@ class ChoicePanel:
     def __init__(self, text_html: str, css_class: str, choices: list[Choice]) -> None:
         from IPython.display import display
 
-        self.main = MainThread()
+        self.main = KernelLoop()  # runs callables on the kernel's loop in the context of the cell that made it
         self.text = w.HTML(text_html)
         self.choices = choices
         for choice in choices:

@@ -34,10 +34,11 @@ MESSAGE_CHARS = 80
 class TaskBoard(HeadlessUI):
     """One live table for the calls of one cell (the ``FlowUI`` of each); made and shown on the kernel thread."""
 
-    def __init__(self, title: str = "calls started in this cell") -> None:
+    def __init__(self, title: str = "calls started in this cell", key: Any = None) -> None:
         from IPython.display import display
 
         self.title = title
+        self.key = key  # the cell it belongs to (its execution count): a later cell makes its own board
         self.flows: list[Flow] = []
         self.main = KernelLoop()
         self._lock = threading.Lock()
@@ -109,8 +110,7 @@ def _elapsed(flow: Flow) -> float:
 
 def board_ui(existing: Any, key: Any) -> TaskBoard:
     """The board of the running cell (``key``: its execution count), made and shown on first use."""
-    if isinstance(existing, TaskBoard) and getattr(existing, "key", None) == key:
+    if isinstance(existing, TaskBoard) and existing.key == key:
         return existing
-    board = TaskBoard()
-    board.key = key  # type: ignore[attr-defined]
+    board = TaskBoard(key=key)
     return board

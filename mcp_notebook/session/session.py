@@ -503,12 +503,11 @@ class Session:
         """``-o VAR`` for an interactive flow: bind on the kernel thread once the flow ends."""
         namespace = self.namespace
 
-        def bind(_future: Any) -> None:
-            if flow.error is None and flow.value is not None:
-                view.main.call(namespace.__setitem__, var, flow.value)
+        def bind(ended: Flow) -> None:
+            if ended.error is None and ended.value is not None:
+                view.main.call(namespace.__setitem__, var, ended.value)
 
-        assert flow._future is not None
-        flow._future.add_done_callback(bind)
+        flow.when_done(bind)
 
     def live_flow(self, flow_id: str) -> Flow | None:
         """A flow of this session with that id that has not finished, if any."""
