@@ -7,7 +7,7 @@ PORT   ?= 8888
 
 CONFORMANCE := .conformance
 PEERS       := .peers
-.PHONY: venv test lab bench clean chromium conformance-deps peers-deps
+.PHONY: venv test lab bench clean chromium conformance-deps peers-deps labext-deps labext-specs
 
 venv: $(STAMP)
 
@@ -22,11 +22,26 @@ $(STAMP): pyproject.toml
 	$(BIN)/jupyter labextension list 2>&1 | grep -q "mcp-notebook" || echo "note: labextension not listed (see labextension/README.md)"
 	touch $@
 
-test: venv chromium conformance-deps peers-deps
+test: venv chromium conformance-deps peers-deps labext-specs
 	$(BIN)/ruff check mcp_notebook tests bench scripts
+	$(BIN)/ruff format --check mcp_notebook tests bench scripts
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest
+
+# The labextension's unit specs (jest; labextension/test/), a few seconds. Its node packages are
+# installed with the venv's jlpm (from jupyter-builder) into labextension/node_modules (git-ignored),
+# redone when package.json or yarn.lock change; the package scripts find jlpm on PATH.
+LABEXT := labextension
+
+labext-deps: $(LABEXT)/node_modules/.mcp-notebook-installed
+
+$(LABEXT)/node_modules/.mcp-notebook-installed: $(LABEXT)/package.json $(LABEXT)/yarn.lock | $(STAMP)
+	cd $(LABEXT) && $(CURDIR)/$(BIN)/jlpm install
+	touch $@
+
+labext-specs: labext-deps
+	cd $(LABEXT) && PATH="$(CURDIR)/$(BIN):$$PATH" $(CURDIR)/$(BIN)/jlpm test
 
 # Debian's Chromium for the browser tests (Playwright only drives it: never `playwright install`).
 chromium:

@@ -1,4 +1,4 @@
-"""How an App output behaves as a cell output, in JupyterLab in Debian's Chromium (``labextension/src/apps.ts``).
+"""How an App output behaves as a cell output, in JupyterLab in Debian's Chromium (``labextension/src/apps/output.ts``).
 
 - The frame is sized by the App (``ui/notifications/size-changed``) and starts small: a one-line
   App's frame is about a line high, not a large empty box.

@@ -1,4 +1,4 @@
-"""MCP Apps in cell outputs, in a real browser: the labextension's renderer (``labextension/src/apps.ts``).
+"""MCP Apps in cell outputs, in a real browser: the labextension's renderer (``labextension/src/apps/output.ts``).
 
 JupyterLab and Notebook 7 in Debian's Chromium. The notebook defines the test Apps server
 (``tests/app_servers.py``: a counter App and a hostile probe App, on the ext-apps view bundle) in
@@ -29,9 +29,7 @@ from .browser import APPS, Front, has_class, notebook, put_notebook, running_lab
 pytestmark = pytest.mark.timeout(300)
 
 SERVER_CELL = "%%mcp server apps\nfrom tests.app_servers import make_server\napps_server = make_server()"
-FRAME = (
-    "iframe.mcp-notebook-app-frame"  # the guard's frame (labextension/src/apps.ts); the App's own frame is inside it
-)
+FRAME = "iframe.mcp-notebook-app-frame"  # the guard's frame (labextension/src/apps/csp.ts); the App's own frame is inside it
 INNER = "iframe"
 APP_SCREENSHOT = Path(__file__).resolve().parent.parent / "docs" / "images" / "app.png"
 

@@ -6,7 +6,7 @@ the same notebook) drops that update: before, the cell went empty after the answ
 real-time collaboration no page wrote the report at all. The kernel now also sends the report on
 the extension's comm, and the page writes it over the output that carries the live area's display
 id in its metadata (``live_view.OUTPUT_KEY``); under collaboration the pages share one document, so
-a copy written twice at once is removed again (``dedupeReports`` in ``labextension/src/index.ts``).
+a copy written twice at once is removed again (``dedupeReports`` in ``labextension/src/reports.ts``).
 
 * One page (JupyterLab and Notebook 7, collaboration off): run a call that shows a form, save,
   reload the page while the kernel keeps waiting, answer the restored form: the cell shows the

@@ -1,7 +1,7 @@
 """Saved flows across kernels: the extension's comm played by the test, the .ipynb read from disk.
 
 * A real kernel says hello on comm ``mcp_notebook``; ``FakeLab`` answers as the JupyterLab
-  extension does (``labextension/src/index.ts``): ``restore`` with the notebook's records, ``ack``
+  extension does (``labextension/src/comm.ts``): ``restore`` with the notebook's records, ``ack``
   for every ``save``/``delete``, and writes the ``.ipynb`` the way Ctrl+S would.
 * A flow waits in one kernel, the kernel goes away, a second kernel process continues it, against a
   streamable HTTP demo server run by uvicorn with 2 workers and shared request-state keys.

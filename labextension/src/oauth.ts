@@ -4,7 +4,7 @@
  * A kernel that signs in to a remote MCP server sends the browser to an
  * authorization server, which redirects it to the Jupyter server's
  * `{base_url}mcp-notebook/oauth/callback` (the server extension,
- * `mcp_notebook/server_extension.py`).  The kernel may run elsewhere and
+ * `mcp_notebook/auth/server_extension.py`).  The kernel may run elsewhere and
  * cannot reach that server, so the code comes back through this page:
  *
  * - the kernel says `{op: "oauth_wait", state}` on the notebook's comm: this
@@ -23,6 +23,8 @@
 
 import { Kernel, ServerConnection } from '@jupyterlab/services';
 
+import { isObject, JSONObject } from './common';
+
 /** The channel the callback page posts on. */
 export const OAUTH_CHANNEL = 'mcp-notebook-oauth';
 
@@ -36,12 +38,6 @@ export const WAIT_LIMIT_MS = 15 * 60 * 1000;
 
 const STATE_PATTERN = /^[A-Za-z0-9_-]{8,256}$/;
 const FIELDS = ['code', 'iss', 'error', 'error_description'] as const;
-
-type JSONObject = { [key: string]: unknown };
-
-function isObject(value: unknown): value is JSONObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** Whether `value` is a state the server extension accepts. */
 export function isOAuthState(value: unknown): value is string {

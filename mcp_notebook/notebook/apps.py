@@ -10,7 +10,7 @@ A tool may carry an interactive UI: ``_meta.ui.resourceUri`` names a ``ui://`` r
   report then carries ``OUTPUT_MIME`` (the app id, server, tool, URI, the call's non-secret
   arguments and its result), next to the plain-text fallback that nbconvert, nbval or a viewer
   without the extension shows. The HTML itself is never put in the notebook: the page asks for it;
-* the labextension's renderer (``labextension/src/apps.ts``) sends ``app_*`` messages on the
+* the labextension's renderer (``labextension/src/apps/``) sends ``app_*`` messages on the
   ``mcp_notebook`` comm (``AppHost.handle``): ``app_open`` (the HTML, the checked CSP domains and
   permissions), ``app_activate`` (a reopened notebook's App, made live again on the user's click,
   never silently; the saved tool input and result reach the App only when the output's ``sig``
