@@ -59,10 +59,10 @@ $(CONFORMANCE)/.installed: tests/conformance/package.json tests/conformance/pack
 	cd $(CONFORMANCE) && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-# Third-party MCP servers that tests/test_peers.py runs as real peers, pinned in tests/peers/:
+# Third-party MCP servers that tests/peers/test_servers.py runs as real peers, pinned in tests/peers/:
 # the npm servers and Node 22 by the lock file into $(PEERS)/npm, the PyPI servers into a venv of
 # their own, $(PEERS)/venv (they may want other versions of mcp than ours), and fastmcp-tasks
-# (tests/test_task_servers.py) into $(PEERS)/venv-tasks, since its FastMCP pin clashes with the
+# (tests/support/test_task_servers.py) into $(PEERS)/venv-tasks, since its FastMCP pin clashes with the
 # one in $(PEERS)/venv. Git-ignored; each part is redone only when its pins change.
 peers-deps: $(PEERS)/npm/.installed $(PEERS)/venv/.installed $(PEERS)/venv-tasks/.installed
 

@@ -1,7 +1,7 @@
 """100 concurrent tasks to completion through mcp_notebook / the same through the raw SDK session, and the polling load.
 
 For each tasks generation (2025-11-25: tasks in core; 2026-07-28: the ``io.modelcontextprotocol/tasks``
-extension) one task server of ``tests/task_servers.py`` runs over streamable HTTP in a subprocess,
+extension) one task server of ``tests/support/task_servers.py`` runs over streamable HTTP in a subprocess,
 suggesting a ``pollInterval`` of 100 ms. Every task is a ``slow_job`` of its own duration (0.401 s to
 0.5 s), so a result delivered to the wrong call, or lost, shows in its text ("Done after 0.437s").
 
@@ -38,11 +38,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.task_servers, from a checkout
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.support.task_servers, from a checkout
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from overhead import RawClient  # noqa: E402 - after sys.path holds bench/ and the repository root
 
-from tests.task_servers import GENERATIONS, TASKS_EXTENSION, Generation, running_task_server, stats_url  # noqa: E402 - after sys.path holds bench/ and the repository root
+from tests.support.task_servers import GENERATIONS, TASKS_EXTENSION, Generation, running_task_server, stats_url  # noqa: E402 - after sys.path holds bench/ and the repository root
 
 TARGET_RATIO = 1.2
 TOOL = "slow_job"

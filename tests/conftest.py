@@ -15,11 +15,20 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from mcp import StdioServerParameters
 
-from .ready_process import stop
+from .support.ready_process import stop
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+    from playwright.sync_api import Page
+
+    from mcp_notebook.session.session import Session
+
+    from .support.browser import Front
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -108,36 +117,37 @@ def http_demo_server(request: pytest.FixtureRequest, start_http_server: StartHtt
     return start_http_server(getattr(request, "param", "demo"))
 
 
-def get_shell() -> object:
+def get_shell() -> InteractiveShell:
     """The process's one IPython shell (``start_ipython`` returns it only on its first call)."""
     from IPython import get_ipython
     from IPython.testing.globalipapp import start_ipython
 
-    shell = start_ipython() or get_ipython()
+    shell: InteractiveShell = start_ipython() or get_ipython()
     shell.run_line_magic("load_ext", "mcp_notebook")
     shell.run_line_magic("config", "MCPMagics.interactive = False")
     return shell
 
 
-def session_of(shell: object) -> object:
+def session_of(shell: InteractiveShell) -> Session:
     """The ``Session`` that the shell's ``%mcp`` magics own (what ``mcp_notebook.connect`` uses there too)."""
-    return shell.magics_manager.registry["MCPMagics"].session  # type: ignore[attr-defined]
+    session: Session = shell.magics_manager.registry["MCPMagics"].session
+    return session
 
 
 # ---------------------------------------------------------------------- browser tests
 @pytest.fixture(scope="module")
-def page(served: tuple[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+def page(served: tuple[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
     """One Chromium page per browser-test module, for the module's ``served`` (URL, app) fixture."""
-    from .browser import chromium_page
+    from .support.browser import chromium_page
 
     with chromium_page(tmp_path_factory.mktemp("chromium-profile")) as page:
         yield page
 
 
 @pytest.fixture
-def front(served: tuple[str, str], page: object) -> object:
+def front(served: tuple[str, str], page: Page) -> Front:
     """The page driven as a person would (``browser.Front``), on the module's ``served`` server."""
-    from .browser import Front
+    from .support.browser import Front
 
-    page.set_default_timeout(30_000)  # type: ignore[attr-defined]
+    page.set_default_timeout(30_000)
     return Front(page, *served)

@@ -109,3 +109,19 @@ def test_every_noqa_says_why() -> None:
         if bare.search(line) and "bare.search" not in line
     ]
     assert found == []
+
+
+def test_unit_tests_mirror_the_package() -> None:
+    """``tests/<subpackage>/test_<module>.py`` tests ``mcp_notebook/<subpackage>/<module>.py``: a unit test lives by its module."""
+    floors = {d.name for d in PACKAGE.iterdir() if (d / "__init__.py").exists()}
+    strays = []
+    for folder in floors:
+        for test in (REPO_ROOT / "tests" / folder).glob("test_*.py"):
+            stem = test.stem.removeprefix("test_")
+            modules = {p.stem for p in (PACKAGE / folder).glob("*.py")} | {
+                p.name for p in (PACKAGE / folder).iterdir() if p.is_dir()
+            }
+            if not any(stem == m or stem.startswith(m + "_") for m in modules):
+                strays.append(str(test.relative_to(REPO_ROOT)))
+    assert strays == []
+    assert all((REPO_ROOT / "tests" / folder).is_dir() for folder in floors)

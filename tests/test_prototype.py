@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from IPython.core.interactiveshell import InteractiveShell
 
 from mcp_notebook.errors import FlowError
 
@@ -54,10 +55,10 @@ async def paint(thing: str, choice: Annotated[Colour, Resolve(ask_colour)]) -> s
 
 
 @pytest.fixture()
-def ip() -> Iterator[Any]:
+def ip() -> Iterator[InteractiveShell]:
     from .conftest import get_shell
 
-    shell: Any = get_shell()
+    shell = get_shell()
     yield shell
     session = shell.magics_manager.registry["MCPMagics"].session
     session.prototypes.stop_all()
@@ -68,7 +69,7 @@ def text_of(flow: Any) -> str:
     return flow.result().content[0].text
 
 
-def test_hot_reload_lists_changes_and_broken_cell_keeps_old(ip: Any, capsys: Any) -> None:
+def test_hot_reload_lists_changes_and_broken_cell_keeps_old(ip: InteractiveShell, capsys: Any) -> None:
     ip.run_cell_magic("mcp", "server proto", V1)
     assert "tool bye, tool hello" in capsys.readouterr().out
     assert text_of(ip.run_line_magic("mcp", "call proto.hello name=ada")) == "hello ada"
@@ -88,7 +89,7 @@ def test_hot_reload_lists_changes_and_broken_cell_keeps_old(ip: Any, capsys: Any
     assert "Nothing changed." in capsys.readouterr().out
 
 
-def test_cell_without_server_is_a_clear_error(ip: Any) -> None:
+def test_cell_without_server_is_a_clear_error(ip: InteractiveShell) -> None:
     with pytest.raises(FlowError, match="defined no MCPServer"):
         ip.run_cell_magic("mcp", "server empty", "x = 1\n")
 
@@ -117,7 +118,7 @@ CLIENT = textwrap.dedent(
 )
 
 
-def served_token(ip: Any, name: str) -> str:
+def served_token(ip: InteractiveShell, name: str) -> str:
     return ip.magics_manager.registry["MCPMagics"].session.prototypes.served[name].token
 
 
@@ -127,7 +128,7 @@ def run_client(url: str, token: str) -> dict[str, Any]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def test_served_server_used_by_another_process_and_reload_keeps_serving(ip: Any, capsys: Any) -> None:
+def test_served_server_used_by_another_process_and_reload_keeps_serving(ip: InteractiveShell, capsys: Any) -> None:
     ip.run_cell_magic("mcp", "server proto", V2)
     url = ip.run_line_magic("mcp", "serve proto").url
     assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
@@ -147,7 +148,7 @@ def test_served_server_used_by_another_process_and_reload_keeps_serving(ip: Any,
     assert text_of(ip.run_line_magic("mcp", "call proto.hello name=x")) == "hello x"
 
 
-def test_shared_keys_let_state_survive_a_reload(ip: Any, monkeypatch: Any) -> None:
+def test_shared_keys_let_state_survive_a_reload(ip: InteractiveShell, monkeypatch: Any) -> None:
     """A reload builds a new server object; only shared keys let it accept the old state."""
     import asyncio
 
@@ -194,7 +195,7 @@ def test_shared_keys_let_state_survive_a_reload(ip: Any, monkeypatch: Any) -> No
         ip.run_line_magic("mcp", "stop proto")
 
 
-def test_non_loopback_host_warns(ip: Any, capsys: Any) -> None:
+def test_non_loopback_host_warns(ip: InteractiveShell, capsys: Any) -> None:
     ip.run_cell_magic("mcp", "server proto", V1)
     url = ip.run_line_magic("mcp", "serve proto --host 0.0.0.0").url
     assert "Warning: serving on 0.0.0.0" in capsys.readouterr().out

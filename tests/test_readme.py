@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .conftest import REPO_ROOT
-from .kernel_harness import Kernel
+from .support.kernel_harness import Kernel
 
 
 def tour_blocks() -> list[str]:
@@ -86,11 +86,11 @@ def test_readme_tour_runs_as_written(start_http_server: Any, tmp_path: Path) -> 
 
 def test_readme_tasks_section_runs_as_written(tmp_path: Path) -> None:
     """The "Long-running calls as tasks" block, cell by cell in an interactive kernel, against the task server it names."""
-    from tests import task_servers as ts
+    from tests.support import task_servers as ts
 
     text = (REPO_ROOT / "README.md").read_text()
     section = text.split("## Long-running calls as tasks", 1)[1].split("\n## ", 1)[0]
-    assert "python -m tests.task_servers 2026 --transport http --port 8001" in section
+    assert "python -m tests.support.task_servers 2026 --transport http --port 8001" in section
     (block,) = re.findall(r"```python\n(.*?)```", section, flags=re.S)
     with ts.running_task_server("2026") as url:
         kernel = Kernel(cwd=str(REPO_ROOT), env={"JUPYTER_DATA_DIR": str(tmp_path / "jd")})

@@ -1,4 +1,4 @@
-"""A small FastMCP 4 server that tests/test_peers.py runs over stdio as a real peer.
+"""A small FastMCP 4 server that tests/peers/test_servers.py runs over stdio as a real peer.
 
 It runs on the Python of ``.peers/venv`` (FastMCP 4 and the ``mcp`` it wants), never on the
 package's own venv: ``.peers/venv/bin/python tests/peers/fastmcp4_server.py``. Its tools:

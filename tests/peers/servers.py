@@ -125,7 +125,7 @@ def fastmcp_tasks(*options: str) -> list[str]:
 EXT_APPS = NODE_MODULES / "@modelcontextprotocol" / "ext-apps"
 EXT_APPS_VIEW_BUNDLE = EXT_APPS / "dist" / "src" / "app-with-deps.js"
 """The view-side ``App`` of ``@modelcontextprotocol/ext-apps`` with its dependencies, one ESM file
-(its package export ``./app-with-deps``); ``tests/app_servers.py`` inlines it into its Apps' HTML."""
+(its package export ``./app-with-deps``); ``tests/support/app_servers.py`` inlines it into its Apps' HTML."""
 
 
 def basic_vanillajs() -> list[str]:

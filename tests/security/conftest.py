@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from ..conftest import REPO_ROOT, _wait_until_listening, free_port
-from ..ready_process import stop as _stop
+from ..support.ready_process import stop as _stop
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,7 @@
 
 The server controls the App's page (size, MIME type), its CSP declarations and its tool results; the
 page's messages (``app_*``) may come from a notebook someone else wrote. The kernel bounds and checks
-all of it: the browser test (``test_browser_apps``) shows the frame's sandbox holding.
+all of it: the browser test (``browser/test_apps``) shows the frame's sandbox holding.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 An App that declares no domains gets a CSP of ``default-src 'none'`` and friends, but CSP does not
 govern a frame navigating itself, and Chromium ignores CSP's ``webrtc`` directive. The leak App
-(``tests/app_servers.py``) tries, one attempt per App, every way out named in ``LEAK_ATTEMPTS``
+(``tests/support/app_servers.py``) tries, one attempt per App, every way out named in ``LEAK_ATTEMPTS``
 towards a loopback listener of this test (HTTP on TCP, and a UDP socket standing for a STUN server).
 Nothing may reach it; an App that navigates anyway, or hides a nested frame, is removed and the cell
 says so. A worker the App starts from a ``blob:`` URL (allowed, for PDF.js) inherits the App's CSP:
@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from ..browser import Front, notebook, put_notebook, running_lab, wait_for
+from ..support.browser import Front, notebook, put_notebook, running_lab, wait_for
 
 pytestmark = pytest.mark.timeout(420)
 
@@ -116,7 +116,7 @@ class Served:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    from tests.app_servers import view_bundle
+    from tests.support.app_servers import view_bundle
 
     view_bundle()  # raises PeersMissing (run `make peers-deps`) before any browser starts
     data_dir = tmp_path_factory.mktemp("jupyter-data")
@@ -133,14 +133,14 @@ def served(lab: Served) -> tuple[str, str]:
 
 
 def server_cell(listener: Listener) -> str:
-    return f"%%mcp server apps\nfrom tests.app_servers import make_server\napps_server = make_server(leak_target='http://127.0.0.1:{listener.http_port}', leak_stun='stun:127.0.0.1:{listener.udp_port}')"
+    return f"%%mcp server apps\nfrom tests.support.app_servers import make_server\napps_server = make_server(leak_target='http://127.0.0.1:{listener.http_port}', leak_stun='stun:127.0.0.1:{listener.udp_port}')"
 
 
 def test_an_app_without_domains_sends_nothing_out(front: Front, listener: Listener) -> None:
     from playwright.sync_api import Error as PlaywrightError
     from playwright.sync_api import expect
 
-    from tests.app_servers import LEAK_ATTEMPTS
+    from tests.support.app_servers import LEAK_ATTEMPTS
 
     calls = [f"%mcp call apps.leak attempt={attempt}" for attempt in LEAK_ATTEMPTS]
     put_notebook(front.url, "leaks.ipynb", notebook([""] * (2 + len(calls))))
@@ -227,7 +227,9 @@ def test_a_planted_app_output_does_not_feed_its_data_to_the_app(front: Front, la
     app = panel.locator(".mcp-notebook-app").first
     front.run_in_cell(0, "%load_ext mcp_notebook")
     expect(app.locator(".mcp-notebook-app-fallback-note")).to_have_text("The App is not live in this kernel.")
-    front.run_in_cell(1, "%%mcp server apps\nfrom tests.app_servers import make_server\napps_server = make_server()")
+    front.run_in_cell(
+        1, "%%mcp server apps\nfrom tests.support.app_servers import make_server\napps_server = make_server()"
+    )
     app.locator("button.mcp-notebook-app-activate").click()
     expect(app).to_have_attribute("data-app-state", "live")
     view = app.frame_locator(FRAME).frame_locator("iframe")

@@ -1,6 +1,6 @@
 """The hostile server in a real JupyterLab: nothing it sends runs in the page or writes a file.
 
-JupyterLab in Debian's Chromium (driven by Playwright, as in ``tests/test_browser_forms.py``)
+JupyterLab in Debian's Chromium (driven by Playwright, as in ``tests/browser/test_forms.py``)
 opens a notebook that loads the extension, connects the hostile server in the kernel, lists its
 tools, prompts and resources, calls every hostile tool (results with hostile images, audio,
 blobs and links; an error; progress and logs), and leaves three interactive panels open: the
@@ -34,8 +34,8 @@ from typing import Any
 
 import pytest
 
-from ..browser import chromium_page, running_lab
-from ..browser import notebook as _notebook
+from ..support.browser import chromium_page, running_lab
+from ..support.browser import notebook as _notebook
 from .hostile import EVIL_URL, HOSTILE_TOOL_NAME, PAYLOADS, h
 from .test_hostile import find_leaks
 

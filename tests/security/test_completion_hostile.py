@@ -18,6 +18,7 @@ from typing import Annotated, Any
 
 import pytest
 from IPython.core.completer import provisionalcompleter
+from IPython.core.interactiveshell import InteractiveShell
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
@@ -68,10 +69,10 @@ DOUBLED = BRACES.replace("{", "{{").replace("}", "}}")  # what a %mcp line must 
 
 
 @pytest.fixture(scope="module")
-def ip() -> Iterator[Any]:
+def ip() -> Iterator[InteractiveShell]:
     from ..conftest import get_shell
 
-    shell: Any = get_shell()
+    shell = get_shell()
     shell.user_ns["brace_server"] = make_server()
     shell.run_line_magic("mcp", f"connect {BRACE} brace_server")
     yield shell
@@ -86,20 +87,20 @@ def marker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     assert not (tmp_path / "F").exists(), "a server's {expr} ran in the kernel"
 
 
-def tab(ip: Any, line: str) -> list[str]:
+def tab(ip: InteractiveShell, line: str) -> list[str]:
     """The lines IPython's completer makes of ``line`` (each completion put in its place), as JupyterLab would."""
     with provisionalcompleter():
         return [line[: c.start] + c.text for c in ip.Completer.completions(line, len(line))]
 
 
-def braced(ip: Any, line: str) -> str:
+def braced(ip: InteractiveShell, line: str) -> str:
     """The one completed line whose completion carries the payload."""
     found = [done for done in tab(ip, line) if "__import__" in done]
     assert len(found) == 1, found
     return found[0]
 
 
-def run(ip: Any, line: str) -> Any:
+def run(ip: InteractiveShell, line: str) -> Any:
     """Run ``line`` as a cell (``result = %mcp ...``), raising what it raised; the result it binds (the call ends its cell)."""
     ran = ip.run_cell(f"_brace_result = {line}")
     if ran.error_in_exec is not None:
@@ -107,14 +108,14 @@ def run(ip: Any, line: str) -> Any:
     return ip.user_ns["_brace_result"]
 
 
-def test_a_tool_name_from_tab_runs_nothing_and_reaches_the_server(ip: Any, marker: Path) -> None:
+def test_a_tool_name_from_tab_runs_nothing_and_reaches_the_server(ip: InteractiveShell, marker: Path) -> None:
     line = braced(ip, f"%mcp call {BRACE}.")
     assert line == f"%mcp call '{BRACE}.deploy{DOUBLED}'"
     assert run(ip, line).content[0].text == "brace-named ran"
     assert not marker.exists()
 
 
-def test_schema_values_from_tab_run_nothing_and_reach_the_server_as_written(ip: Any, marker: Path) -> None:
+def test_schema_values_from_tab_run_nothing_and_reach_the_server_as_written(ip: InteractiveShell, marker: Path) -> None:
     tool = f"%mcp call {BRACE}.brace_deploy"
     assert tab(ip, f"{tool} region=") == [f"{tool} region=us-east-1", f"{tool} region='eu-west-1{DOUBLED}'"]  # enum
     line = braced(ip, f"{tool} region=")
@@ -134,7 +135,7 @@ def test_schema_values_from_tab_run_nothing_and_reach_the_server_as_written(ip: 
     assert tab(ip, f"{tool} region=us") == [f"{tool} region=us-east-1"]
 
 
-def test_a_property_name_from_tab_runs_nothing_and_reaches_the_server(ip: Any, marker: Path) -> None:
+def test_a_property_name_from_tab_runs_nothing_and_reaches_the_server(ip: InteractiveShell, marker: Path) -> None:
     tool = f"%mcp call {BRACE}.brace_deploy region=us-east-1"
     line = braced(ip, f"{tool} ")
     assert line == f"{tool} 'note{DOUBLED}'="
@@ -142,7 +143,7 @@ def test_a_property_name_from_tab_runs_nothing_and_reaches_the_server(ip: Any, m
     assert not marker.exists()
 
 
-def test_a_prompt_its_argument_and_its_completion_values_from_tab(ip: Any, marker: Path) -> None:
+def test_a_prompt_its_argument_and_its_completion_values_from_tab(ip: InteractiveShell, marker: Path) -> None:
     line = braced(ip, f"%mcp prompt {BRACE}.")
     assert line == f"%mcp prompt '{BRACE}.ask{DOUBLED}'"
     line = braced(ip, line + " ")
@@ -153,7 +154,7 @@ def test_a_prompt_its_argument_and_its_completion_values_from_tab(ip: Any, marke
     assert not marker.exists()
 
 
-def test_resource_uris_and_template_values_from_tab(ip: Any, marker: Path) -> None:
+def test_resource_uris_and_template_values_from_tab(ip: InteractiveShell, marker: Path) -> None:
     line = braced(ip, f"%mcp read {BRACE} ")
     assert line == f"%mcp read {BRACE} 'brace://static/x{DOUBLED}'"
     (contents,) = run(ip, line).contents
@@ -165,7 +166,9 @@ def test_resource_uris_and_template_values_from_tab(ip: Any, marker: Path) -> No
     assert not marker.exists()
 
 
-def test_a_received_flow_id_from_tab_and_the_commands_its_errors_print(ip: Any, marker: Path, tmp_path: Path) -> None:
+def test_a_received_flow_id_from_tab_and_the_commands_its_errors_print(
+    ip: InteractiveShell, marker: Path, tmp_path: Path
+) -> None:
     """A received notebook's record: its id is offered by Tab, its id and server name are in the printed hints."""
     import nbformat
     from IPython.core.error import UsageError
@@ -235,7 +238,7 @@ def _hints() -> list[tuple[str, dict[str, Any], list[str]]]:
 
 
 @pytest.mark.parametrize("case", range(13))
-def test_printed_commands_carry_server_and_record_text_encoded(ip: Any, marker: Path, case: int) -> None:
+def test_printed_commands_carry_server_and_record_text_encoded(ip: InteractiveShell, marker: Path, case: int) -> None:
     """Each hint prints its command with the payload encoded; copied into a cell, the line reads back the raw text."""
     from mcp_notebook.magics.hints import hint
     from mcp_notebook.magics.line_expand import expand_braces, strip_comment
@@ -254,7 +257,7 @@ def test_printed_commands_carry_server_and_record_text_encoded(ip: Any, marker: 
     assert not marker.exists()
 
 
-def test_a_hint_run_as_printed_sends_the_literal_id(ip: Any, marker: Path) -> None:
+def test_a_hint_run_as_printed_sends_the_literal_id(ip: InteractiveShell, marker: Path) -> None:
     """``%mcp forget ID`` as the hint prints it, run: the error names the raw id (the line's words arrived literally)."""
     from IPython.core.error import UsageError
 

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from IPython.core.interactiveshell import InteractiveShell
 from mcp.server import Server
 from mcp.types import (
     CallToolResult,
@@ -322,7 +323,7 @@ def test_answerer_uses_the_flows_limits() -> None:
 def test_config_settings_reach_new_flows() -> None:
     from ..conftest import get_shell
 
-    ip: Any = get_shell()
+    ip: InteractiveShell = get_shell()
     hub = ip.magics_manager.registry["MCPMagics"].session
     before = hub.settings.limits
     ip.run_line_magic("mcp", "connect limits_big tests.security.test_limits:BIG")

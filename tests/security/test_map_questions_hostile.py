@@ -4,7 +4,7 @@ The hostile server (``hostile.py``) puts script in every string of its elicitati
 map's cell shows them as text. Its URL-mode question (a look-alike link and a ``javascript:`` URL)
 is shown (a map with a person there can open it) but never answered "for every remaining row":
 each row's link is its own, so the checkbox is off and says why. (A row's own arguments, markup
-from the user's data, read as text above the form: ``tests/test_map_questions.py``.)
+from the user's data, read as text above the form: ``tests/mapping/test_questions.py``.)
 """
 
 from __future__ import annotations

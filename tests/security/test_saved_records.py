@@ -24,6 +24,7 @@ from typing import Any
 import nbformat
 import pytest
 from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
 from mcp_notebook.core.redact import MASK, is_secret_name, secret_arguments
@@ -33,7 +34,7 @@ from mcp_notebook.flows.store import Store
 from mcp_notebook.flows.trust import RecordSigner, canonical
 
 from ..conftest import REPO_ROOT, free_port, get_shell
-from ..kernel_harness import Kernel
+from ..support.kernel_harness import Kernel
 
 
 def planted(
@@ -158,17 +159,19 @@ async def unlock(door: str, password: str, go: Annotated[Go, Resolve(ask_go)]) -
 
 
 @pytest.fixture(scope="module")
-def ip() -> Iterator[Any]:
-    shell: Any = get_shell()
+def ip() -> Iterator[InteractiveShell]:
+    shell = get_shell()
     yield shell
 
 
 @pytest.fixture(scope="module")
-def hub(ip: Any) -> Any:
+def hub(ip: InteractiveShell) -> Any:
     return ip.magics_manager.registry["MCPMagics"].session
 
 
-def test_secret_arguments_are_never_saved_or_traced_and_a_resume_asks_again(ip: Any, hub: Any, tmp_path: Path) -> None:
+def test_secret_arguments_are_never_saved_or_traced_and_a_resume_asks_again(
+    ip: InteractiveShell, hub: Any, tmp_path: Path
+) -> None:
     ip.run_cell(VAULT)
     ip.run_line_magic("mcp", "connect sec_vault sec_vault")
     with pytest.raises(FlowError, match="'go'") as refused:
@@ -252,13 +255,15 @@ def attacker() -> Iterator[Attacker]:
     a.server.shutdown()
 
 
-def refused(ip: Any, line: str) -> str:
+def refused(ip: InteractiveShell, line: str) -> str:
     with pytest.raises(UsageError) as info:
         ip.run_line_magic("mcp", line)
     return str(info.value)
 
 
-def test_planted_command_is_listed_whole_and_never_run_without_consent(ip: Any, hub: Any, tmp_path: Path) -> None:
+def test_planted_command_is_listed_whole_and_never_run_without_consent(
+    ip: InteractiveShell, hub: Any, tmp_path: Path
+) -> None:
     pwned = tmp_path / "pwned"
     record = planted(
         "cmd00001", {"name": "sec_cmd", "target": f"-- touch {pwned}", "cwd": str(tmp_path), "env": ["LD_PRELOAD"]}
@@ -293,7 +298,7 @@ def test_planted_command_is_listed_whole_and_never_run_without_consent(ip: Any, 
 
 
 def test_planted_url_never_receives_the_users_token_without_consent(
-    ip: Any, hub: Any, attacker: Attacker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ip: InteractiveShell, hub: Any, attacker: Attacker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SEC_SOME_KEY", "users-real-token-5e1f")
     record = planted("tok00001", {"name": "sec_exfil", "target": attacker.url, "bearer_env": "SEC_SOME_KEY"})
@@ -312,7 +317,7 @@ def test_planted_url_never_receives_the_users_token_without_consent(
     hub.store.delete("tok00001")
 
 
-def test_planted_arguments_on_an_open_connection_are_not_called(ip: Any, hub: Any, tmp_path: Path) -> None:
+def test_planted_arguments_on_an_open_connection_are_not_called(ip: InteractiveShell, hub: Any, tmp_path: Path) -> None:
     ip.run_cell(TARGET)
     ip.run_line_magic("mcp", "connect sec_files sec_files")
     record = planted("arg00001", {"name": "sec_files", "target": "sec_files", "in_process": True})
@@ -330,7 +335,9 @@ def test_planted_arguments_on_an_open_connection_are_not_called(ip: Any, hub: An
     assert ip.user_ns["sec_files_calls"] == [True]
 
 
-def test_a_connection_that_now_points_elsewhere_is_said_and_asked(ip: Any, hub: Any, tmp_path: Path) -> None:
+def test_a_connection_that_now_points_elsewhere_is_said_and_asked(
+    ip: InteractiveShell, hub: Any, tmp_path: Path
+) -> None:
     if "sec_files" not in hub.registry:
         ip.run_cell(TARGET)
         ip.run_line_magic("mcp", "connect sec_files sec_files")
@@ -400,7 +407,7 @@ def test_interactive_resume_asks_with_the_whole_record(tmp_path: Path) -> None:
         k.close()
 
 
-def test_a_flow_whose_record_is_over_the_limit_is_not_saved_and_says_so(ip: Any, hub: Any) -> None:
+def test_a_flow_whose_record_is_over_the_limit_is_not_saved_and_says_so(ip: InteractiveShell, hub: Any) -> None:
     if "sec_vault" not in hub.registry:
         ip.run_cell(VAULT)
         ip.run_line_magic("mcp", "connect sec_vault sec_vault")

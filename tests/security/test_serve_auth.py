@@ -11,6 +11,7 @@ from typing import Any
 import httpx2
 import pytest
 from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
 
 from mcp_notebook.errors import FlowError
 
@@ -35,10 +36,10 @@ ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "appl
 
 
 @pytest.fixture()
-def ip() -> Iterator[Any]:
+def ip() -> Iterator[InteractiveShell]:
     from ..conftest import get_shell
 
-    shell: Any = get_shell()
+    shell = get_shell()
     shell.run_cell_magic("mcp", "server guarded", SERVER)
     yield shell
     hub(shell).prototypes.stop_all()
@@ -84,7 +85,7 @@ async def sdk_call(url: str, token: str | None) -> tuple[Any, list[int]]:
         return exc, statuses
 
 
-def test_token_is_required_and_checked(ip: Any, capsys: Any) -> None:
+def test_token_is_required_and_checked(ip: InteractiveShell, capsys: Any) -> None:
     served = ip.run_line_magic("mcp", "serve guarded")
     url, token = served.url, served.token
     assert token and len(token) >= 43 and token == token_of(ip)
@@ -118,7 +119,7 @@ def test_token_is_required_and_checked(ip: Any, capsys: Any) -> None:
     assert raw_post(url, token=token).status_code == 200
 
 
-def test_reload_keeps_the_token_and_reprs_hide_it(ip: Any, capsys: Any) -> None:
+def test_reload_keeps_the_token_and_reprs_hide_it(ip: InteractiveShell, capsys: Any) -> None:
     url = ip.run_line_magic("mcp", "serve guarded").url
     served = hub(ip).prototypes.served["guarded"]
     token = served.token
@@ -132,7 +133,7 @@ def test_reload_keeps_the_token_and_reprs_hide_it(ip: Any, capsys: Any) -> None:
     assert token not in served._repr_mimebundle_()["text/plain"]
 
 
-def test_no_auth_on_loopback_warns_and_needs_no_token(ip: Any, capsys: Any) -> None:
+def test_no_auth_on_loopback_warns_and_needs_no_token(ip: InteractiveShell, capsys: Any) -> None:
     url = ip.run_line_magic("mcp", "serve guarded --no-auth").url
     out = capsys.readouterr().out
     assert "Warning: --no-auth: any process on this machine can call 'guarded'" in out
@@ -144,7 +145,7 @@ def test_no_auth_on_loopback_warns_and_needs_no_token(ip: Any, capsys: Any) -> N
     assert raw_post(url).status_code == 200
 
 
-def test_no_auth_is_refused_off_loopback(ip: Any) -> None:
+def test_no_auth_is_refused_off_loopback(ip: InteractiveShell) -> None:
     with pytest.raises(UsageError, match="--no-auth is only allowed on a loopback host"):
         ip.run_line_magic("mcp", "serve guarded --no-auth --host 0.0.0.0")
     assert "guarded" not in hub(ip).prototypes.served
@@ -153,7 +154,7 @@ def test_no_auth_is_refused_off_loopback(ip: Any) -> None:
     assert "guarded" not in hub(ip).prototypes.served
 
 
-def test_wildcard_bind_keeps_host_checks(ip: Any, capsys: Any) -> None:
+def test_wildcard_bind_keeps_host_checks(ip: InteractiveShell, capsys: Any) -> None:
     url = ip.run_line_magic("mcp", "serve guarded --host 0.0.0.0").url
     out = capsys.readouterr().out
     assert "Warning: serving on 0.0.0.0" in out and "with its token" in out and "no authentication" not in out
@@ -174,13 +175,13 @@ def test_wildcard_bind_keeps_host_checks(ip: Any, capsys: Any) -> None:
     assert raw_post(url, token=token).status_code == 200  # Host: 0.0.0.0:PORT, the printed URL
 
 
-def test_loopback_bind_rejects_foreign_host(ip: Any) -> None:
+def test_loopback_bind_rejects_foreign_host(ip: InteractiveShell) -> None:
     url = ip.run_line_magic("mcp", "serve guarded").url
     assert raw_post(url, token=token_of(ip), host="evil.example").status_code == 421
     assert raw_post(url, token=token_of(ip), host="evil.example:80").status_code == 421
 
 
-def test_own_client_connects_without_the_user_giving_the_token(ip: Any, capsys: Any) -> None:
+def test_own_client_connects_without_the_user_giving_the_token(ip: InteractiveShell, capsys: Any) -> None:
     url = ip.run_line_magic("mcp", "serve guarded").url
     token = token_of(ip)
     assert token
@@ -213,7 +214,7 @@ def test_own_client_connects_without_the_user_giving_the_token(ip: Any, capsys: 
     assert reconnected.target.saved() == {"target": url}
 
 
-def test_own_token_goes_only_to_the_served_address(ip: Any) -> None:
+def test_own_token_goes_only_to_the_served_address(ip: InteractiveShell) -> None:
     url = ip.run_line_magic("mcp", "serve guarded").url
     protos = hub(ip).prototypes
     port = protos.served["guarded"].port

@@ -16,13 +16,14 @@ from typing import Any
 import httpx2
 import ipywidgets as w
 import pytest
+from IPython.core.interactiveshell import InteractiveShell
 
 from mcp_notebook.auth.sign_in import LoopbackCatcher, SignIn, SignInRequest, parse_redirect
 from mcp_notebook.auth.vault import TokenVault
 from mcp_notebook.errors import FlowError
 from mcp_notebook.session.session import Session
 
-from ..oauth_server import running_oauth_server
+from ..support.oauth_server import running_oauth_server
 from .test_hostile import find_leaks
 
 PAYLOAD = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
@@ -121,7 +122,7 @@ def test_sign_in_outcome_and_auth_list_show_hostile_text_inert(tmp_path: Any) ->
     [done] = panel.widget.children
     assert find_leaks(done.value) == [] and "&lt;img src=x onerror=" in done.value
 
-    ip: Any = get_shell()
+    ip: InteractiveShell = get_shell()
     session = session_of(ip)
     saved = session.vault
     session.vault = TokenVault(tmp_path / "oauth.json")

@@ -18,7 +18,7 @@ from mcp_notebook.core.urls import read_url, visible
 from mcp_notebook.forms.widgets import _LINK_STYLE as LINK_STYLE
 from mcp_notebook.forms.widgets import url_html
 
-from ..browser import CHROMIUM_FLAGS, ensure_chromium
+from ..support.browser import CHROMIUM_FLAGS, ensure_chromium
 
 
 class Case(NamedTuple):

@@ -1,0 +1,105 @@
+"""The form in a real browser: JupyterLab and Notebook 7 in Debian's Chromium, driven by Playwright.
+
+A notebook defines a small server whose tool asks for a text, an e-mail, a dropdown choice, a
+multi-select and a checkbox. The test opens it in JupyterLab, runs every cell, then fills the
+form like a person (types key by key, picks an option, clicks boxes), first sees a wrong e-mail
+refused next to the field, fixes it, presses Accept and finds the tool's result in the same
+cell. A screenshot of the filled form in JupyterLab goes to ``docs/images/form.png`` (shown in
+the README). The server fixture is parametrized over ``browser.APPS``: every test here, and the
+resume tests that share these fixtures, runs once in JupyterLab and once in Notebook 7.
+
+Chromium is Debian's ``/usr/bin/chromium``; when missing, ``make chromium`` installs it (the
+same target ``make test`` runs first). Playwright only drives it: never ``playwright install``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from ..conftest import REPO_ROOT
+from ..support.browser import APPS, Front, notebook, running_lab
+
+SCREENSHOT = REPO_ROOT / "docs" / "images" / "form.png"
+
+SERVER_CELL = """\
+from typing import Annotated, Literal
+from pydantic import BaseModel, Field
+from mcp.server.mcpserver import Elicit, MCPServer, Resolve
+
+class SignUp(BaseModel):
+    name: str = Field(title="Full name", min_length=1, description="As you like to be addressed")
+    email: str = Field(title="E-mail", description="We send the invitation here", json_schema_extra={"format": "email"})
+    plan: Literal["free", "team", "enterprise"] = Field("free", title="Plan")
+    topics: list[Literal["news", "releases", "events"]] = Field([], title="Topics", description="What to hear about")
+    newsletter: bool = Field(False, title="Newsletter", description="Send me the monthly newsletter")
+
+async def ask_signup() -> Elicit[SignUp]:
+    return Elicit("Sign up for the beta programme", SignUp)
+
+beta = MCPServer("beta")
+
+@beta.tool()
+async def register(form: Annotated[SignUp, Resolve(ask_signup)]) -> str:
+    topics = ",".join(form.topics) or "none"
+    return f"Registered {form.name} <{form.email}> on {form.plan}; topics={topics}; newsletter={form.newsletter}"
+"""
+
+CELLS = ["%load_ext mcp_notebook", SERVER_CELL, "%mcp connect beta beta", "%mcp call beta.register"]
+EXPECTED = "Registered Ada Lovelace <ada@example.com> on team; topics=releases,events; newsletter=True"
+
+
+@pytest.fixture(scope="module", params=APPS)
+def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """A JupyterLab or Notebook 7 server on a free port serving a temp folder with ``form.ipynb``; yields (URL, app)."""
+    app = request.param
+    with running_lab(tmp_path_factory.mktemp(app), {"form.ipynb": notebook(CELLS)}, app=app, expose_app=True) as (
+        url,
+        _root,
+    ):
+        yield url, app
+
+
+def test_fill_the_form_like_a_person(front: Front) -> None:
+    from playwright.sync_api import expect
+
+    panel = front.open("form.ipynb")
+    front.run_all()
+
+    cell = panel.locator(".jp-Cell").nth(len(CELLS) - 1)
+    form = cell.locator(".mcp-elicitation")
+    expect(form).to_be_visible(timeout=60_000)
+    expect(form.locator(".mcp-asker")).to_contain_text("beta asks")
+    expect(form.locator(".mcp-asker")).to_contain_text("Sign up for the beta programme")
+
+    # every input is named by its field's title (screen readers, get_by_label)
+    expect(form.get_by_label("Full name")).to_have_count(1)
+    expect(form.get_by_label("Full name")).to_have_attribute("type", "text")
+    expect(form.get_by_label("Plan")).to_have_count(1)
+    expect(form.get_by_label("Newsletter")).to_have_attribute("type", "checkbox")
+
+    # type like a person, with a mistake in the e-mail
+    form.locator(".mcp-field-name input").press_sequentially("Ada Lovelace", delay=20)
+    email = form.locator(".mcp-field-email input")
+    email.press_sequentially("ada@", delay=20)
+    form.locator(".mcp-field-plan select").select_option(label="team")
+    topics = form.locator(".mcp-field-topics")
+    topics.get_by_text("releases", exact=True).click()
+    topics.get_by_text("events", exact=True).click()
+    form.locator(".mcp-field-newsletter input[type=checkbox]").click()
+
+    form.get_by_role("button", name="Accept").click()
+    expect(form.locator(".mcp-field-email .mcp-error")).to_contain_text("not a valid e-mail address")
+    expect(cell).not_to_contain_text("Registered")
+
+    email.click()
+    email.press("End")
+    email.press_sequentially("example.com", delay=20)
+    form.get_by_role("button", name="Accept").focus()  # the field loses focus, as when a person moves on
+    if front.app == "lab":  # the README shows JupyterLab
+        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        cell.locator(".mcp-flow").screenshot(path=str(SCREENSHOT))
+
+    form.get_by_role("button", name="Accept").click()
+    expect(cell.locator(".jp-OutputArea").first).to_contain_text(EXPECTED, timeout=30_000)

@@ -1,0 +1,442 @@
+"""Headless flows through the magics, the same scenarios over every real transport.
+
+In-process (``module:attr``), a real stdio subprocess, and streamable HTTP served by uvicorn on
+127.0.0.1; each in the 2026-07-28 generation (questions returned in ``InputRequiredResult``)
+and the 2025 generation (questions over the back-channel), answered by the same presets.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+
+from mcp_notebook.errors import FlowError
+from mcp_notebook.notebook.display import FlowReport
+
+from ..conftest import REPO_ROOT
+
+TRANSPORTS = ["inproc", "stdio", "http"]
+GENERATIONS = ["auto", "legacy"]
+
+
+@pytest.fixture(scope="module")
+def ip() -> Iterator[InteractiveShell]:
+    from ..conftest import get_shell
+
+    shell = get_shell()
+    yield shell
+
+
+@pytest.fixture(scope="module")
+def servers(ip: InteractiveShell, start_http_server: Any) -> Iterator[dict[str, str]]:
+    """Connect demo and provisioner over every transport and generation; name -> connection."""
+    demo_url = start_http_server("demo")
+    prov_url = start_http_server("provisioner")
+    targets = {
+        "inproc": ("mcp_notebook.demo:demo", "mcp_notebook.demo:provisioner"),
+        "stdio": (
+            f"-- {sys.executable} -m mcp_notebook.demo demo",
+            f"-- {sys.executable} -m mcp_notebook.demo provisioner",
+        ),
+        "http": (demo_url, prov_url),
+    }
+    for transport, (demo_target, prov_target) in targets.items():
+        for generation in GENERATIONS:
+            cwd = f" --cwd {REPO_ROOT}" if transport == "stdio" else ""
+            ip.run_line_magic(
+                "mcp", f"connect demo_{transport}_{generation} --protocol {generation}{cwd} {demo_target}"
+            )
+            ip.run_line_magic(
+                "mcp", f"connect prov_{transport}_{generation} --protocol {generation}{cwd} {prov_target}"
+            )
+    yield {"demo_url": demo_url, "prov_url": prov_url}
+    from ..conftest import session_of
+
+    session_of(ip).registry.disconnect_all()  # before the HTTP servers stop
+
+
+def call(ip: InteractiveShell, line: str) -> Any:
+    return ip.run_line_magic("mcp", line)
+
+
+@pytest.mark.parametrize("generation", GENERATIONS)
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_same_answers_same_result_everywhere(
+    ip: InteractiveShell, servers: Any, transport: str, generation: str
+) -> None:
+    suffix = f"{transport}_{generation}"
+    flow = call(ip, f"call prov_{suffix}.provision name=orders --answer region=eu-west-1")
+    assert flow.result().content[0].text == "Provisioned 'orders' in eu-west-1."
+    expected_version = "2026-07-28" if generation == "auto" else "2025-11-25"
+    assert flow.conn.protocol_version == expected_version
+
+    two = call(
+        ip,
+        f'call demo_{suffix}.provision_db name=orders size=large --answers \'{{"region": "us-east-1"}}\' --accept-defaults',
+    )
+    assert two.result().content[0].text == "Provisioned 'orders' in us-east-1 (size large)."
+    if generation == "auto":
+        assert two.round == 2  # two questions, two rounds, both returned to the client
+        assert [e["from"] for e in two.trace()] == ["client", "server"] * 3
+        assert all("requestState" in e["message"].get("params", e["message"]) for e in two.trace()[1:-1])
+    else:
+        # one request; the questions come back over the back-channel in the middle of it
+        events = two.trace()
+        assert [e["from"] for e in events] == ["client", "server"] * 3
+        assert events[0]["message"]["method"] == "tools/call" and events[-1]["message"]["resultType"] == "complete"
+        assert all("elicitation/create" in str(e["message"]) for e in events[1:5:2])
+        assert {e["round"] for e in events} == {1}
+
+    prompt = call(ip, f"prompt demo_{suffix}.briefing topic=MCP --answer audience=teachers")
+    assert prompt.result().messages[0].content.text == "Write a briefing for teachers about MCP."
+
+    read = call(ip, f"read demo_{suffix} notes://ada/latest --accept-defaults")
+    assert read.result().contents[0].text == "note for ada"
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_progress_logs_and_content(ip: InteractiveShell, servers: Any, transport: str) -> None:
+    flow = call(ip, f"call demo_{transport}_auto.slow_count n=3 delay=0.01")
+    assert flow.result().content[0].text == "Counted to 3."
+    assert flow.progress_info is not None and flow.progress_info.progress == 3 and flow.progress_info.total == 3
+    assert any("step" in str(entry["data"]) or "count" in str(entry["data"]).lower() for entry in flow.logs)
+
+    showcase = call(ip, f"call demo_{transport}_auto.showcase")
+    bundle = FlowReport(showcase)._repr_mimebundle_()
+    html = bundle["text/html"]
+    assert '<img src="data:image/png;base64,' in html
+    assert "<audio controls" in html
+    assert "download</a>" in html  # blob resource
+    assert "🔗" in html  # resource link
+    assert "[image image/png" in bundle["text/plain"]
+
+    structured = call(ip, f"call demo_{transport}_auto.add a=2 b=3")
+    assert structured.result().structured_content == {"result": 5}
+    html = FlowReport(structured)._repr_mimebundle_()["text/html"]
+    assert (
+        "<pre>5</pre>" in html and "structured content" not in html
+    )  # {"result": 5} only wraps the text "5": shown once
+
+
+def test_tool_error_is_shown_as_error_and_fails_the_cell(ip: InteractiveShell, servers: Any, capsys: Any) -> None:
+    """An isError result: the report shows the tool's text once (red "error" badge), then the cell fails, and -o VAR still binds it."""
+    ip.user_ns.pop("failed_result", None)
+    with pytest.raises(FlowError) as raised:
+        call(ip, "call demo_inproc_auto.fail message=kaputt -o failed_result")
+    assert raised.value.kind == "tool_error" and raised.value.server == "demo_inproc_auto"
+    assert "kaputt" not in str(raised.value) and "-o VAR" in str(
+        raised.value
+    )  # the server's text is in the report, not repeated
+    out = capsys.readouterr().out
+    assert (
+        out.count("kaputt") == 1 and "Tool error: Error executing tool fail: kaputt" in out and "Traceback" not in out
+    )
+    result = ip.user_ns["failed_result"]
+    assert result.is_error and result.content[0].text == "Error executing tool fail: kaputt"
+    from mcp_notebook.session.api import default_session
+
+    flow = default_session().last_flow
+    assert flow.state.value == "done" and flow.error is None  # nothing to resume: the exchange finished
+    html = FlowReport(flow)._repr_mimebundle_()["text/html"]
+    assert '<span class="badge" style="background:#d32f2f">error</span>' in html and ">done<" not in html
+
+
+def test_string_parameter_keeps_leading_zero(ip: InteractiveShell, servers: Any) -> None:
+    flow = call(ip, "call demo_inproc_auto.echo text=012")
+    assert flow.result().content[0].text == "012"
+    cell = call(ip, 'call demo_inproc_auto.add --json \'{"a": 40, "b": 2}\'')
+    assert cell.result().structured_content == {"result": 42}
+
+
+def test_cell_body_arguments(ip: InteractiveShell, servers: Any) -> None:
+    flow = ip.run_cell_magic("mcp", "call demo_inproc_auto.add", '{"a": 1, "b": 2}')
+    assert flow.result().structured_content == {"result": 3}
+    yaml_flow = ip.run_cell_magic("mcp", "call demo_inproc_auto.add", "a: 5\nb: 6\n")
+    assert yaml_flow.result().structured_content == {"result": 11}
+
+
+def test_output_variable(ip: InteractiveShell, servers: Any) -> None:
+    call(ip, "call demo_inproc_auto.add a=1 b=1 -o total")
+    assert ip.user_ns["total"].structured_content == {"result": 2}
+
+
+# ---------------------------------------------------------------------- bad input, nothing sent
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("call nosuch.provision name=x", "No connection named"),  # several open: prefix not a server
+        ("call demo_inproc_auto.nope", "has no tool 'nope'"),
+        ("call prov_inproc_auto.provision", "needs name"),
+        ("call prov_inproc_auto.provision name=x colour=red", "has no parameter 'colour'"),
+        ("call demo_inproc_auto.add a=one b=2", "expected integer"),
+        ("call demo_inproc_auto.add --json '{bad'", "not valid JSON"),
+        ("call demo_inproc_auto.add a=1 b=2 --bogus", "unrecognized option --bogus"),
+        ("call demo_inproc_auto.add a=1 b=2 --answer nofield", "FIELD=VALUE"),
+        ("frobnicate", "unknown subcommand"),
+        ("connect broken -- no-such-command-xyz --flag", "command not found"),
+        ("connect broken not_a_thing_here", "don't know how to connect"),
+    ],
+)
+def test_bad_input_is_a_clear_error(ip: InteractiveShell, servers: Any, line: str, message: str) -> None:
+    with pytest.raises((UsageError, FlowError)) as info:
+        call(ip, line)
+    assert message in str(info.value)
+    assert "broken" not in [c.name for c in ip.magics_manager.registry["MCPMagics"].session.registry]
+
+
+def test_refused_http_connection(ip: InteractiveShell) -> None:
+    from ..conftest import free_port
+
+    with pytest.raises(FlowError) as info:
+        call(ip, f"connect gone http://127.0.0.1:{free_port()}/mcp")
+    assert "could not reach the server" in str(info.value)
+
+
+def test_missing_answer_names_the_field(ip: InteractiveShell, servers: Any) -> None:
+    with pytest.raises(FlowError) as info:
+        call(ip, "call prov_stdio_auto.provision name=orders")
+    text = str(info.value)
+    assert "'region'" in text and "--answer region=VALUE" in text
+    # the connection is still usable after the failure
+    assert (
+        call(ip, "call prov_stdio_auto.provision name=orders --accept-defaults")
+        .result()
+        .content[0]
+        .text.startswith("Provisioned")
+    )
+
+
+def test_invalid_preset_is_refused_before_sending(ip: InteractiveShell, servers: Any) -> None:
+    with pytest.raises(FlowError) as info:
+        call(ip, "call demo_inproc_auto.provision_db name=x --answer region=mars-1 --accept-defaults")
+    assert "region: not one of the choices" in str(info.value)
+
+
+def test_timeout_stops_the_flow(ip: InteractiveShell, servers: Any) -> None:
+    with pytest.raises(FlowError) as info:
+        call(ip, "call demo_stdio_auto.slow_count n=100 delay=0.05 --timeout 0.3")
+    assert "longer than 0.3 s" in str(info.value)
+    assert call(ip, "call demo_stdio_auto.echo text=still-alive").result().content[0].text == "still-alive"
+
+
+def test_round_limit(ip: InteractiveShell, servers: Any) -> None:
+    ip.run_line_magic("config", "MCPMagics.max_rounds = 1")
+    try:
+        with pytest.raises(FlowError) as info:
+            call(ip, "call demo_inproc_auto.provision_db name=x --accept-defaults")
+        assert "after 1 rounds" in str(info.value) and "max_rounds" in str(info.value)
+    finally:
+        ip.run_line_magic("config", "MCPMagics.max_rounds = 10")
+
+
+def test_server_dying_mid_flow(ip: InteractiveShell, tmp_path: Any) -> None:
+    script = tmp_path / "dying.py"
+    script.write_text(
+        "import os, sys\n"
+        "from mcp.server.mcpserver import MCPServer\n"
+        "srv = MCPServer('dying')\n"
+        "@srv.tool()\n"
+        "def die() -> str:\n"
+        "    print('about to exit', file=sys.stderr, flush=True)\n"
+        "    os._exit(3)\n"
+        "@srv.tool()\n"
+        "def ok() -> str:\n"
+        "    return 'ok'\n"
+        "srv.run()\n"
+    )
+    call(ip, f"connect dying -- {sys.executable} {script}")
+    assert call(ip, "call dying.ok").result().content[0].text == "ok"
+    with pytest.raises(FlowError) as info:
+        call(ip, "call dying.die")
+    text = str(info.value)
+    assert "connection" in text.lower() and "about to exit" in text
+    # other connections keep working
+    assert call(ip, "call demo_inproc_auto.echo text=fine").result().content[0].text == "fine"
+    call(ip, "disconnect dying")
+
+
+def test_help_on_every_subcommand(ip: InteractiveShell, capsys: Any) -> None:
+    for sub in [
+        "connect",
+        "servers",
+        "disconnect",
+        "tools",
+        "prompts",
+        "resources",
+        "call",
+        "prompt",
+        "read",
+        "flows",
+        "resume",
+        "forget",
+        "trace",
+        "roots",
+        "model",
+        "review",
+        "server",
+        "serve",
+        "stop",
+        "log",
+    ]:
+        call(ip, f"{sub} --help")
+        out = capsys.readouterr().out
+        assert f"%mcp {sub}" in out, sub
+    call(ip, "--help")
+    assert "connect NAME TARGET" in capsys.readouterr().out
+
+
+def test_listings(ip: InteractiveShell, servers: Any) -> None:
+    tools = call(ip, "tools demo_inproc_auto")._repr_mimebundle_()["text/plain"]
+    assert "provision_db" in tools and "name: string (required)" in tools
+    prompts = call(ip, "prompts demo_inproc_auto")._repr_mimebundle_()["text/plain"]
+    assert "briefing" in prompts and "topic (required)" in prompts
+    resources = call(ip, "resources demo_inproc_auto")._repr_mimebundle_()["text/plain"]
+    assert "demo://readme" in resources and "notes://{user}/latest" in resources
+    servers_table = call(ip, "servers")._repr_mimebundle_()["text/plain"]
+    assert "prov_http_legacy" in servers_table and "2025-11-25" in servers_table
+
+
+def test_connection_log_shows_server_messages_and_stderr(ip: InteractiveShell, servers: Any, tmp_path: Any) -> None:
+    call(ip, "call demo_stdio_auto.slow_count n=2 delay=0.01")
+    log = call(ip, "log demo_stdio_auto")._repr_mimebundle_()["text/plain"]
+    assert "step 1 of 2" in log
+    script = tmp_path / "chatty.py"
+    script.write_text(
+        "import sys\nfrom mcp.server.mcpserver import MCPServer\n"
+        "print('warming up the flux capacitor', file=sys.stderr, flush=True)\n"
+        "srv = MCPServer('chatty')\n@srv.tool()\ndef hi() -> str:\n    return 'hi'\nsrv.run()\n"
+    )
+    call(ip, f"connect chatty -- {sys.executable} {script}")
+    assert "warming up the flux capacitor" in call(ip, "log chatty")._repr_mimebundle_()["text/plain"]
+    call(ip, "disconnect chatty")
+
+
+def test_python_api_without_magics(servers: Any) -> None:
+    import mcp_notebook
+
+    mcp_notebook.connect("api_demo", "mcp_notebook.demo:demo")
+    flow = mcp_notebook.call(
+        "api_demo.provision_db", {"name": "api"}, answers={"region": "eu-central-1"}, accept_defaults=True
+    )
+    assert flow.result(timeout=30).content[0].text == "Provisioned 'api' in eu-central-1 (size small)."
+    assert (
+        mcp_notebook.read("notes://bo/latest", "api_demo", accept_defaults=True).result().contents[0].text
+        == "note for bo"
+    )
+
+
+@pytest.mark.parametrize("generation", GENERATIONS)
+def test_unanswered_question_fails_the_cell_in_both_generations(
+    ip: InteractiveShell, servers: Any, generation: str
+) -> None:
+    conn = f"prov_inproc_{generation}"
+    with pytest.raises(FlowError) as info:
+        call(ip, f"call {conn}.provision name=orders --no-save")  # no preset answer and no --accept-defaults
+    assert (info.value.kind, info.value.missing_field) == ("unanswered", "region")
+    assert "--answer region=VALUE" in str(info.value) and "MCP error" not in str(info.value)
+    # saved, a 2026-07-28 flow keeps its record to resume; a 2025 one has no state to keep, so it fails as above
+    with pytest.raises(FlowError) as info:
+        call(ip, f"call {conn}.provision name=orders")
+    assert info.value.missing_field == "region"
+    assert info.value.kind == ("still_saved" if generation == "auto" else "unanswered")
+
+
+@pytest.mark.parametrize("generation", GENERATIONS)
+@pytest.mark.parametrize(("flags", "text"), [
+    ("--decline region", "Provisioning cancelled: the user declined."),
+    ("--cancel", "Provisioning cancelled: the user cancelled."),
+    ("--decline other --cancel", "Provisioning cancelled: the user cancelled."),
+])  # fmt: skip
+def test_decline_and_cancel_headless(
+    ip: InteractiveShell, servers: Any, generation: str, flags: str, text: str
+) -> None:
+    from mcp_notebook.session.api import default_session
+
+    with pytest.raises(
+        FlowError
+    ) as raised:  # the provisioner answers a refusal with isError: the cell fails, -o still binds
+        call(ip, f"call prov_inproc_{generation}.provision name=orders {flags} --no-save -o refused")
+    assert raised.value.kind == "tool_error"
+    assert ip.user_ns["refused"].content[0].text == text
+    flow = default_session().last_flow
+    assert flow.result().content[0].text == text
+    assert flow.answer_summary[-1].endswith(
+        text.rsplit(" ", 1)[-1].rstrip(".").replace("cancelled", "cancel").replace("declined", "decline")
+    )
+
+
+def test_decline_names_a_question_that_is_not_asked(ip: InteractiveShell, servers: Any) -> None:
+    with pytest.raises(FlowError) as info:
+        call(ip, "call prov_inproc_legacy.provision name=orders --decline other --no-save")
+    assert info.value.missing_field == "region"
+
+
+def test_unknown_server_prefix_with_one_server_open() -> None:
+    """``nosuch.tool`` with one server open: no server ``nosuch`` (naming the open one), not "no tool"."""
+    from mcp_notebook.session.session import Session
+
+    session = Session()
+    try:
+        session.connect("prov", "mcp_notebook.demo:provisioner")
+        with pytest.raises(FlowError) as info:
+            session.tool_schema_sync(*session.resolve("nosuch.tool"))
+        assert str(info.value) == "No connection named 'nosuch' (connected: prov)."
+        assert info.value.kind == "unknown_connection"
+        with pytest.raises(FlowError) as no_tool:
+            session.tool_schema_sync(*session.resolve("nope"))
+        assert str(no_tool.value).startswith("prov has no tool 'nope'. Tools: ")
+    finally:
+        session.close()
+
+
+@pytest.mark.parametrize("var", ["not a var", "class", "1x", "a-b"])
+def test_output_variable_must_be_an_identifier(ip: InteractiveShell, servers: Any, var: str) -> None:
+    with pytest.raises(UsageError) as info:
+        call(ip, f"call demo_inproc_auto.add a=1 b=1 -o '{var}'")
+    assert str(info.value) == f"-o wants a Python variable name, got {var!r}"
+    assert var not in ip.user_ns
+
+
+@pytest.mark.parametrize("generation", GENERATIONS)
+def test_answer_summary_names_the_question(ip: InteractiveShell, servers: Any, generation: str) -> None:
+    flow = call(
+        ip, f"call demo_inproc_{generation}.provision_db name=orders --answer region=us-east-1 --answer ok=true"
+    )
+    assert flow.answer_summary == [
+        "“Which region should 'orders' live in?”: accept (region)",
+        "“Create 'orders' (small) in us-east-1?”: accept (ok)",
+    ]
+
+
+LONG_LOG = "migrating table orders: " + " ".join(f"step-{i}" for i in range(30)) + " <b>done</b>"
+
+
+def test_connection_log_shows_long_messages_whole_and_data_as_json(ip: InteractiveShell) -> None:
+    ip.run_cell(
+        "from mcp.server.mcpserver import Context, MCPServer\n"
+        "loud = MCPServer('loud')\n"
+        "@loud.tool()\n"
+        "async def work(ctx: Context) -> str:\n"
+        f"    await ctx.log('info', {LONG_LOG!r}, logger_name='db')\n"
+        "    await ctx.log('warning', {'table': 'orders', 'rows': 3, 'ok': True}, logger_name='db')\n"
+        "    return 'ok'\n"
+    )
+    call(ip, "connect loud loud")
+    try:
+        call(ip, "call loud.work")
+        bundle = call(ip, "log loud")._repr_mimebundle_()
+        plain, rich = bundle["text/plain"], bundle["text/html"]
+        assert '{"table": "orders", "rows": 3, "ok": true}' in plain and "{'table'" not in plain
+        assert "…" not in plain
+        assert " ".join(plain.split()).count(LONG_LOG) == 1  # folded over lines, not cut: every word is there
+        assert max(len(line) for line in plain.splitlines()) <= 100
+        assert "&lt;b&gt;done&lt;/b&gt;" in rich and "<b>done</b>" not in rich  # server text stays escaped
+        assert "white-space:pre-wrap" in rich
+        assert "{&quot;table&quot;: &quot;orders&quot;, &quot;rows&quot;: 3, &quot;ok&quot;: true}" in rich
+    finally:
+        call(ip, "disconnect loud")
