@@ -41,7 +41,6 @@ from ..core.limits import Limits
 from ..core.text import clip as _clip
 from ..core.text import content_text, esc
 from .listing import ShownOnce
-from .safe_markdown import MARKDOWN_TYPES, render_markdown
 
 if TYPE_CHECKING:
     from ..flows.flow import Flow
@@ -107,6 +106,9 @@ INLINE_AUDIO = frozenset(
 )
 _SAME_JSON_CHARS = 5_000_000  # longer texts are not parsed to compare with the structured content (shown both ways)
 _BLOCK_COST = 64  # budget characters every rendered block costs (its markup), so countless tiny blocks stay bounded
+MARKDOWN_TYPES = frozenset(
+    {"text/markdown", "text/x-markdown"}
+)  # rendered by ``safe_markdown``; anything else is escaped text
 _WHOLE = "the whole value stays on the flow: flow.result() (or -o VAR on the magic) gives the full SDK result"
 
 
@@ -470,6 +472,10 @@ def _resource_text(text: str, mime: str, budget: _Budget) -> tuple[str, str]:
     shown, cut = budget.text(text)
     plain = f"{shown}\n{_cut_note(cut)}" if cut else shown
     if mime in MARKDOWN_TYPES:
+        from .safe_markdown import (
+            render_markdown,
+        )  # markdown-it costs about 15 ms to import: only when a markdown resource shows
+
         rich = f'{VALUE_STYLE}<div class="md">{render_markdown(shown)}</div>'
     else:
         rich = f"<pre>{esc(shown)}</pre>"

@@ -30,9 +30,8 @@ from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
-__all__ = ["GROWTH", "MARKDOWN_TYPES", "render_markdown", "safe_link"]
+__all__ = ["GROWTH", "render_markdown", "safe_link"]
 
-MARKDOWN_TYPES = frozenset({"text/markdown", "text/x-markdown"})
 """The MIME types rendered as markdown."""
 GROWTH = 8
 """Most HTML characters per source character (plus a fixed allowance) before the source is shown escaped instead."""
