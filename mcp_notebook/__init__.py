@@ -67,7 +67,11 @@ def _display_flow(flow: Any) -> None:
 
 
 def _in_ipython() -> None:
-    """The plain API in IPython without ``%load_ext``: flows show their reports all the same."""
+    """In IPython without ``%load_ext`` (the plain API, a hand-made ``Session``): flows show their reports all the same.
+
+    Called when the package is first imported, whichever submodule is asked for, and again on the
+    lazy API's first use (a shell started after the import).
+    """
     ipython_module = sys.modules.get("IPython")
     shell = ipython_module.get_ipython() if ipython_module is not None else None
     if shell is not None:
@@ -136,3 +140,6 @@ def __getattr__(name: str) -> Any:
 
         return getattr(mapping, name)
     raise AttributeError(f"module 'mcp_notebook' has no attribute {name!r}")
+
+
+_in_ipython()  # a Flow reached through any submodule shows its report in a shell that is already running

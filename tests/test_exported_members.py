@@ -33,3 +33,28 @@ def test_importing_the_package_imports_no_floor() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_a_flow_shows_its_report_in_ipython_without_load_ext() -> None:
+    """A Flow of a hand-made Session, reached through a submodule, is shown as its report, not its repr, as a cell's value."""
+    code = (
+        "from IPython.testing.globalipapp import start_ipython\n"
+        "ip = start_ipython()\n"
+        "from mcp_notebook.session.session import Session\n"
+        "from mcp_notebook.demo import make_echo\n"
+        "s = Session()\n"
+        "conn = s.connect('e', make_echo())\n"
+        "ip.user_ns['flow'] = s.start('tools/call', conn, 'echo', {'text': 'hi'})\n"
+        "ip.user_ns['flow'].result(timeout=60)\n"
+        "shown = []\n"
+        "import IPython.display\n"
+        "IPython.display.display = lambda obj, **kw: shown.append(type(obj).__name__)\n"
+        "import mcp_notebook.notebook.display as d\n"
+        "d.display = IPython.display.display\n"
+        "handled = ip.display_formatter.ipython_display_formatter(ip.user_ns['flow'])\n"
+        "print(handled, shown)\n"
+        "s.close()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "True ['FlowReport']"

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from ..wire.task_handles import TaskRef
 from .trust import record_label
 
 __all__ = [
@@ -107,6 +108,10 @@ class SavedFlow:
         known = {k: record[k] for k in cls._KEYS if k in record}
         absent = frozenset(k for k in cls._OPTIONAL if k not in record)
         extra = {k: v for k, v in record.items() if k not in cls._KEYS}
+        if "task" in known and known["task"] is None:  # kept as written, so ``to_dict`` gives back the same dict
+            absent |= {"task"}
+            known.pop("task")
+            extra["task"] = None
         if "arguments" in known and known["arguments"] is None:
             absent |= {"arguments"}
             known.pop("arguments")
@@ -117,6 +122,11 @@ class SavedFlow:
     def server_name(self) -> str:
         """The connection name the flow was saved against."""
         return str(self.server["name"])
+
+    @property
+    def task_ref(self) -> TaskRef | None:
+        """The ``task`` entry, typed (``TaskRef.from_dict`` drops odd optional values of a received notebook)."""
+        return TaskRef.from_dict(self.task) if isinstance(self.task, dict) else None
 
     @property
     def label(self) -> str:

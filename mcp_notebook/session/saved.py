@@ -103,19 +103,15 @@ class SavedFlows:
                         ]
                     )
         for record in session.store.saved_all():
-            task = record.task
-            if not isinstance(task, dict) or (server and record.server_name != server):
+            task = record.task_ref  # typed: a received notebook's odd values are dropped, not computed with
+            if task is None or (server and record.server_name != server):
                 continue
             if session.live_flow(record.id) is not None:
                 continue
-            task_id = (
-                session.task_handles.task_id(str(task.get("ref"))) if session.store.is_trusted(record.id) else None
-            )
+            task_id = session.task_handles.task_id(task.ref) if session.store.is_trusted(record.id) else None
             if task_id is not None:
                 known.add(task_id)
-            status = TaskStatus(
-                task_id="", status=str(task.get("status")), created_at=task.get("created"), ttl_ms=task.get("ttl_ms")
-            )
+            status = TaskStatus(task_id="", status=task.status, created_at=task.created, ttl_ms=task.ttl_ms)
             where = (
                 "saved: %mcp resume " + line_word(record.id)
                 if task_id is not None
@@ -320,9 +316,9 @@ class SavedFlows:
 
     def _drop_task_handle(self, record: SavedFlow) -> None:
         """A forgotten task record: its handle goes too (the task itself runs on until its ttl)."""
-        task = record.task
-        if isinstance(task, dict) and isinstance(task.get("ref"), str) and self.session.store.is_trusted(record.id):
-            self.session.task_handles.remove(task["ref"])
+        task = record.task_ref
+        if task is not None and self.session.store.is_trusted(record.id):
+            self.session.task_handles.remove(task.ref)
 
     # ------------------------------------------------------------------ consent and reconnecting
     def concerns(self, record: SavedFlow) -> list[str]:

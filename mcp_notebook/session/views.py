@@ -10,8 +10,8 @@ says so plainly).
 
 A side may also bring what shows in cells and talks to the page (``plugged``): the notebook side
 sets ``session.apps`` (the MCP Apps host) and ``session.watches`` (``%mcp watch``) there. Where the
-saved records go is the session's ``page`` (``session.page.Page``; the notebook side plugs in its
-comm client with ``Session.plug_page``).
+saved records go is the session's ``frontend``, a ``session.page.Page`` (the notebook side plugs in
+its comm client with ``Session.plug_page``).
 """
 
 from __future__ import annotations

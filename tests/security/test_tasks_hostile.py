@@ -241,3 +241,31 @@ def test_a_received_notebooks_task_record_needs_consent_and_cannot_touch_my_hand
         assert handles.task_id(mine) == "my-secret-task-id"  # forgetting someone else's record leaves my handle alone
     finally:
         session.close()
+
+
+def test_odd_values_in_a_received_task_entry_are_dropped_not_computed_with(tmp_path: Path) -> None:
+    """A received notebook's task entry passes the record checks with odd optional values: ``%mcp tasks`` lists it with
+    them dropped (no ttl arithmetic on a string, no markup from a status), and the record round-trips as written."""
+    session = Session()
+    session.task_handles = TaskHandles(tmp_path / "tasks.json")
+    try:
+        odd = {"v": 1, "id": "0dd1", "server": {"name": "jobs", "target": "http://127.0.0.1:1/mcp"}, "method": "tools/call",
+               "name": "slow_job", "round": 0, "pending": {},
+               "task": {"ref": "abcdefgh12", "generation": "2025", "ttl_ms": "x", "created": 5, "status": "<b>x</b>"}}  # fmt: skip
+        assert check_record("0dd1", odd) is None  # accepted: only what is used must be right
+        session.store.merge({"0dd1": odd}, "notebook")
+        (row,) = session.saved.task_rows()
+        assert row[:8] == [
+            "0dd1",
+            "jobs",
+            "slow_job",
+            "working",
+            "",
+            "",
+            "",
+            "saved, but its handle is not on this machine",
+        ]
+        nulled = {**odd, "task": None}
+        assert SavedFlow.from_dict(nulled).to_dict() == nulled  # an explicit null task stays as written (signatures)
+    finally:
+        session.close()
