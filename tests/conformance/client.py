@@ -88,7 +88,9 @@ def run(url: str, scenario: str, say: Callable[[str], None] = print) -> None:
         # A terminal user signing in: the notebook opens "the browser" (BROWSER, a stand-in that follows
         # the suite's auto-approving redirects) and its loopback catcher takes the code.
         here = os.path.dirname(os.path.abspath(__file__))
-        os.environ["BROWSER"] = f"{sys.executable} {os.path.join(os.path.dirname(here), 'support', 'follow_redirects.py')} %s"
+        os.environ["BROWSER"] = (
+            f"{sys.executable} {os.path.join(os.path.dirname(here), 'support', 'follow_redirects.py')} %s"
+        )
         ip.run_line_magic("config", f"MCPMagics.oauth_client_metadata_url = {CLIENT_METADATA_URL!r}")
         ip.run_line_magic("config", "MCPMagics.sign_in_timeout = 25.0")
         flags = sign_in_flags(scenario, json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}"), url)
