@@ -12,8 +12,15 @@ signature, see ``trust.py``: it tells records this user wrote from records of a 
 notebook) and ``withheld`` (names of secret arguments left out, see ``core/redact.py``).
 ``SavedFlow`` is the one schema, and what everything past the store reads.
 
-The notebook keeps them under the metadata key ``mcp_notebook`` -> ``flows`` -> id. Reading is
-forgiving on purpose: a corrupt block or record never stops a notebook from opening. It is
+The notebook keeps them under the metadata key ``mcp_notebook`` -> ``flows`` -> id where the
+labextension runs. Elsewhere (VS Code, Colab, papermill, JupyterLab without the extension) a record
+travels in the output of the cell that started its flow: a display whose data holds the record under
+``OUTPUT_MIME`` next to a ``text/plain`` line (``notebook/output_records.py``). A flow that ended away
+from the output holding its record leaves a *void* there, ``{"v": 1, "ended": ID, "at": "…Z"}`` under
+the same MIME type: it voids every record of that id written at or before ``at``.
+``read_notebook`` reads both places; for one id the newest ``updated`` wins (metadata on a tie).
+
+Reading is forgiving on purpose: a corrupt block or record never stops a notebook from opening. It is
 skipped, and a warning says in plain words what was ignored.
 """
 
@@ -30,21 +37,31 @@ from .trust import record_label
 
 __all__ = [
     "DEFAULT_MAX_RECORD_BYTES",
+    "MAX_OUTPUT_RECORDS",
     "METADATA_KEY",
     "METHODS",
+    "OUTPUT_MIME",
     "RECORD_VERSION",
     "SavedFlow",
     "age",
     "check_record",
     "check_task_ref",
     "parse_block",
+    "merge_sources",
     "parse_flows",
+    "parse_outputs",
     "questions",
     "read_notebook",
     "record_size",
 ]
 
 METADATA_KEY = "mcp_notebook"
+
+OUTPUT_MIME = "application/vnd.mcp-notebook.flow+json"
+"""The MIME type of a record (or a void) kept in a cell's output, where no extension writes metadata."""
+
+MAX_OUTPUT_RECORDS = 10_000
+"""Record outputs read from one notebook at most (a received notebook cannot make the kernel hold more)."""
 
 
 RECORD_VERSION = 1
@@ -262,10 +279,11 @@ def parse_block(
 
 
 def read_notebook(
-    path: str, max_bytes: int | None = DEFAULT_MAX_RECORD_BYTES
+    path: str, max_bytes: int | None = DEFAULT_MAX_RECORD_BYTES, *, metadata: bool = True
 ) -> tuple[dict[str, dict[str, Any]], list[str]]:
-    """Records saved in the ``.ipynb`` at ``path``, read with ``nbformat``.
+    """Records saved in the ``.ipynb`` at ``path``, read with ``nbformat``: its metadata and its cells' outputs.
 
+    ``metadata=False`` reads the outputs only (the labextension already restored the metadata).
     Raises ``OSError`` when the file cannot be opened; a file that is not a notebook gives a
     warning and no records.
     """
@@ -274,15 +292,71 @@ def read_notebook(
     with open(path, encoding="utf-8") as fh:
         text = fh.read()
     try:
-        # No schema validation: only the metadata is needed, and validating a large notebook's
-        # outputs would cost more than everything else here.
+        # No schema validation: only the metadata and the outputs' data are needed, and validating a
+        # large notebook's outputs would cost more than everything else here.
         nb = reader.reads(text)
-        metadata = nb.get("metadata", {})
+        meta = nb.get("metadata", {})
     except Exception as exc:  # noqa: BLE001 - NotJSONError, ValidationError, NBFormatError, ...
         return {}, [f"{path} is not a readable notebook ({type(exc).__name__}); no saved flows read from it"]
-    if not isinstance(metadata, dict):
+    if not isinstance(meta, dict):
         return {}, [f"{path} has no notebook metadata; no saved flows read from it"]
-    return parse_block(metadata.get(METADATA_KEY), max_bytes=max_bytes)
+    records, warnings = parse_block(meta.get(METADATA_KEY), max_bytes=max_bytes) if metadata else ({}, [])
+    found, voids, output_warnings = parse_outputs(nb.get("cells"), max_bytes=max_bytes)
+    return merge_sources(records, found, voids), warnings + output_warnings
+
+
+def parse_outputs(
+    cells: Any, max_bytes: int | None = DEFAULT_MAX_RECORD_BYTES
+) -> tuple[dict[str, dict[str, Any]], dict[str, str], list[str]]:
+    """The records and voids kept in cell outputs (``OUTPUT_MIME``): ``(records, voids, warnings)``.
+
+    A copied cell carries the same record twice: the newest ``updated`` is kept. ``voids`` maps an
+    id to the time its flow ended away from its record.
+    """
+    records: dict[str, dict[str, Any]] = {}
+    voids: dict[str, str] = {}
+    warnings: list[str] = []
+    seen = 0
+    for cell in cells if isinstance(cells, list) else []:
+        outputs = cell.get("outputs") if isinstance(cell, dict) else None
+        for output in outputs if isinstance(outputs, list) else []:
+            data = output.get("data") if isinstance(output, dict) else None
+            value = data.get(OUTPUT_MIME) if isinstance(data, dict) else None
+            if value is None:
+                continue
+            seen += 1
+            if seen > MAX_OUTPUT_RECORDS:
+                warnings.append(f"more than {MAX_OUTPUT_RECORDS:,} saved flow outputs; the rest were ignored")
+                return records, voids, warnings
+            if isinstance(value, dict) and "ended" in value and "id" not in value:
+                ended, at = value.get("ended"), value.get("at")
+                if isinstance(ended, str) and isinstance(at, str) and len(ended) <= 64 and len(at) <= 40:
+                    voids[ended] = max(at, voids.get(ended, ""))
+                continue
+            key = value.get("id") if isinstance(value, dict) and isinstance(value.get("id"), str) else "?"
+            found, problems = parse_flows({key: value}, where="a cell output", max_bytes=max_bytes)
+            warnings.extend(w.replace("saved flow", "saved flow (in a cell output)", 1) for w in problems)
+            for flow_id, record in found.items():
+                kept = records.get(flow_id)
+                if kept is None or str(record.get("updated", "")) > str(kept.get("updated", "")):
+                    records[flow_id] = record
+    return records, voids, warnings
+
+
+def merge_sources(
+    metadata: dict[str, dict[str, Any]], outputs: dict[str, dict[str, Any]], voids: Mapping[str, str]
+) -> dict[str, dict[str, Any]]:
+    """One record per id from the metadata and the outputs: the newest ``updated`` (metadata on a tie), unless voided."""
+    merged = dict(metadata)
+    for flow_id, record in outputs.items():
+        kept = merged.get(flow_id)
+        if kept is None or str(record.get("updated", "")) > str(kept.get("updated", "")):
+            merged[flow_id] = record
+    return {
+        flow_id: record
+        for flow_id, record in merged.items()
+        if flow_id not in voids or str(record.get("updated", "")) > voids[flow_id]
+    }
 
 
 def questions(record: Mapping[str, Any]) -> list[str]:

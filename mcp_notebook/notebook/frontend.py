@@ -47,9 +47,14 @@ while a cell awaits, so the kernel also takes comms the page opens to target ``m
 ``{"op": "where"}`` it answers ``{"op": "here", "comm_id": ...}`` (this comm) and closes that one;
 the page then adopts this comm as after a ``comm_info_request``.
 
-Without the extension the records of the saved ``.ipynb`` are read from disk with
-``nbformat`` (``__session__`` when the kernel knows it, or ``%mcp flows --from PATH``), new
-records stay in this kernel, and the user is told so once, plainly.
+Without the extension the records of the saved ``.ipynb`` are read from disk with ``nbformat``
+(``__session__`` where Jupyter sets it, VS Code's ``__vsc_ipynb_file__``, or ``%mcp flows --from
+PATH``), new records go into the outputs of their cells (``output_records.OutputRecords``), and the
+user is told so once, plainly. Which store a save goes to follows the page's answer: ``connected``,
+the comm only; ``absent`` (the front end closed the comm) or no answer within ``PAGE_WAIT`` seconds,
+the outputs only. Before the answer, an interactive cell's record waits for it (Run All in JupyterLab
+sends the first cells before the page's answer arrives), and a headless one (no page will answer)
+goes to the outputs at once.
 """
 
 from __future__ import annotations
@@ -66,6 +71,7 @@ from ..core.threads import KernelLoop
 from ..flows.record import parse_flows
 from ..flows.store import Store
 from ..session.page import Page
+from .output_records import OutputRecords
 
 __all__ = ["COMM_TARGET", "Frontend"]
 
@@ -100,6 +106,8 @@ class Frontend(Page):
         self._restored_early = False  # its restore was seen there: the relay is up before the main shell handles it
         self._page_silent = False  # a wait for the page ran out: later sign-ins do not wait again
         self._hooked = False  # the routing hook is in place (ipykernel 7.4): only then can a busy cell hear the page
+        self.outputs = OutputRecords(store, self.file_ids)  # records in cell outputs, where the extension does not run
+        self._silence_timer: threading.Timer | None = None
 
     # ------------------------------------------------------------------ lifecycle
     def open(self) -> None:
@@ -130,6 +138,11 @@ class Frontend(Page):
         except Exception:  # noqa: BLE001 - a kernel without comms: behave as without a front end
             self._comm = None
             self.status = "none"
+            return
+        timer = threading.Timer(PAGE_WAIT, self._page_stayed_silent)  # VS Code, Colab: the hello may go unanswered
+        timer.daemon = True
+        self._silence_timer = timer
+        timer.start()
 
     def _answer_probes(self) -> None:
         """Take the comms a page opens to ask where ours is (a reloaded page, while a cell runs)."""
@@ -163,6 +176,9 @@ class Frontend(Page):
             except Exception:  # noqa: BLE001 - closing must not fail
                 pass
         comm, self._comm = self._comm, None
+        timer, self._silence_timer = self._silence_timer, None
+        if timer is not None:
+            timer.cancel()
         with self._oauth_lock:
             self._oauth.clear()
         if comm is not None:
@@ -177,12 +193,86 @@ class Frontend(Page):
     # ------------------------------------------------------------------ StoreBackend (any thread)
     def save(self, record: dict[str, Any]) -> None:
         self._send({"op": "save", "record": record})
+        self._output_changed(record["id"])
 
     def delete(self, flow_id: str) -> None:
         self._send({"op": "delete", "id": flow_id})
+        self._output_changed(flow_id)
 
     def delete_all(self) -> None:
         self._send({"op": "delete", "all": True})
+
+    # ------------------------------------------------------------------ records in cell outputs
+    def writes_outputs(self) -> bool:
+        """Records go into cell outputs: a kernel's front end without the extension (closed, silent, or none).
+
+        Before the page answers, a cell sent by a front end that allows stdin (a live page) waits for
+        the answer; one that does not (nbclient, papermill, nbval: no page will ever answer) writes at once.
+        """
+        if getattr(self.shell, "kernel", None) is None:
+            return False
+        if self.status in ("absent", "none"):
+            return True
+        return self.status == "pending" and (self._page_silent or not self._live_page())
+
+    def _live_page(self) -> bool:
+        """Whether the running cell came from a live page (its execute request allows stdin)."""
+        kernel = getattr(self.shell, "kernel", None)
+        try:
+            request = kernel.get_parent("shell") or {}
+        except TypeError:
+            request = kernel.get_parent() or {}
+        except AttributeError:
+            return False
+        content = request.get("content", {}) if isinstance(request, dict) else {}
+        return bool(content.get("allow_stdin", False))
+
+    def saves(self, interactive: bool) -> bool:
+        """Records reach the notebook: its metadata (the extension), or its outputs (a front end without it)."""
+        return super().saves(interactive) or self.writes_outputs()
+
+    def begin_flow(self, flow_id: str, cell_id: str | None, interactive: bool) -> None:
+        """A flow starts in the running cell (kernel thread): where no extension writes metadata, its output goes here."""
+        if getattr(self.shell, "kernel", None) is None:
+            return  # plain IPython, a script: no notebook to write into
+        if self.status == "connected" and flow_id not in self.file_ids:
+            return  # the metadata is the store
+        writes = self.writes_outputs()
+        self.outputs.begin(flow_id, interactive, placeholder=writes, now=writes)
+        if self.store.get(flow_id) is not None:
+            self._output_changed(flow_id)  # resumed or offered again: its record shows in this cell at once
+
+    def settle(self, flow_id: str) -> None:
+        if self.outputs.writes_now(flow_id) or self.writes_outputs() or flow_id in self.file_ids:
+            self.outputs.settle(flow_id)
+
+    def forgotten(self, flow_ids: list[str]) -> None:
+        if getattr(self.shell, "kernel", None) is None:
+            return
+        for flow_id in flow_ids:
+            if flow_id in self.file_ids or self.writes_outputs():
+                self.outputs.forgotten_here(flow_id)
+
+    def _output_changed(self, flow_id: str) -> None:
+        """Bring the flow's output up to date, or wait for the page's answer to know whether it is the store."""
+        if self.status == "connected":
+            if flow_id in self.file_ids:
+                self.outputs.changed(flow_id)  # its old record lives in a file's output: its end leaves a void
+            return
+        if self.writes_outputs() or self.outputs.writes_now(flow_id):
+            self.outputs.changed(flow_id)
+        # else pending: written once the page closes the comm or stays silent (``open``'s timer), or dropped
+        # when it restores (the extension's metadata is the store)
+
+    def _page_stayed_silent(self) -> None:
+        """No answer to the hello within ``PAGE_WAIT`` s: a front end without the extension (timer thread).
+
+        A restore seen on the shell channel (``_heard``) while the cell blocks the main shell means the
+        extension is there and its answer is queued behind the cell: its metadata will be the store.
+        """
+        if self.status == "pending" and not self._restored_early:
+            self._page_silent = True
+            self.outputs.flush()
 
     def _send(self, data: dict[str, Any]) -> None:
         """Send on the kernel's own loop (a comm belongs to the main thread); never wait."""
@@ -281,6 +371,8 @@ class Frontend(Page):
             self.warnings.append(f"the notebook refused a {data.get('for') or 'message'}: {data.get('message')}")
 
     def _on_restore(self, data: dict[str, Any]) -> None:
+        if self.status != "connected":
+            self.outputs.withdraw()  # the metadata is the store: outputs written before this answer are emptied
         self.status = "connected"
         if isinstance(data.get("path"), str):
             self.path = data["path"]
@@ -307,6 +399,7 @@ class Frontend(Page):
     def _on_close(self, msg: dict[str, Any]) -> None:
         self._comm = None
         self.status = "absent"
+        self.outputs.flush()  # records saved while the page had not answered go to their cells' outputs
 
     # ------------------------------------------------------------------ the page's first answer (shell-channel thread)
     def _heard(self, data: Any) -> None:

@@ -3,10 +3,13 @@
 A session keeps the records of its waiting flows in its ``flows.store.Store``; the store hands every
 save and delete to a backend. ``Page`` is the session's notebook as a session with no page knows it:
 it writes nothing anywhere (records stay in this kernel, and the user is told so once, plainly), and
-reads the records of the saved ``.ipynb`` from disk with ``nbformat`` (``__session__`` when the kernel
-knows it, or ``%mcp flows --from PATH``). The notebook side's comm client (``notebook.frontend.Frontend``)
-is a ``Page`` that also talks to the labextension, which writes the records into the notebook;
-``Session.plug_page`` puts it in place. A second backend (records in cell outputs) plugs in the same way.
+reads the records of the saved ``.ipynb`` from disk with ``nbformat``: its metadata and its cells'
+outputs (``__session__`` where Jupyter sets it, ``__vsc_ipynb_file__`` in VS Code, or
+``%mcp flows --from PATH``). The notebook side's ``notebook.frontend.Frontend`` is a ``Page`` that
+writes: into the notebook's metadata through the labextension where it runs, else into the output of
+the flow's cell (``notebook.output_records``); ``Session.plug_page`` puts it in place. The session tells
+its page when a flow starts in a cell (``begin_flow``), when a headless flow has ended its cell
+(``settle``) and when records were forgotten (``forgotten``), so the page can place what it writes.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any, Literal
 from ..flows.record import read_notebook
 from ..flows.store import Store
 
-__all__ = ["NOT_SAVED_NOTICE", "Page", "Status"]
+__all__ = ["NOTEBOOK_PATH_NAMES", "NOT_SAVED_NOTICE", "Page", "Status"]
 
 Status = Literal["pending", "connected", "absent", "none"]
 """``pending``: hello sent, no answer yet; ``connected``: the extension answered;
@@ -29,6 +32,9 @@ NOT_SAVED_NOTICE = (
     "notebook, because the mcp-notebook JupyterLab extension is not active here. "
     "They last until the kernel stops."
 )
+
+NOTEBOOK_PATH_NAMES = ("__session__", "__vsc_ipynb_file__")
+"""Where a kernel learns its notebook's path: Jupyter Server (``JPY_SESSION_NAME``), VS Code's Jupyter."""
 
 
 class Page:
@@ -41,6 +47,7 @@ class Page:
         self.path: str | None = None  # the notebook's path as the front end reports it
         self.warnings: list[str] = []  # not yet shown to the user
         self.files_read: list[str] = []
+        self.file_ids: set[str] = set()  # ids of records read from files (a flow ending away from them voids them)
         self.page_url: str | None = (
             None  # the Jupyter server's base URL in the browser (latest restore), for OAuth redirects
         )
@@ -67,6 +74,19 @@ class Page:
     def delete_all(self) -> None:
         """Nothing outside the store to delete from."""
 
+    def begin_flow(self, flow_id: str, cell_id: str | None, interactive: bool) -> None:
+        """A flow starts (or resumes) in the running cell (kernel thread): nowhere to place its record here."""
+
+    def settle(self, flow_id: str) -> None:
+        """A headless flow has ended its cell (kernel thread): nothing to write here."""
+
+    def forgotten(self, flow_ids: list[str]) -> None:
+        """These records were forgotten in the running cell (kernel thread): nothing to write here."""
+
+    def writes_outputs(self) -> bool:
+        """Whether records reach the notebook through cell outputs (no extension, but a kernel's front end)."""
+        return False
+
     def send_report(self, cell_id: str | None, display_id: str, output: dict[str, Any]) -> None:
         """A flow's settled report, for pages that do not know its display id: no page here."""
 
@@ -89,33 +109,41 @@ class Page:
 
     # ------------------------------------------------------------------ the .ipynb fallback
     def session_path(self) -> str | None:
-        """The saved notebook of this kernel, when the kernel knows it (``__session__``)."""
+        """The saved notebook of this kernel, when the kernel knows it (``NOTEBOOK_PATH_NAMES``)."""
         ns = getattr(self.shell, "user_ns", None) or {}
-        value = ns.get("__session__")
-        if not isinstance(value, str) or not value:
-            return None
-        if os.path.exists(value):
-            return value
-        base = os.path.basename(value)  # a path relative to the server root; the kernel runs beside it
-        return base if base and os.path.exists(base) else None
+        for name in NOTEBOOK_PATH_NAMES:
+            value = ns.get(name)
+            if not isinstance(value, str) or not value:
+                continue
+            if os.path.exists(value):
+                return value
+            base = os.path.basename(value)  # a path relative to the server root; the kernel runs beside it
+            if base and os.path.exists(base):
+                return base
+        return None
 
     def ensure_loaded(self) -> None:
-        """Before listing or resuming: without the extension's restore, read ``__session__`` once."""
-        if self.status == "connected" or self._session_read:
+        """Before listing or resuming: read this kernel's notebook file once.
+
+        Without the extension's restore, its metadata and its outputs; with it, only its outputs (a
+        papermill run's records, written where no extension ran): the page's metadata is newer than the file's.
+        """
+        if self._session_read:
             return
         self._session_read = True
         path = self.session_path()
         if path is not None:
             try:
-                self.read_file(path)
+                self.read_file(path, metadata=self.status != "connected")
             except OSError as exc:
                 self.warnings.append(f"could not read the saved notebook {path}: {exc.strerror or exc}")
 
-    def read_file(self, path: str) -> list[str]:
-        """Take the records saved in the notebook at ``path``; returns the ids added."""
-        records, warnings = read_notebook(path, max_bytes=self.store.max_record_bytes)
+    def read_file(self, path: str, *, metadata: bool = True) -> list[str]:
+        """Take the records saved in the notebook at ``path`` (metadata and outputs); returns the ids added."""
+        records, warnings = read_notebook(path, max_bytes=self.store.max_record_bytes, metadata=metadata)
         self.warnings.extend(f"{os.path.basename(path)}: {w}" for w in warnings)
         added, _stale = self.store.merge(records, "file")
+        self.file_ids.update(records)
         self.files_read.append(path)
         return added
 
@@ -125,7 +153,10 @@ class Page:
         return self.status == "connected" or (self.status == "pending" and interactive)
 
     def notice(self, interactive: bool) -> str | None:
-        """The one plain notice that records will not be saved: returned once, then ``None``."""
+        """The one plain notice that records will not be saved: returned once, then ``None``.
+
+        Where records go into cell outputs there is none: the record's own output says where it is.
+        """
         if self._noticed or self.saves(interactive):
             return None
         self._noticed = True
@@ -140,7 +171,9 @@ class Page:
         """Where the saved flows live, for ``%mcp flows``."""
         if self.status == "connected":
             return f"saved in {self.path}" if self.path else "saved in the notebook"
-        if self.files_read:
-            names = ", ".join(dict.fromkeys(os.path.basename(p) for p in self.files_read))
+        names = ", ".join(dict.fromkeys(os.path.basename(p) for p in self.files_read))
+        if self.writes_outputs():
+            return f"read from {names}; new ones saved in cell outputs" if names else "saved in cell outputs"
+        if names:
             return f"read from {names}; changes stay in this kernel"
         return "kept in this kernel"

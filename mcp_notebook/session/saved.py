@@ -305,6 +305,7 @@ class SavedFlows:
             for record in records:
                 self._drop_task_handle(record)
             session.frontend.delete_all()
+            session.frontend.forgotten([r.id for r in records])
             return
         if not flow_id:
             raise SessionError("no flow id given (or forget everything)", kind="flow_id_needed")
@@ -312,6 +313,7 @@ class SavedFlows:
         if saved is None:
             raise self._no_saved_flow(flow_id)
         session.store.delete(flow_id)
+        session.frontend.forgotten([flow_id])
         self._drop_task_handle(saved)
 
     def _drop_task_handle(self, record: SavedFlow) -> None:

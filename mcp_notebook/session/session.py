@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from ..auth.sdk_provider import OAuthOptions
 from ..auth.vault import TokenVault
@@ -407,6 +407,7 @@ class Session:
             waiting = self.saved.for_cell(cell_id, method, conn.name, name)
             if waiting is not None:
                 if interactive:
+                    self.frontend.begin_flow(waiting.id, cell_id, interactive=True)  # re-running cleared its output
                     return self.saved.offer(waiting, method, conn, name, arguments, options, cell_id)
                 self.tell(
                     Note(
@@ -433,15 +434,22 @@ class Session:
             task=options.task,
         )
         if not interactive:
-            flow = self.start(method, conn, name, arguments, **started)
+            flow = self.make_flow(method, conn, name, arguments, **started)
+            if options.save:
+                self.frontend.begin_flow(flow.id, cell_id, interactive=False)  # where its record goes, if it waits
+            flow.start()
             flow.shown = True
             return flow
         view = self.views.live_view(f"{conn.name}.{name}", trace=options.trace)
         again = replace(options, output=None)  # same answers, no output variable
         view.start_over = lambda: self.call(method, conn, name, arguments, again, interactive=True, cell_id=cell_id)
-        flow = self.start(
-            method, conn, name, arguments, ui=view, view=view, **started
-        )  # the live view is the flow's FlowUI too
+        as_ui = cast(
+            "FlowUI", view
+        )  # the live view is the flow's FlowUI too (LiveFlowView names only what the session calls)
+        flow = self.make_flow(method, conn, name, arguments, ui=as_ui, view=as_ui, **started)
+        if options.save:
+            self.frontend.begin_flow(flow.id, cell_id, interactive=True)
+        flow.start()
         view.attach(flow)
         flow.shown = True
         if options.output:
@@ -495,7 +503,8 @@ class Session:
             self.tell(notice)
 
     def kept_notice(self, flow: Flow) -> None:
-        """After a headless flow: when its record was kept to be resumed, say where it lives."""
+        """After a headless flow (kernel thread): the page writes what it leaves; when its record was kept, say where."""
+        self.frontend.settle(flow.id)
         if self.store.get(flow.id) is not None:
             self.notice(interactive=False)
 
