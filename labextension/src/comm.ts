@@ -7,8 +7,11 @@
  *
  * Protocol (all messages are JSON objects on the one comm):
  *   kernel -> front end                    front end -> kernel
- *   comm_open {op: "hello", v: 1}          {op: "restore", v: 1, reason: "hello", flows, path, page_url, [warnings]}
- *   {op: "save", record: {id, ...}}        {op: "ack", id}            (or op "error")
+ *   comm_open {op: "hello", v: 1}          {op: "restore", v: 1, reason: "hello", flows, path, page_url,
+ *                                           page, client, [warnings]}  (page: this tab's id, kept across
+ *                                           reloads; client: its kernel connection's client id)
+ *   {op: "save", record: {id, ...},        {op: "ack", id}            (or op "error"; written: false
+ *    [writer: {client, page}]}                                          from a page not addressed)
  *   {op: "delete", id}                     {op: "ack", id}
  *   {op: "delete", all: true}              {op: "ack", id: null, all: true}
  *   {op: "hello", v: 1} (again)            {op: "restore", ...}
@@ -24,11 +27,17 @@
  *   {op: "report", cell_id, display_id,    {op: "shown", display_id}
  *    output}                                 (the cell now holds that report)
  *   {op: "display", cell_id, display_id,   {op: "shown", display_id}
- *    output}                                 (the cell now holds that live area)
+ *    output, [writer]}                       (the cell now holds that live area; only the
+ *                                             page addressed by writer adds it)
  *   on a comm the page opens:              comm_open {op: "where", v: 1}
  *   {op: "here", comm_id} (then closed)      (the kernel's own comm, to adopt: a running cell
  *                                             holds comm_info_request back until it ends)
  * A `req` field in a kernel message is echoed in the reply.
+ *
+ * One writer per record: a save names the page that ran (or resumed) its flow's
+ * cell; only that page writes it into its notebook model, so a shared notebook
+ * (jupyter-collaboration) gets it once and a second tab that never showed the
+ * flow stays clean.  Every page drops a deleted record it holds.
  *
  * Reports and live areas are written into the cells by `reports.ts`.
  *
@@ -53,6 +62,7 @@ import { Kernel, KernelMessage } from '@jupyterlab/services';
 import type { AppHub } from './apps/hub';
 import { Context, describe, isObject, JSONObject } from './common';
 import { reasonText, showFailure } from './failures';
+import { addressedHere, ISelf, pageId } from './writer';
 import { METADATA_KEY, readFlows, writeFlows } from './flows';
 import { OAuthRelay, pageUrl } from './oauth';
 import { dedupeReports, writeLive, writeReport } from './reports';
@@ -122,7 +132,8 @@ export function latestComm(context: Context): Kernel.IComm | null {
 /** Handle one message from the kernel; return the reply. */
 export function handleKernelMessage(
   context: Context,
-  data: unknown
+  data: unknown,
+  self?: ISelf
 ): JSONObject {
   const reply = (body: JSONObject): JSONObject => {
     if (isObject(data) && data.req !== undefined) {
@@ -147,6 +158,10 @@ export function handleKernelMessage(
         flows,
         path: context.localPath
       };
+      if (self) {
+        body.page = self.page;
+        body.client = self.client;
+      }
       if (warnings.length) {
         body.warnings = warnings;
       }
@@ -171,6 +186,10 @@ export function handleKernelMessage(
           message: 'record has no string "id"'
         });
       }
+      if (!addressedHere(data.writer, self)) {
+        // another page shows this flow and writes it: this copy stays as it is (not dirty)
+        return reply({ op: 'ack', id, written: false });
+      }
       const { flows, warnings } = readFlows(model.getMetadata(METADATA_KEY));
       flows[id] = record;
       writeFlows(context, flows);
@@ -184,7 +203,9 @@ export function handleKernelMessage(
       const { flows, warnings } = readFlows(model.getMetadata(METADATA_KEY));
       let body: JSONObject;
       if (data.all === true) {
-        writeFlows(context, {});
+        if (Object.keys(flows).length) {
+          writeFlows(context, {});
+        }
         body = { op: 'ack', id: null, all: true };
       } else {
         const id = data.id;
@@ -196,8 +217,11 @@ export function handleKernelMessage(
             message: 'delete needs a string "id" or "all": true'
           });
         }
-        delete flows[id];
-        writeFlows(context, flows);
+        if (id in flows) {
+          // only a page holding the record writes: the others stay as they are (not dirty)
+          delete flows[id];
+          writeFlows(context, flows);
+        }
         body = { op: 'ack', id };
         if (warnings.length) {
           body.warnings = warnings.map(w =>
@@ -317,7 +341,10 @@ export function hookKernel(
   ): void => {
     context.ready
       .then(() => {
-        const reply = handleKernelMessage(context, data);
+        const reply = handleKernelMessage(context, data, {
+          page: pageId(),
+          client: kernel.clientId
+        });
         if (reply.op === 'restore') {
           reply.reason = reason;
           reply.page_url = pageUrl(kernel.serverSettings);
@@ -336,6 +363,9 @@ export function hookKernel(
   // later (the other page's write may still be on its way).
   const report = (comm: Kernel.IComm, data: JSONObject): void => {
     const live = data.op === 'display';
+    if (live && !addressedHere(data.writer, { page: pageId(), client: kernel.clientId })) {
+      return; // a live area is added by the page that runs the flow (or that tab reloaded), not by a second tab
+    }
     context.ready
       .then(() =>
         live && context.model?.collaborative

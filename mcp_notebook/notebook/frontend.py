@@ -81,6 +81,12 @@ PROTOCOL_VERSION = 1
 OAUTH_STATE = re.compile(r"^[A-Za-z0-9_-]{8,256}$")
 """What the extension and the server extension accept as an OAuth ``state``."""
 OAUTH_FIELDS = ("code", "iss", "error", "error_description")
+WRITERS_KEPT = 1_000
+"""Flows whose writing page is remembered (the oldest go first)."""
+PAGES_KEPT = 100
+"""Pages (kernel client ids) whose tab id is remembered."""
+PAGE_ID = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
+"""A page's tab id or kernel client id as the kernel keeps it (anything else is not kept)."""
 REPORTS_KEPT = 20
 """Settled reports kept until a page says it shows them (the oldest go first)."""
 PAGE_WAIT = 2.5
@@ -107,6 +113,8 @@ class Frontend(Page):
         self._page_silent = False  # a wait for the page ran out: later sign-ins do not wait again
         self._hooked = False  # the routing hook is in place (ipykernel 7.4): only then can a busy cell hear the page
         self.outputs = OutputRecords(store, self.file_ids)  # records in cell outputs, where the extension does not run
+        self._writers: OrderedDict[str, str] = OrderedDict()  # flow id -> client id of the page that ran its cell
+        self._pages: OrderedDict[str, str] = OrderedDict()  # client id -> that page's tab id (from its restores)
         self._silence_timer: threading.Timer | None = None
 
     # ------------------------------------------------------------------ lifecycle
@@ -192,12 +200,24 @@ class Frontend(Page):
 
     # ------------------------------------------------------------------ StoreBackend (any thread)
     def save(self, record: dict[str, Any]) -> None:
-        self._send({"op": "save", "record": record})
+        message: dict[str, Any] = {"op": "save", "record": record}
+        client = self._writers.get(record["id"])
+        if client is not None:  # one page writes it: the one that shows the flow (labextension/src/writer.ts)
+            message["writer"] = {"client": client}
+        self._send(self._addressed(message))
         self._output_changed(record["id"])
 
+    def _addressed(self, message: dict[str, Any]) -> dict[str, Any]:
+        """``message`` with its writer's tab id, once a restore from that page said it (a reload keeps the tab id)."""
+        writer = message.get("writer")
+        if not isinstance(writer, dict):
+            return message
+        return {**message, "writer": {"client": writer["client"], "page": self._pages.get(writer["client"])}}
+
     def delete(self, flow_id: str) -> None:
-        self._send({"op": "delete", "id": flow_id})
+        self._send({"op": "delete", "id": flow_id})  # every page drops it: none keeps a finished flow's record
         self._output_changed(flow_id)
+        self._writers.pop(flow_id, None)
 
     def delete_all(self) -> None:
         self._send({"op": "delete", "all": True})
@@ -215,17 +235,27 @@ class Frontend(Page):
             return True
         return self.status == "pending" and (self._page_silent or not self._live_page())
 
-    def _live_page(self) -> bool:
-        """Whether the running cell came from a live page (its execute request allows stdin)."""
-        kernel = getattr(self.shell, "kernel", None)
+    def _cell_request(self) -> dict[str, Any]:
+        """The running cell's execute request (``{}`` outside a kernel)."""
+        kernel: Any = getattr(self.shell, "kernel", None)
         try:
             request = kernel.get_parent("shell") or {}
-        except TypeError:
+        except TypeError:  # ipykernel 6: one parent
             request = kernel.get_parent() or {}
-        except AttributeError:
-            return False
-        content = request.get("content", {}) if isinstance(request, dict) else {}
-        return bool(content.get("allow_stdin", False))
+        except AttributeError:  # no kernel
+            return {}
+        return request if isinstance(request, dict) else {}
+
+    def _live_page(self) -> bool:
+        """Whether the running cell came from a live page (its execute request allows stdin)."""
+        content = self._cell_request().get("content", {})
+        return bool(isinstance(content, dict) and content.get("allow_stdin", False))
+
+    def _cell_client(self) -> str | None:
+        """The client id of the page that sent the running cell (its messages' ``session``)."""
+        header = self._cell_request().get("header", {})
+        client = header.get("session") if isinstance(header, dict) else None
+        return client if isinstance(client, str) and PAGE_ID.match(client) else None
 
     def saves(self, interactive: bool) -> bool:
         """Records reach the notebook: its metadata (the extension), or its outputs (a front end without it)."""
@@ -235,6 +265,9 @@ class Frontend(Page):
         """A flow starts in the running cell (kernel thread): where no extension writes metadata, its output goes here."""
         if getattr(self.shell, "kernel", None) is None:
             return  # plain IPython, a script: no notebook to write into
+        client = self._cell_client()
+        if client is not None:
+            _keep_newest(self._writers, flow_id, client, WRITERS_KEPT)
         if self.status == "connected" and flow_id not in self.file_ids:
             return  # the metadata is the store
         writes = self.writes_outputs()
@@ -303,13 +336,16 @@ class Frontend(Page):
         Kept, and sent again with every ``restore``, until its report replaces it; never over a
         report already known for that display (a flow that settled at once).
         """
-        message = {"op": "display", "cell_id": cell_id, "display_id": display_id, "output": output}
+        message: dict[str, Any] = {"op": "display", "cell_id": cell_id, "display_id": display_id, "output": output}
+        client = self._cell_client()  # made in the flow's cell: only that page (tab) adds it
+        if client is not None:
+            message["writer"] = {"client": client}
         with self._reports_lock:
             if display_id in self._reports:
                 return
             self._reports[display_id] = message
             self._trim_reports()
-        self._send(message)
+        self._send(self._addressed(message))
 
     def _trim_reports(self) -> None:
         while len(self._reports) > REPORTS_KEPT:
@@ -376,6 +412,7 @@ class Frontend(Page):
         self.status = "connected"
         if isinstance(data.get("path"), str):
             self.path = data["path"]
+        self._note_page(data)
         self.page_url = checked_page_url(data.get("page_url"))
         records, warnings = parse_flows(data.get("flows"), max_bytes=self.store.max_record_bytes)
         self.warnings.extend(warnings)
@@ -386,7 +423,7 @@ class Frontend(Page):
             for flow_id in stale:
                 self._send({"op": "delete", "id": flow_id})
             for record in self.store.kernel_records(exclude=records):
-                self._send({"op": "save", "record": record})
+                self.save(record)  # addressed to its writer, as every save
             with self._oauth_lock:
                 waiting = list(self._oauth)
             for state in waiting:  # the reloaded page does not know them yet
@@ -394,7 +431,13 @@ class Frontend(Page):
         with self._reports_lock:
             reports = list(self._reports.values())
         for message in reports:  # a page that reloaded or joined as a flow ended: it writes what no page has shown
-            self._send(message)
+            self._send(self._addressed(message))
+
+    def _note_page(self, restore: dict[str, Any]) -> None:
+        """Which tab a client id is (any thread): a reloaded tab keeps its page id, so it stays the writer of its flows."""
+        client, page = restore.get("client"), restore.get("page")
+        if isinstance(client, str) and isinstance(page, str) and PAGE_ID.match(client) and PAGE_ID.match(page):
+            _keep_newest(self._pages, client, page, PAGES_KEPT)
 
     def _on_close(self, msg: dict[str, Any]) -> None:
         self._comm = None
@@ -413,6 +456,7 @@ class Frontend(Page):
             url = checked_page_url(data.get("page_url"))
             if url is not None:
                 self.page_url = url
+            self._note_page(data)  # a page that reloads while this cell runs is known as the same tab
             self._restored_early = True
         self._answered.set()
 
@@ -474,6 +518,14 @@ class Frontend(Page):
             print(
                 f"mcp-notebook: the OAuth callback could not be handed over: {type(exc).__name__}", file=sys.__stderr__
             )
+
+
+def _keep_newest(table: OrderedDict[str, str], key: str, value: str, limit: int) -> None:
+    """Set ``table[key]`` as its newest entry, dropping the oldest past ``limit`` (no per-call list grows without end)."""
+    table[key] = value
+    table.move_to_end(key)
+    while len(table) > limit:
+        table.popitem(last=False)
 
 
 def _answers_where_sent(comm: Any, heard: Callable[[Any], None] | None = None) -> bool:

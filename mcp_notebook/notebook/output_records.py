@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -42,6 +43,9 @@ __all__ = ["OutputRecords"]
 
 Shown = Literal["nothing", "placeholder", "record", "empty", "void"]
 
+SLOTS_KEPT = 1_000
+"""Flows whose output is remembered (the oldest go first: 10,000 calls in a row keep the kernel's memory flat)."""
+
 
 @dataclass
 class _Slot:
@@ -55,6 +59,7 @@ class _Slot:
     display_id: str = field(default_factory=lambda: f"mcp-record-{uuid.uuid4().hex}")
     shown: Shown = "nothing"
     sig: str | None = None  # the signature of the record shown (the same record is not shown twice)
+    had_record: bool = False  # the store held its record once: its absence now means the flow is over
 
 
 class OutputRecords:
@@ -62,7 +67,7 @@ class OutputRecords:
 
     def __init__(self, store: Store, file_ids: set[str]) -> None:
         self.store = store
-        self._slots: dict[str, _Slot] = {}
+        self._slots: OrderedDict[str, _Slot] = OrderedDict()
         self._lock = threading.Lock()
         self.active = True  # False once the extension answered: its metadata is the store
         self.file_ids = (
@@ -79,8 +84,8 @@ class OutputRecords:
         """
         slot = _Slot(flow_id, KernelLoop(), interactive, from_file=flow_id in self.file_ids, now=now)
         with self._lock:
-            old = self._slots.get(flow_id)
-            self._slots[flow_id] = slot
+            old = self._slots.pop(flow_id, None)
+            self._keep(slot)
         if old is not None and old.shown == "record":
             self._show(old, self._empty())  # the record moves with the flow to this cell
         if interactive and placeholder and self.active:
@@ -100,8 +105,14 @@ class OutputRecords:
         if slot is None:
             slot = _Slot(flow_id, KernelLoop(), interactive=False, from_file=True, now=True)
             with self._lock:
-                self._slots[flow_id] = slot
+                self._keep(slot)
         self._sync(slot)
+
+    def _keep(self, slot: _Slot) -> None:
+        """Remember ``slot`` as the newest (under the lock), forgetting the oldest past ``SLOTS_KEPT``."""
+        self._slots[slot.flow_id] = slot
+        while len(self._slots) > SLOTS_KEPT:
+            self._slots.popitem(last=False)
 
     # ------------------------------------------------------------------ any thread
     def writes_now(self, flow_id: str) -> bool:
@@ -142,6 +153,7 @@ class OutputRecords:
         """Show what the store says of the slot's flow now: its record, nothing, or a void (kernel thread)."""
         record = self.store.get(slot.flow_id)
         if record is not None:
+            slot.had_record = True
             if self.active and not (slot.shown == "record" and slot.sig == record.get("sig")):
                 slot.sig = record.get("sig")
                 self._show(slot, self._record_bundle(record), now="record")
@@ -150,6 +162,11 @@ class OutputRecords:
             self._show(slot, self._void_bundle(slot.flow_id), now="void")
         elif slot.shown == "record":
             self._show(slot, self._empty(), now="empty")
+        if not (slot.had_record or slot.from_file):
+            return  # not saved yet (its first round is still on its way)
+        with self._lock:  # the flow is over: nothing of it is written again
+            if self._slots.get(slot.flow_id) is slot:
+                del self._slots[slot.flow_id]
 
     def _show(self, slot: _Slot, bundle: dict[str, Any], now: Shown = "empty") -> None:
         from IPython.display import display, update_display
@@ -183,5 +200,5 @@ class OutputRecords:
     @staticmethod
     def _void_bundle(flow_id: str) -> dict[str, Any]:
         at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        line = f"mcp-notebook: flow {flow_id} ended here; its record saved earlier in this notebook no longer counts."
+        line = f"mcp-notebook: flow {flow_id} ended here, so any record of it saved earlier in this notebook no longer counts."
         return {"text/plain": line, OUTPUT_MIME: {"v": RECORD_VERSION, "ended": flow_id, "at": at}}

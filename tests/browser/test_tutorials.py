@@ -15,9 +15,11 @@ end:
    ``notebooks/nbval-sanitize.cfg``), so the page shows what nbval sees;
 4. the saved notebook holds no waiting flow (``metadata.mcp_notebook.flows`` is empty).
 
-What nbval skips, this skips too (widget views, images, cells tagged ``nbval-ignore-output``). Two
+What nbval skips, this skips too (widget views, images, cells tagged ``nbval-ignore-output``). Three
 things more are skipped, for a reason: ``application/vnd.mcp-notebook.app+json`` goes out only
-where a page runs the extension (tutorial 08's Apps), and headless runs have none; and stderr, where
+where a page runs the extension (tutorial 08's Apps), and headless runs have none; outputs holding a
+flow's record or void (``OUTPUT_MIME``) go out only where no page runs it (the extension keeps records
+in the metadata), so neither side's are compared; and stderr, where
 a served server's threads log into whichever cell ipykernel routes them to (issue 25 sends server
 logs to ``%mcp log`` instead). A cell the reader
 clicks in shows what the click did rather than the headless preset's answer; its outputs are checked
@@ -38,6 +40,8 @@ from typing import Any
 
 import nbformat
 import pytest
+
+from mcp_notebook.flows.record import OUTPUT_MIME
 
 from ..conftest import REPO_ROOT
 from ..support.browser import APPS, Front, running_lab
@@ -137,7 +141,10 @@ def _nbval_compare(test: list[Any], ref: list[Any]) -> tuple[bool, str]:
     # stderr is not compared: what a server's own threads log (tutorial 05's served server: "requestState
     # rejected ...") lands in whichever cell ipykernel routes that thread's output to, which differs between
     # a page and a headless run and from run to run (seen missing in one fresh clone's run, present in others)
-    test, ref = ([o for o in outs if o.get("name") != "stderr"] for outs in (test, ref))
+    test, ref = (
+        [o for o in outs if o.get("name") != "stderr" and OUTPUT_MIME not in (o.get("data") or {})]
+        for outs in (test, ref)
+    )
     nodes = [nbformat.from_dict(o) for o in test], [nbformat.from_dict(o) for o in ref]
     same = IPyNbCell.compare_outputs(item, coalesce_streams(nodes[0]), coalesce_streams(nodes[1]))  # type: ignore[arg-type]
     return bool(same), "\n".join(item.comparison_traceback)
@@ -301,6 +308,9 @@ def test_run_all_in_the_browser_shows_what_nbval_sees(
     flows = ran.metadata.get("mcp_notebook", {}).get("flows", {})
     if flows:
         problems.append(f"waiting flows left in the saved notebook: {sorted(flows)}")
+    kept = [o for c in ran.cells for o in c.get("outputs", []) if OUTPUT_MIME in (o.get("data") or {})]
+    if [o for o in kept if "ended" not in o["data"][OUTPUT_MIME]]:
+        problems.append("a flow's record was written into an output although the extension keeps them in metadata")
     if problems:
         nbformat.write(ran, tmp_path / name)  # the whole run, to read what the page showed
     assert not problems, f"{name} under Run All in {front.app} (saved as {tmp_path / name}):\n" + "\n\n".join(problems)

@@ -87,6 +87,7 @@ def running_lab(
     token: str = "",
     env: dict[str, str] | None = None,
     collaborative: bool = False,
+    disabled: tuple[str, ...] = (),
 ) -> Iterator[tuple[str, Path]]:
     """JupyterLab (``app="lab"``) or Notebook 7 (``"notebook7"``) on a free port serving ``base/root``
     (with ``notebooks`` written there); yields (url, root).
@@ -101,6 +102,8 @@ def running_lab(
     ``collaborative`` keeps real-time collaboration on when jupyter-collaboration is installed (pages
     on one notebook share one document); otherwise it is switched off (``YDocExtension.disable_rtc``),
     so the other tests see the plain one-page-one-model JupyterLab whatever is installed.
+    ``disabled`` names labextensions switched off for this server only, as a user does it
+    (``jupyter labextension disable --level=user NAME``, into this server's private config folder).
     """
     if app not in APPS:
         raise ValueError(f"app must be one of {APPS}, not {app!r}")
@@ -119,6 +122,11 @@ def running_lab(
         "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])),
         **(env or {}),
     }
+    for extension in disabled:
+        subprocess.run(
+            [sys.executable, "-m", "jupyter", "labextension", "disable", "--level=user", extension],
+            env=server_env, check=True, capture_output=True,
+        )  # fmt: skip
     log_path = base / "lab.log"
     log = log_path.open("wb")
     module, app_class = ("jupyterlab", "LabApp") if app == "lab" else ("notebook", "JupyterNotebookApp")
