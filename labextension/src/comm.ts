@@ -10,7 +10,7 @@
  *   comm_open {op: "hello", v: 1}          {op: "restore", v: 1, reason: "hello", flows, path, page_url,
  *                                           page, client, [warnings]}  (page: this tab's id, kept across
  *                                           reloads; client: its kernel connection's client id)
- *   {op: "save", record: {id, ...},        {op: "ack", id}            (or op "error"; written: false
+ *   {op: "save", record: {id, ...},        {op: "ack", id, written}   (or op "error"; written: false
  *    [writer: {client, page}]}                                          from a page not addressed)
  *   {op: "delete", id}                     {op: "ack", id}
  *   {op: "delete", all: true}              {op: "ack", id: null, all: true}
@@ -25,7 +25,8 @@
  *                                            (once, when the OAuth callback for an awaited
  *                                             state arrived; strings or null)
  *   {op: "report", cell_id, display_id,    {op: "shown", display_id}
- *    output}                                 (the cell now holds that report)
+ *    output, [writer]}                       (the cell now holds that report; a page not
+ *                                             addressed only replaces a live area it has)
  *   {op: "display", cell_id, display_id,   {op: "shown", display_id}
  *    output, [writer]}                       (the cell now holds that live area; only the
  *                                             page addressed by writer adds it)
@@ -193,7 +194,7 @@ export function handleKernelMessage(
       const { flows, warnings } = readFlows(model.getMetadata(METADATA_KEY));
       flows[id] = record;
       writeFlows(context, flows);
-      const body: JSONObject = { op: 'ack', id };
+      const body: JSONObject = { op: 'ack', id, written: true };
       if (warnings.length) {
         body.warnings = warnings.map(w => w.replace(/; ignored$/, '; dropped'));
       }
@@ -377,7 +378,9 @@ export function hookKernel(
           return;
         }
         const cells = context.model.cells;
-        const outcome = live ? writeLive(cells, data) : writeReport(cells, data);
+        const outcome = live
+          ? writeLive(cells, data)
+          : writeReport(cells, data, addressedHere(data.writer, { page: pageId(), client: kernel.clientId }));
         if (outcome === 'invalid') {
           console.warn(
             `mcp-notebook: a ${live ? 'live area' : 'report'} from the kernel was not understood`

@@ -115,11 +115,16 @@ export function writeLive(cells: Cells, data: JSONObject): ReportOutcome {
 /**
  * Write a flow's settled report (`data`: the kernel's `report` message) into
  * the notebook: over the outputs that still show its live area, or added to
- * the cell `cell_id` when no output carries its display id.  Nothing when the
- * report is already there (the page that ran the cell got it as a display
- * update).
+ * the cell `cell_id` when no output carries its display id and `add` (the
+ * page that runs the flow, or that tab reloaded: a second tab that never
+ * showed the flow adds nothing).  Nothing when the report is already there
+ * (the page that ran the cell got it as a display update).
  */
-export function writeReport(cells: Cells, data: JSONObject): ReportOutcome {
+export function writeReport(
+  cells: Cells,
+  data: JSONObject,
+  add = true
+): ReportOutcome {
   if (!validOutput(data, true)) {
     return 'invalid';
   }
@@ -131,6 +136,9 @@ export function writeReport(cells: Cells, data: JSONObject): ReportOutcome {
     return live.length > 0 || final.length > 0;
   });
   if (targets.length === 0) {
+    if (!add) {
+      return 'no-cell'; // not the page that runs the flow, and it never showed it: leave this copy alone
+    }
     const cellId = data.cell_id;
     targets = all.filter(cell => typeof cellId === 'string' && cell.id === cellId);
     if (targets.length === 0) {

@@ -99,6 +99,9 @@ class Frontend(Page):
     def __init__(self, store: Store, shell: Any = None) -> None:
         super().__init__(store, shell)
         self.replies = 0  # restore/ack/error messages received (tests, bench)
+        self.saves_sent = 0  # save messages sent, and the pages' acks saying whether they wrote them (tests)
+        self.saves_written = 0
+        self.saves_left = 0
         self._comm: Any = None
         self._kernel: KernelLoop | None = None  # the kernel's loop, where the comm's messages go out
         self._oauth: dict[str, Callable[[dict[str, Any]], None]] = {}  # state -> deliver, until the answer comes
@@ -204,6 +207,8 @@ class Frontend(Page):
         client = self._writers.get(record["id"])
         if client is not None:  # one page writes it: the one that shows the flow (labextension/src/writer.ts)
             message["writer"] = {"client": client}
+        if self._comm is not None and self.status not in ("absent", "none"):
+            self.saves_sent += 1
         self._send(self._addressed(message))
         self._output_changed(record["id"])
 
@@ -275,6 +280,21 @@ class Frontend(Page):
         if self.store.get(flow_id) is not None:
             self._output_changed(flow_id)  # resumed or offered again: its record shows in this cell at once
 
+    def answered_here(self, flow_id: str, display_id: str) -> None:
+        """The page that sent the running comm message (a form's click) writes the flow's record and report from now on.
+
+        The page that ran the cell may have left (a collaborator answers in a shared notebook): the
+        one that answers is the one that shows the flow.
+        """
+        client = self._cell_client()
+        if client is None:
+            return
+        _keep_newest(self._writers, flow_id, client, WRITERS_KEPT)
+        with self._reports_lock:
+            live = self._reports.get(display_id)
+            if live is not None:
+                live["writer"] = {"client": client}
+
     def settle(self, flow_id: str) -> None:
         if self.outputs.writes_now(flow_id) or self.writes_outputs() or flow_id in self.file_ids:
             self.outputs.settle(flow_id)
@@ -324,11 +344,16 @@ class Frontend(Page):
         Kept until a page answers ``shown`` (at most ``REPORTS_KEPT``) and sent again with every
         ``restore``: a page that reloads as the flow ends, or joins after, still writes it.
         """
-        message = {"op": "report", "cell_id": cell_id, "display_id": display_id, "output": output}
+        message: dict[str, Any] = {"op": "report", "cell_id": cell_id, "display_id": display_id, "output": output}
         with self._reports_lock:
+            live = self._reports.get(display_id)
+            if (
+                live is not None and "writer" in live
+            ):  # the page that showed the live area may add it; others replace only
+                message["writer"] = live["writer"]
             self._reports[display_id] = message
             self._trim_reports()
-        self._send(message)
+        self._send(self._addressed(message))
 
     def send_live(self, cell_id: str | None, display_id: str, output: dict[str, Any]) -> None:
         """A flow's live area as it is made (its widget view), for pages that did not see it displayed.
@@ -389,6 +414,11 @@ class Frontend(Page):
             self.warnings.extend(f"notebook: {w}" for w in data["warnings"] if isinstance(w, str))
         if op == "restore":
             self._on_restore(data)
+        elif op == "ack" and isinstance(data.get("written"), bool):
+            if data["written"]:
+                self.saves_written += 1
+            else:
+                self.saves_left += 1
         elif op == "path":
             self.path = data.get("path") if isinstance(data.get("path"), str) else self.path
         elif op == "oauth":

@@ -70,6 +70,7 @@ class LiveView:
         self.main = KernelLoop()  # runs callables on the kernel's loop in the context of the cell that made it
         self.trace = trace
         self.flow: Flow | None = None
+        self.on_answered: Callable[[str, str], None] | None = None  # (flow id, display id): a page answered its form
         self.header = w.HTML(self._header_html(label, "running", ""))
         self.progress_bar = w.FloatProgress(value=0, min=0, max=1, layout=w.Layout(display="none", width="320px"))
         self.progress_text = w.HTML("")
@@ -280,7 +281,13 @@ class LiveView:
     ) -> None:
         from ..forms.widgets import ElicitationPanel
 
-        panel = ElicitationPanel(server, questions, answers, deliver)
+        def answered(results: dict[str, Any]) -> None:  # on the thread of the page's click (its comm message)
+            flow, told = self.flow, self.on_answered
+            if flow is not None and told is not None:
+                told(flow.id, self.display_id)  # the page that answered writes the flow's record from now on
+            deliver(results)
+
+        panel = ElicitationPanel(server, questions, answers, answered)
         self.form_area.children = [panel.widget]
         if unfit:
             panel.check()  # say at once what in the presets does not fit, next to its field

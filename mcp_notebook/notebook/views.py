@@ -44,6 +44,7 @@ class NotebookViews:
         if session is not None:  # the page of the moment (%load_ext again replaces it)
             view.on_report = lambda *report: session.frontend.send_report(*report)
             view.on_live = lambda *live: session.frontend.send_live(*live)
+            view.on_answered = lambda flow_id, display_id: session.frontend.answered_here(flow_id, display_id)
         return view
 
     def confirm_resume(self, record: SavedFlow, concerns: list[str], confirmed: Callable[[], Any]) -> ChoicePanel:

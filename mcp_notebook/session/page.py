@@ -83,6 +83,9 @@ class Page:
     def forgotten(self, flow_ids: list[str]) -> None:
         """These records were forgotten in the running cell (kernel thread): nothing to write here."""
 
+    def answered_here(self, flow_id: str, display_id: str) -> None:
+        """A person answered the flow's form (kernel thread, in the page's comm message): no page to note here."""
+
     def writes_outputs(self) -> bool:
         """Whether records reach the notebook through cell outputs (no extension, but a kernel's front end)."""
         return False

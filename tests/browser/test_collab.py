@@ -10,7 +10,9 @@ Chromium pages in separate browser contexts (separate people):
   come from the kernel, not "Loading widget..."); A reloads and gets a working form too, then
   leaves; B answers: the report lands in the cell exactly once, in B's view and in the saved file;
 * then a second copy is put into the shared outputs, as a page writing at the same moment would,
-  and the kernel sends the report again: every page keeps the first copy, so the other goes.
+  and the kernel sends the report again: every page keeps the first copy, so the other goes;
+* one writer per record: each record the kernel saved was written into the shared notebook by exactly
+  one page (the one that ran the cell, then the one that answered), as the pages' acks tell the kernel.
 
 Its own module: Playwright's sync API runs one driver at a time, and the other browser modules
 hold theirs for the whole module (``conftest.page``).
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import time
 from typing import Any
 
@@ -85,8 +88,13 @@ def test_two_pages_one_writes_the_report(tmp_path: Any, demo_url: str, app: str)
                 "import base64, json; _f = get_ipython().magics_manager.registry['MCPMagics'].session.frontend; "
                 f"_f.send_report('cell-2', {output['metadata']['mcp_notebook']['display_id']!r}, json.loads(base64.b64decode('{encoded}')))"
             )
-            b.run_in_cell(3, again)
+            counts = "; print('saves', _f.saves_sent, 'written', _f.saves_written)"
+            ran = b.run_in_cell(3, again + counts)
             expect_one_report(cell)
+            # one writer per record: every save was written by exactly one page (A, then B once it answered)
+            shown = ran.locator(".jp-OutputArea").inner_text()
+            sent, written = (int(n) for n in re.fullmatch(r"\s*saves (\d+) written (\d+)\s*", shown).groups())
+            assert sent >= 2 and written == sent, shown
             b.save()
             time.sleep(2)  # the server writes the shared document
             wait_for(lambda: len(saved_report(url, name)) == 1, "one report in the saved file")

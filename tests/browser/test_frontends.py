@@ -44,6 +44,7 @@ def _cells(demo_url: str) -> list[str]:
 
 _RUN = "(i) => { const app = window.jupyterapp; const nb = app.shell.currentWidget.content; nb.activeCellIndex = i; return app.commands.execute('notebook:run-cell'); }"
 _MODEL = "() => { const p = window.jupyterapp.shell.currentWidget; return {dirty: p.context.model.dirty, flows: p.context.model.getMetadata('mcp_notebook') || null}; }"
+_CONTENT = "() => JSON.stringify(window.jupyterapp.shell.currentWidget.context.model.toJSON())"
 
 
 def _run_cell(front: Front, index: int) -> None:
@@ -120,14 +121,19 @@ def test_two_plain_tabs_only_the_tab_that_shows_the_flow_writes_it(tmp_path: Pat
                 page.set_default_timeout(30_000)
             a, b = Front(page_a, url, "lab"), Front(page_b, url, "lab")
             a.open(name)
-            b.open(name)  # the same notebook, the same kernel, its own model
             a.save()
+            b.open(name)  # the same notebook, the same kernel, its own model
+            b.save()
+            page_b.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty")
+            before = page_b.evaluate(_CONTENT)
             a.run_all()
             expect_working_form(flow_cell(page_a))
             wait_for(lambda: (page_a.evaluate(_MODEL)["flows"] or {}).get("flows"), "the record in tab A's notebook")
-            b.page.wait_for_timeout(3_000)  # the save reached both tabs' comms by now
+            page_b.wait_for_timeout(3_000)  # the save and the live area reached both tabs' comms by now
             assert page_b.evaluate(_MODEL) == {"dirty": False, "flows": None}
+            assert page_b.evaluate(_CONTENT) == before  # no record, no live area: tab B never showed the flow
             answer(flow_cell(page_a))
             wait_for(lambda: page_a.evaluate(_MODEL)["flows"] is None, "the record gone from tab A's notebook")
-            b.page.wait_for_timeout(2_000)
+            page_b.wait_for_timeout(2_000)
             assert page_b.evaluate(_MODEL) == {"dirty": False, "flows": None}
+            assert page_b.evaluate(_CONTENT) == before
