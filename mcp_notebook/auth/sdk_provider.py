@@ -21,6 +21,16 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
 from ..errors import FlowError
+from .device import (
+    DEVICE_GRANT,
+    MAX_INTERVAL,
+    SLOW_DOWN,
+    DeviceCode,
+    DeviceGrantError,
+    device_endpoint,
+    parse_device_code,
+    poll_answer,
+)
 from .sign_in import SignIn, SignInDenied, SignInRefused, SignInTimeout, SignInUnavailable
 from .vault import ResourceTokens, TokenVault
 
@@ -173,6 +183,108 @@ def build_provider(
             sign_in.expect_endpoint(endpoint)
             return await super()._perform_authorization_code_grant()
 
+        # ---- the device authorization grant (RFC 8628): a code and an address in the cell, no callback
+        _device: DeviceCode | None = None
+        _device_deadline = 0.0
+
+        async def _perform_authorization(self) -> httpx2.Request:
+            endpoint = await self._device_endpoint() if sign_in.wants_device_grant() else None
+            if endpoint is None:
+                return await super()._perform_authorization()
+            return await self._start_device_grant(endpoint)
+
+        async def _device_endpoint(self) -> str | None:
+            import httpx2
+            from mcp.client.auth.utils import build_oauth_authorization_server_metadata_discovery_urls
+
+            meta = self.context.oauth_metadata
+            if meta is None:
+                return None  # no metadata, no device grant: the SDK's default endpoints are for the code grant
+            urls = build_oauth_authorization_server_metadata_discovery_urls(
+                self.context.auth_server_url, self.context.server_url
+            )
+            async with httpx2.AsyncClient(timeout=30, follow_redirects=False) as http:
+                return await device_endpoint(http, urls, str(meta.issuer))
+
+        async def _start_device_grant(self, endpoint: str) -> httpx2.Request:
+            """Ask for a device code, show it, and return the first poll of the token endpoint."""
+            import asyncio
+
+            import httpx2
+
+            if not self.context.client_info:
+                raise DeviceGrantError("invalid_client", "no client is registered for the device grant")
+            meta = self.context.oauth_metadata
+            sign_in.issuer = str(meta.issuer) if meta is not None else self.context.auth_server_url
+            form: dict[str, Any] = {"client_id": self.context.client_info.client_id}
+            if self.context.client_metadata.scope:
+                form["scope"] = self.context.client_metadata.scope
+            if self.context.should_include_resource_param(self.context.protocol_version):
+                form["resource"] = self.context.get_resource_url()  # RFC 8707
+            headers = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"}
+            form, headers = self.context.prepare_token_auth(form, headers)
+            async with httpx2.AsyncClient(timeout=30, follow_redirects=False) as http:
+                response = await http.post(endpoint, data=form, headers=headers)
+            try:
+                document = response.json()
+            except ValueError:
+                document = None
+            if response.status_code != 200 and not isinstance(document, dict):
+                raise DeviceGrantError(f"HTTP {response.status_code}", "the device authorization endpoint refused")
+            device = parse_device_code(document)
+            await sign_in.show_device(device)
+            self._device = device
+            self._device_deadline = asyncio.get_running_loop().time() + min(device.expires_in, sign_in.timeout)
+            await sign_in.device_wait(device.interval, self._device_deadline)
+            return self._device_poll(device)
+
+        def _device_poll(self, device: DeviceCode) -> httpx2.Request:
+            import httpx2
+
+            assert self.context.client_info is not None
+            data: dict[str, Any] = {
+                "grant_type": DEVICE_GRANT,
+                "device_code": device.device_code,
+                "client_id": self.context.client_info.client_id,
+            }
+            headers = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"}
+            data, headers = self.context.prepare_token_auth(data, headers)
+            return httpx2.Request("POST", self._get_token_endpoint(), data=data, headers=headers)
+
+        async def _handle_token_response(self, response: httpx2.Response) -> None:
+            device, self._device = self._device, None
+            if device is None:
+                await super()._handle_token_response(response)
+                return
+            import httpx2
+
+            interval = device.interval
+            try:
+                async with httpx2.AsyncClient(timeout=30, follow_redirects=False) as http:
+                    while True:
+                        await response.aread()
+                        try:
+                            document = response.json()
+                        except ValueError:
+                            document = None
+                        step = poll_answer(response.status_code, document)
+                        if step is None:
+                            break
+                        if step == "slow_down":
+                            interval = min(interval + SLOW_DOWN, MAX_INTERVAL)
+                        await sign_in.device_wait(interval, self._device_deadline)
+                        response = await http.send(self._device_poll(device))
+                await super()._handle_token_response(response)
+            except DeviceGrantError as exc:
+                sign_in.device_settled(exc.error)
+                raise
+            except (SignInDenied, SignInTimeout):
+                raise  # the panel heard it (device_wait)
+            except BaseException as exc:
+                sign_in.device_settled(type(exc).__name__)
+                raise
+            sign_in.device_settled(None)
+
     provider: OAuthClientProvider = NotebookOAuth(
         resource, metadata, storage, redirect_handler=sign_in.redirect, callback_handler=sign_in.callback,
         client_metadata_url=client_metadata_url, on_failure=on_failure,
@@ -314,6 +426,16 @@ def explain(exc: BaseException, server: str, resource: str, issuer: str | None) 
     if isinstance(exc, SignInRefused):
         text = f"Sign-in to {server}{where} stopped before any sign-in page was shown: {exc}. Nothing was opened or sent; tell the server's operator."
         return FlowError(text, kind="sign_in_refused", server=server, details=details)
+    if isinstance(exc, DeviceGrantError):
+        why = f" ({exc.description})" if exc.description else ""
+        if exc.error == "access_denied":
+            text = f"Sign-in to {server}{where} was denied at the authorization server{why}. Nothing was sent to the server."
+            return FlowError(text, kind="sign_in_denied", server=server, details=details)
+        if exc.error == "expired_token":
+            text = f"The sign-in code for {server}{where} expired before it was entered{why}. Run the cell again for a new code."
+            return FlowError(text, kind="sign_in_timeout", server=server, details=details)
+        text = f"The device sign-in to {server}{where} failed: the authorization server answered {exc.error!r}{why}. Nothing was sent to the server."
+        return FlowError(text, kind="sign_in_failed", server=server, details=details)
     if isinstance(exc, SignInTimeout):
         text = f"Sign-in to {server}{where} got no answer within {exc.timeout:g} s (the tab was closed, or the redirect did not come back here)."
         return FlowError(text, kind="sign_in_timeout", server=server, details=details)

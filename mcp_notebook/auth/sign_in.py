@@ -35,6 +35,8 @@ __all__ = [
 if TYPE_CHECKING:
     import asyncio
 
+    from .device import DeviceCode
+
 
 CALLBACK_PATH = (
     "mcp-notebook/oauth/callback"  # under the Jupyter server's base URL (server_extension.py), or the catcher's
@@ -55,6 +57,7 @@ class SignInRequest:
     state: str
     issuer: str | None
     redirect_uri: str | None
+    device: DeviceCode | None = None  # a device grant (RFC 8628): its code is typed at ``url``; no way back to paste
 
 
 class SignInUnavailable(Exception):
@@ -93,10 +96,16 @@ class SignIn:
         redirect_uri: str | None,
         present: Callable[[SignInRequest, Callable[[dict[str, Any]], None]], None],
         timeout: float,
+        *,
+        device: str = "auto",
+        relayed: bool = False,
     ) -> None:
         self.server, self.resource, self.redirect_uri = server, resource, redirect_uri
         self.present = present
         self.timeout = timeout
+        # the device grant (RFC 8628), where the authorization server offers it: "always", "never", or
+        # "auto" (when the browser's redirect does not come back to the kernel by itself: ``relayed``)
+        self.device, self.relayed = device, relayed
         self.issuer: str | None = None  # set from the provider's discovered metadata before each redirect
         self.endpoint: str | None = None  # the authorization endpoint the SDK builds on (``expect_endpoint``)
         self.pending: SignInRequest | None = None
@@ -169,6 +178,53 @@ class SignIn:
         if len(states) != 1 or not states[0]:
             raise SignInRefused("the authorization address carries no single state of this sign-in")
         return states[0]
+
+    def wants_device_grant(self) -> bool:
+        """Whether to ask the authorization server for a device code (if it offers the grant)."""
+        return self.device == "always" or (self.device == "auto" and not self.relayed)
+
+    async def show_device(self, device: DeviceCode) -> None:
+        """Show a device grant's code and address where a person can act (as ``redirect`` does a URL)."""
+        import asyncio
+        import secrets
+
+        self._loop = asyncio.get_running_loop()
+        self._future = self._loop.create_future()
+        url = device.verification_uri_complete or device.verification_uri
+        # the key a Cancel is matched by: the grant itself has no state (the device code is its secret)
+        self.pending = SignInRequest(
+            self.server, self.resource, url, secrets.token_urlsafe(16), self.issuer, None, device=device
+        )
+        try:
+            self.present(self.pending, self.deliver)
+        except BaseException:
+            self.pending = None
+            raise
+
+    async def device_wait(self, seconds: float, deadline: float) -> None:
+        """Wait ``seconds`` before the next poll; ``SignInDenied`` if the user cancels, ``SignInTimeout`` past ``deadline``.
+
+        ``deadline`` (``loop.time()``) is the sooner of the code's expiry and this sign-in's timeout.
+        """
+        import asyncio
+
+        assert self._future is not None and self._loop is not None, "show_device comes first"
+        left = deadline - self._loop.time()
+        if left <= 0:
+            self._settle(f"no answer within {self.timeout:g} s")
+            raise SignInTimeout(self.timeout)
+        try:
+            answer = await asyncio.wait_for(asyncio.shield(self._future), min(seconds, left))
+        except TimeoutError:
+            return
+        self._settle(answer.error or "cancelled")
+        raise SignInDenied(answer.error or "cancelled", answer.error_description)
+
+    def device_settled(self, error: str | None) -> None:
+        """The device grant ended: with tokens (``None``) or with ``error``; the panel hears it."""
+        self._settle(error)
+        if error is None and self.after_success is not None:
+            self.after_success()
 
     async def callback(self) -> Any:
         """The SDK's ``callback_handler``: the answer, within ``timeout`` seconds."""

@@ -40,6 +40,14 @@ class SignInPanel:
         self.header = w.HTML(
             f'<div class="mcp-sign-in-title"><b>Sign in to {html.escape(request.server)}</b>{at}</div>'
         )
+        cancel = w.Button(description="Cancel", icon="times")
+        cancel.add_class("mcp-cancel")
+        cancel.on_click(lambda _b: sign_in.cancel())
+        self.error = w.HTML("")
+        sign_in.on_settled.append(lambda error: self._call(self.settled, error))
+        if request.device is not None:  # the device grant: a code typed at the server's page, nothing to paste back
+            self.widget = self._device_panel(request, cancel)
+            return
         self.link = w.HTML(
             url_html(request.url, note="(opens the sign-in page; you come back here by yourself)", label="Sign in ↗")
         )
@@ -50,19 +58,32 @@ class SignInPanel:
         )
         self.paste.add_class("mcp-sign-in-paste")
         use = w.Button(description="Use address", icon="check", layout=w.Layout(width="auto", min_width="130px"))
-        cancel = w.Button(description="Cancel", icon="times")
-        cancel.add_class("mcp-cancel")
-        self.error = w.HTML("")
         self.note = w.HTML(
             "<small>If the page you are sent back to does not return here by itself (another browser, a remote kernel), "
             "paste its whole address:</small>"
         )
         use.on_click(lambda _b: self._use())
-        cancel.on_click(lambda _b: sign_in.cancel())
         self.widget = w.VBox([self.header, self.link, self.note, w.HBox([self.paste, use, cancel]), self.error])
         self.widget.add_class("mcp-sign-in")
         self.widget.add_class("mcp-notebook-form")  # the labextension marks it stale when its kernel restarts
-        sign_in.on_settled.append(lambda error: self._call(self.settled, error))
+
+    def _device_panel(self, request: SignInRequest, cancel: w.Button) -> w.VBox:
+        """The code to type and where (the address the server named, read as the browser will open it)."""
+        assert request.device is not None
+        minutes = max(1, round(request.device.expires_in / 60))
+        self.code = w.HTML(
+            f'<div class="mcp-device-code">Enter this code there: <b style="font-family:var(--jp-code-font-family,monospace);'
+            f'font-size:1.3em;letter-spacing:0.1em">{html.escape(request.device.user_code)}</b> '
+            f"<small>(within {minutes} min; this cell continues by itself once you have approved)</small></div>"
+        )
+        self.link = w.HTML(
+            url_html(request.url, note="(the authorization server's page; nothing comes back to the notebook but the sign-in)", label="Open sign-in page ↗")
+        )  # fmt: skip
+        box = w.VBox([self.header, self.link, self.code, w.HBox([cancel]), self.error])
+        box.add_class("mcp-sign-in")
+        box.add_class("mcp-sign-in-device")
+        box.add_class("mcp-notebook-form")
+        return box
 
     def _use(self) -> None:
         try:

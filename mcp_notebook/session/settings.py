@@ -91,6 +91,12 @@ class SessionSettings(Configurable):
         help="Seconds a sign-in (OAuth) may wait for you to finish at the authorization server before the request that "
         "needed it fails. The SDK has no limit of its own: without one a closed tab would hold the call forever.",
     ).tag(config=True)  # fmt: skip
+    device_sign_in = Enum(
+        ["auto", "always", "never"], "auto",
+        help="When to sign in with a code typed at the authorization server's page (the OAuth device grant, RFC 8628) "
+        "instead of a redirect back to the notebook, where the authorization server offers it: 'auto' when the redirect "
+        "cannot come back by itself (no labextension relays it: VS Code, Colab, a remote kernel), 'always', or 'never'.",
+    ).tag(config=True)  # fmt: skip
     oauth_client_metadata_url = Unicode(
         None, allow_none=True,
         help="An https URL of this client's OAuth Client ID Metadata Document, used as the client id where the authorization "

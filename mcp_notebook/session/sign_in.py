@@ -65,6 +65,8 @@ class SignIns:
             redirect,
             lambda request, deliver: self._present(conn, request, deliver),
             float(self.session.settings.sign_in_timeout),
+            device=str(self.session.settings.device_sign_in),
+            relayed=bool(page),
         )
         sign_in.after_success = lambda: setattr(conn.target, "signed_in", True)  # saved records say it needs sign-in
         self._sign_ins.add(sign_in)
@@ -142,6 +144,7 @@ class SignIns:
             import webbrowser
 
             at = f" at {request.issuer}" if request.issuer else ""
-            self.session.tell(f"Sign in to {conn.name}{at}: {request.url}")
+            code = f" and enter the code {request.device.user_code}" if request.device else ""
+            self.session.tell(f"Sign in to {conn.name}{at}: open {request.url}{code}")
             (self.open_browser or webbrowser.open)(request.url)
         conn.sign_in_shown()

@@ -38,11 +38,12 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypedDict
+from urllib.parse import parse_qs
 
 import httpx2
 from mcp.server.auth.provider import (
@@ -70,6 +71,9 @@ Consent = Literal["click", "auto"]
 DEFAULT_SCOPES = ("mcp:read", "mcp:write")
 CODE_TTL = 300.0  # seconds an authorization code (and a pending consent request) stays valid
 CONSENT_TITLE = "Test AS consent"
+DEVICE_INTERVAL = 1  # seconds between device-grant polls the server asks for (a faster poll gets slow_down)
+DEVICE_TITLE = "Test AS device sign-in"
+DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
 
 
 def token_hash(token: str) -> str:
@@ -84,6 +88,8 @@ class OAuthStats(TypedDict):
     authorization_code_grants: int
     refresh_token_grants: int
     access_token_hashes: list[str]
+    device_grants: int
+    device_polls: list[float]
 
 
 # --------------------------------------------------------------------------- provider
@@ -94,6 +100,19 @@ class _Pending:
     client: OAuthClientInformationFull
     params: AuthorizationParams
     expires_at: float
+
+
+@dataclass
+class _Device:
+    """One device authorization: its user code, what was asked, and the user's decision (None: not yet)."""
+
+    client_id: str
+    user_code: str
+    scopes: list[str]
+    resource: str | None
+    expires_at: float
+    decision: str | None = None
+    last_poll: float = 0.0
 
 
 @dataclass
@@ -129,6 +148,10 @@ class InMemoryAuthProvider:
     code_grants: int = 0
     refresh_grants: int = 0
     issued_hashes: list[str] = field(default_factory=list)
+    # the device authorization grant (RFC 8628): device code -> its authorization, and when each poll came
+    devices: dict[str, _Device] = field(default_factory=dict)
+    device_grants: int = 0
+    device_polls: list[float] = field(default_factory=list)
 
     # ---- registration
 
@@ -297,7 +320,52 @@ class InMemoryAuthProvider:
             authorization_code_grants=self.code_grants,
             refresh_token_grants=self.refresh_grants,
             access_token_hashes=list(self.issued_hashes),
+            device_grants=self.device_grants,
+            device_polls=list(self.device_polls),
         )
+
+    # ---- the device authorization grant (RFC 8628)
+
+    def start_device(self, client_id: str, scope: str | None, resource: str | None) -> dict[str, Any]:
+        if client_id not in self.clients:
+            raise AuthorizeError("unauthorized_client", "unknown client")  # type: ignore[arg-type]
+        if resource is not None and resource.rstrip("/") != self.resource.rstrip("/"):
+            raise AuthorizeError("invalid_target", f"this server only issues tokens for {self.resource}")
+        device_code = secrets.token_urlsafe(32)
+        user_code = "-".join(secrets.token_hex(2).upper() for _ in range(2))
+        scopes = scope.split() if scope else list(self.scopes)
+        self.devices[device_code] = _Device(client_id, user_code, scopes, resource, time.time() + CODE_TTL)
+        return {
+            "device_code": device_code, "user_code": user_code,
+            "verification_uri": f"{self.issuer}/device",
+            "verification_uri_complete": f"{self.issuer}/device?user_code={user_code}",
+            "expires_in": int(CODE_TTL), "interval": DEVICE_INTERVAL,
+        }  # fmt: skip
+
+    def device_by_user_code(self, user_code: str) -> _Device | None:
+        return next((d for d in self.devices.values() if d.user_code == user_code and d.expires_at > time.time()), None)
+
+    def poll_device(self, client_id: str, device_code: str) -> tuple[int, dict[str, Any]]:
+        """One token request of the device grant: (status, JSON body)."""
+        now = time.time()
+        self.device_polls.append(now)
+        device = self.devices.get(device_code)
+        if device is None or device.client_id != client_id:
+            return 400, {"error": "invalid_grant", "error_description": "unknown device code"}
+        if device.expires_at < now:
+            return 400, {"error": "expired_token"}
+        too_soon = now - device.last_poll < DEVICE_INTERVAL - 0.2
+        device.last_poll = now
+        if too_soon:
+            return 400, {"error": "slow_down"}
+        if device.decision is None:
+            return 400, {"error": "authorization_pending"}
+        del self.devices[device_code]  # one use only
+        if device.decision != "allow":
+            return 400, {"error": "access_denied", "error_description": "The user denied the request."}
+        self.device_grants += 1
+        token = self._issue(client_id, device.scopes, device.resource or self.resource, "test-user")
+        return 200, token.model_dump(exclude_none=True)
 
 
 # --------------------------------------------------------------------------- consent page and test routes
@@ -371,7 +439,42 @@ def _routes(provider: InMemoryAuthProvider) -> list[Route]:
     async def expire_refresh(request: Request) -> Response:
         return JSONResponse({"expired_refresh_tokens": provider.expire_all_refresh()})
 
+    async def device_authorization(request: Request) -> Response:
+        form = await request.form()
+        client_id, scope, resource = form.get("client_id"), form.get("scope"), form.get("resource")
+        try:
+            data = provider.start_device(
+                client_id if isinstance(client_id, str) else "",
+                scope if isinstance(scope, str) else None,
+                resource if isinstance(resource, str) else None,
+            )
+        except AuthorizeError as exc:
+            return JSONResponse({"error": exc.error, "error_description": exc.error_description}, status_code=400)
+        return JSONResponse(data, headers={"Cache-Control": "no-store"})
+
+    async def device_get(request: Request) -> Response:
+        user_code = request.query_params.get("user_code", "")
+        e = html.escape
+        body = f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{e(DEVICE_TITLE)}</title></head>
+<body><h1>{e(DEVICE_TITLE)}</h1><form method="post" action="{e(provider.issuer)}/device">
+<label>Code <input id="user-code" name="user_code" value="{e(user_code)}"></label>
+<button type="submit" id="allow" name="decision" value="allow">Allow</button>
+<button type="submit" id="deny" name="decision" value="deny">Deny</button></form></body></html>"""
+        return HTMLResponse(body, headers=_NO_STORE)
+
+    async def device_post(request: Request) -> Response:
+        form = await request.form()
+        user_code, decision = form.get("user_code"), form.get("decision")
+        device = provider.device_by_user_code(user_code.strip().upper()) if isinstance(user_code, str) else None
+        if device is None or decision not in ("allow", "deny"):
+            return _error_page(400, "This code is unknown or has expired.")
+        device.decision = str(decision)
+        return HTMLResponse("<!doctype html><p id='done'>Done. You can go back to your device.</p>", headers=_NO_STORE)
+
     return [
+        Route("/device_authorization", device_authorization, methods=["POST"]),
+        Route("/device", device_get, methods=["GET"]),
+        Route("/device", device_post, methods=["POST"]),
         Route("/consent", consent_get, methods=["GET"]),
         Route("/consent", consent_post, methods=["POST"]),
         Route("/test/stats", stats, methods=["GET"]),
@@ -414,11 +517,11 @@ def _rebase(routes: list[BaseRoute], base: str) -> list[BaseRoute]:
     return rebased
 
 
-class _AuthorizeQuery:
-    """ASGI wrapper of the SDK's AS metadata app: its JSON's `authorization_endpoint` gains `?query`."""
+class _MetadataEdit:
+    """ASGI wrapper of the SDK's AS metadata app: its JSON goes through ``edit`` before it is sent."""
 
-    def __init__(self, app: Any, query: str) -> None:
-        self.app, self.query = app, query
+    def __init__(self, app: Any, edit: Callable[[dict[str, Any]], None]) -> None:
+        self.app, self.edit = app, edit
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         start: dict[str, Any] = {}
@@ -435,7 +538,7 @@ class _AuthorizeQuery:
             if message.get("more_body"):
                 return
             data = json.loads(bytes(body))
-            data["authorization_endpoint"] = f"{data['authorization_endpoint']}?{self.query}"
+            self.edit(data)
             new = json.dumps(data).encode()
             headers = [(k, v) for k, v in start["headers"] if k.lower() != b"content-length"] + [
                 (b"content-length", str(len(new)).encode())
@@ -446,15 +549,62 @@ class _AuthorizeQuery:
         await self.app(scope, receive, rewrite)
 
 
-def _with_authorize_query(routes: list[BaseRoute], query: str) -> list[BaseRoute]:
-    """The AS metadata route, its `authorization_endpoint` ending in `?query` (a hostile AS: issue 20, finding 6)."""
-    if not query:
-        return routes
+class _DeviceToken:
+    """ASGI wrapper of the SDK's token app: the device grant's token requests are answered here (the SDK has no device grant)."""
+
+    def __init__(self, app: Any, provider: InMemoryAuthProvider) -> None:
+        self.app, self.provider = app, provider
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        chunks: list[bytes] = []
+        more = True
+        while more:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            more = bool(message.get("more_body"))
+        body = b"".join(chunks)
+        form = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace")).items()}
+        if form.get("grant_type") == DEVICE_GRANT:
+            status, data = self.provider.poll_device(form.get("client_id", ""), form.get("device_code", ""))
+            await JSONResponse(data, status_code=status, headers={"Cache-Control": "no-store"})(scope, receive, send)
+            return
+        sent = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal sent
+            if sent:
+                return {"type": "http.disconnect"}
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
+
+
+def _edited(
+    routes: list[BaseRoute], provider: InMemoryAuthProvider, authorize_query: str, device_endpoint: str
+) -> list[BaseRoute]:
+    """The AS metadata route edited (an `authorization_endpoint` ending in `?query`: a hostile AS, issue 20,
+    finding 6; a `device_authorization_endpoint`), and the token route taking the device grant."""
+
+    def edit(data: dict[str, Any]) -> None:
+        if authorize_query:
+            data["authorization_endpoint"] = f"{data['authorization_endpoint']}?{authorize_query}"
+        if device_endpoint:
+            data["device_authorization_endpoint"] = (
+                f"{provider.issuer}/device_authorization" if device_endpoint == "default" else device_endpoint
+            )
+            data["grant_types_supported"] = [*data.get("grant_types_supported", []), DEVICE_GRANT]
+
     out: list[BaseRoute] = []
     for route in routes:
-        if isinstance(route, Route) and route.path.startswith("/.well-known/oauth-authorization-server"):
+        if isinstance(route, Route):
             methods = sorted(route.methods) if route.methods else None
-            route = Route(route.path, _AuthorizeQuery(route.endpoint, query), methods=methods, name=route.name)
+            if route.path.startswith("/.well-known/oauth-authorization-server") and (
+                authorize_query or device_endpoint
+            ):
+                route = Route(route.path, _MetadataEdit(route.endpoint, edit), methods=methods, name=route.name)
+            elif route.path.endswith("/token") and device_endpoint:
+                route = Route(route.path, _DeviceToken(route.endpoint, provider), methods=methods, name=route.name)
         out.append(route)
     return out
 
@@ -467,11 +617,13 @@ def build_app(
     scopes: Sequence[str] = DEFAULT_SCOPES,
     base_path: str = "/",
     authorize_query: str = "",
+    device_endpoint: str = "",
 ) -> tuple[Starlette, InMemoryAuthProvider]:
     """The ASGI app for a server listening on 127.0.0.1:`port`, and its provider (for in-process inspection).
 
     `authorize_query` is appended to the advertised `authorization_endpoint` (`?query`), as a hostile
-    or careless authorization server might publish it.
+    or careless authorization server might publish it. `device_endpoint` offers the device grant:
+    "default" advertises this server's `/device_authorization`, any other text is advertised as is.
     """
     from mcp_notebook.demo import make_demo
 
@@ -510,7 +662,7 @@ def build_app(
         auth_server_provider=provider,  # type: ignore[arg-type]
         custom_starlette_routes=_routes(provider),
     )
-    app.router.routes[:] = _with_authorize_query(_rebase(list(app.router.routes), base), authorize_query)
+    app.router.routes[:] = _edited(_rebase(list(app.router.routes), base), provider, authorize_query, device_endpoint)
     return app, provider
 
 
@@ -554,6 +706,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="",
         help="a query the advertised authorization_endpoint carries (a hostile AS), e.g. state=forged",
     )
+    parser.add_argument(
+        "--device-endpoint",
+        default="",
+        help='offer the device grant (RFC 8628): "default" (this server\'s /device_authorization) or an address to advertise',
+    )
     args = parser.parse_args(argv)
     if args.token_ttl <= 0:
         parser.error("--token-ttl must be positive")
@@ -570,6 +727,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         scopes=args.scopes.split(),
         base_path=args.base_path,
         authorize_query=args.authorize_query,
+        device_endpoint=args.device_endpoint,
     )
     asyncio.run(_serve(sock, app, provider.issuer))
     return 0
@@ -619,13 +777,14 @@ def running_oauth_server(
     base_path: str = "/",
     startup_timeout: float = 30.0,
     authorize_query: str = "",
+    device_endpoint: str = "",
 ) -> Iterator[OAuthServer]:
     """Start `python -m tests.support.oauth_server` on a free port (the child binds port 0) and stop it on exit."""
     scope_text = scopes if isinstance(scopes, str) else " ".join(scopes)
     args = [
         sys.executable, "-m", "tests.support.oauth_server", "--port", "0",
         "--token-ttl", str(token_ttl), "--consent", consent, "--scopes", scope_text, "--base-path", base_path,
-        "--authorize-query", authorize_query,
+        "--authorize-query", authorize_query, "--device-endpoint", device_endpoint,
     ]  # fmt: skip
     with running_ready_process(args, "test OAuth server", startup_timeout, cwd=REPO_ROOT) as (issuer, proc):
         yield OAuthServer(issuer=issuer, url=f"{issuer}/mcp", process=proc)
