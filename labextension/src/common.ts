@@ -41,3 +41,8 @@ export type Context = NotebookPanel['context'];
  * App renderer on its output): what the stale marking looks for.
  */
 export const FORM_CLASS = 'mcp-notebook-form';
+
+/** The words of a rejection reason. */
+export function reasonText(reason: unknown): string {
+  return reason instanceof Error ? reason.message : String(reason);
+}

@@ -40,7 +40,4 @@ export function showFailure(
   );
 }
 
-/** The words of a rejection reason. */
-export function reasonText(reason: unknown): string {
-  return reason instanceof Error ? reason.message : String(reason);
-}
+export { reasonText } from './common';

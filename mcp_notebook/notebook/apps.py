@@ -18,7 +18,9 @@ A tool may carry an interactive UI: ``_meta.ui.resourceUri`` names a ``ui://`` r
   connection of the server that owns the App and on no other; only tools whose visibility includes
   ``app``; a question those calls raise is a form in the App's cell), ``app_notify`` (messages and
   model-context updates, kept on the ``LiveApp``);
-* re-running the ``%%mcp server`` cell of a server sends ``app_reload``: its Apps reload in place.
+* re-running the ``%%mcp server`` cell of a server sends ``app_reload``: its Apps reload in place;
+* where no page runs the extension (VS Code, Colab, JupyterLab without it), the report also carries
+  an ``app_widget.AppWidget``: the same renderer, shipped with the widget, its messages answered here.
 * a page reloaded on the same kernel opens each live App with the latest call the App made of its
   own tool (``AppHost.keep_current``), so it does not go back to the output's first, older result.
 
@@ -81,6 +83,8 @@ class LiveApp:
     sig: str | None = None  # trust.RecordSigner's signature of ``body()``, set when the kernel shows the App
     current_input: dict[str, Any] | None = None  # the App's latest call of its own tool (see ``AppHost.keep_current``)
     current_result: dict[str, Any] | None = None
+    by_widget: bool = False  # no page with the extension when it was shown: its report also carries ``AppWidget``
+    widget: Any = None  # that widget, once made (``app_widget.widget_for``)
 
     def body(self) -> dict[str, Any]:
         """What the output's signature covers: every field of the output's data but ``sig``."""
@@ -181,6 +185,7 @@ class AppHost:
         app.sig = (
             signer.signature(app.body()) if signer.ready else await asyncio.to_thread(signer.signature, app.body())
         )
+        app.by_widget = self.session.frontend.status != "connected"
         with self._lock:
             self.apps[app.id] = app
         return app
@@ -391,6 +396,10 @@ class AppHost:
             live = any(app.server == server for app in self.apps.values())
         if live:
             self.session.frontend.send_app({"op": "app_reload", "server": server})
+            with self._lock:
+                widgets = [app.widget for app in self.apps.values() if app.server == server and app.widget is not None]
+            for widget in widgets:
+                widget._reply({"op": "app_reload", "server": server})
         return live
 
 

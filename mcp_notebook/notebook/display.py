@@ -60,6 +60,8 @@ __all__ = [
     "tool_error",
 ]
 
+WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
+
 STYLE = (
     "<style>.mcpnb{font-family:var(--jp-ui-font-family,sans-serif);font-size:13px}"
     ".mcpnb .hdr{color:var(--jp-ui-font-color2,#555);margin-bottom:4px}"
@@ -795,12 +797,21 @@ class FlowReport:
         for note in budget.notes():
             plain.append(note)
             rich.append(note_html(note))
-        bundle = {"text/plain": "\n".join(plain), "text/html": STYLE + '<div class="mcpnb">' + "".join(rich) + "</div>"}
+        bundle: dict[str, Any] = {
+            "text/plain": "\n".join(plain),
+            "text/html": STYLE + '<div class="mcpnb">' + "".join(rich) + "</div>",
+        }
         app = getattr(flow, "app", None)
         if app is not None and flow.error is None:
             from .apps import OUTPUT_MIME
 
             bundle[OUTPUT_MIME] = app.payload()
+            host = getattr(flow, "app_host", None)
+            if app.by_widget and host is not None:  # no extension on the page: the App as a widget
+                from .app_widget import widget_for
+
+                widget = widget_for(host, app, bundle["text/plain"])
+                bundle[WIDGET_VIEW_MIME] = {"version_major": 2, "version_minor": 0, "model_id": widget.model_id}
         if self.trace:
             tb = TraceView(flow, self.limits)._repr_mimebundle_()
             bundle = {

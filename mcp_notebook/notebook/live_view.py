@@ -36,7 +36,7 @@ from ..core.limits import Limits
 from ..core.threads import KernelLoop, Reply
 from ..errors import FlowError
 from ..flows.ui import HeadlessUI
-from .display import STYLE, FlowReport, badge, esc, log_text, task_line
+from .display import STYLE, WIDGET_VIEW_MIME, FlowReport, badge, esc, log_text, task_line
 
 if TYPE_CHECKING:
     from ..auth.sign_in import SignIn, SignInRequest
@@ -110,7 +110,7 @@ class LiveView:
         if not self._closed:  # (a flow settled before this has handed over its report instead)
             view = {"version_major": 2, "version_minor": 0, "model_id": self.box.model_id}
             data = {
-                "application/vnd.jupyter.widget-view+json": view,
+                WIDGET_VIEW_MIME: view,
                 "text/plain": f"MCP flow {flow.label}: live in its kernel (its form shows where this notebook is trusted)",
             }
             self._hand_over(
@@ -195,8 +195,13 @@ class LiveView:
             self._closed = True
             if getattr(self, "start_over", None) is not None and state_refused(flow.error):
                 self._offer_start_over(flow)  # reuses self.box: its view stays where it is
+            elif self._settle(flow):
+                # The report is a widget too (an App without the extension: ``app_widget``). The page's
+                # widget renderer is reused for it and hides itself when the live area's view goes:
+                # the box stays, empty and out of sight, and its view with it.
+                self.box.children = ()
+                self.box.layout.display = "none"
             else:
-                self._settle(flow)
                 self.box.close()
             for child in (
                 self.header,
@@ -216,14 +221,18 @@ class LiveView:
             self.cancel_button.tooltip = "Cancel this task (the server is told to stop it)"
         self.header.value = self._header_html(flow.label if flow else "", state, extra)
 
-    def _settle(self, flow: Flow) -> None:
-        """Put the flow's report in place of the live area, and hand it to pages that may not know this display."""
+    def _settle(self, flow: Flow) -> bool:
+        """Put the flow's report in place of the live area, and hand it to pages that may not know this display.
+
+        Returns whether the report holds a widget view (an App shown as a widget).
+        """
         data = FlowReport(flow, trace=self.trace, show_error=not self.error_follows)._repr_mimebundle_()
         metadata = {OUTPUT_KEY: {"display_id": self.display_id, "final": True}}
         self.handle.update(data, metadata=metadata, raw=True)
         if self.error_follows and flow.error is not None:  # a page that reloaded never sees the cell's traceback
             data = FlowReport(flow, trace=self.trace)._repr_mimebundle_()
         self._hand_over(self.on_report, flow, {"output_type": "display_data", "data": data, "metadata": metadata})
+        return WIDGET_VIEW_MIME in data
 
     def _hand_over(self, sink: ReportSink | None, flow: Flow, output: dict[str, Any]) -> None:
         """Give ``output`` (this display's, as nbformat) to the pages through ``sink``, if any; never fail the view."""
@@ -348,7 +357,7 @@ class LiveView:
         view = {"version_major": 2, "version_minor": 0, "model_id": box.model_id}
         self.handle.update(
             {
-                "application/vnd.jupyter.widget-view+json": view,
+                WIDGET_VIEW_MIME: view,
                 "text/html": report["text/html"],
                 "text/plain": report["text/plain"],
             },

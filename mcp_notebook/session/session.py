@@ -457,22 +457,23 @@ class Session:
         return flow
 
     def _shows_apps(self) -> bool:
-        """Whether a call started here may show an App: from a cell of a kernel whose page runs the extension.
+        """Whether a call started here may show an App: from a cell of a kernel whose page runs the extension,
+        or a person's front end without it (where the App is a widget: ``notebook.app_widget``).
 
-        Without the extension (nbclient, nbval, nbconvert, a viewer) nobody could render it: the
-        report stays plain, and its text is the output. Before the page has answered (Run All right
-        after ``%load_ext``), a cell sent by a front end that allows stdin counts as JupyterLab's.
+        Headless (nbclient, nbval, papermill) nobody could render it: the report stays plain, and its
+        text is the output.
         """
         import threading
 
         if threading.current_thread() is not threading.main_thread():
             return False
         status = self.frontend.status
-        if (
-            status == "pending"
-        ):  # Run All: the page's answer to hello comes after the queued cells; a page that allows stdin is JupyterLab's
-            return self._cell_allows_stdin()
-        return status == "connected"
+        if status == "connected":
+            return True
+        # Run All: the page's answer to hello comes after the queued cells, and a front end that never
+        # answers (VS Code, Colab, JupyterLab without the extension) renders the App as a widget: a
+        # cell from a front end that allows stdin is a person's (nbclient and papermill do not)
+        return status in ("pending", "silent", "absent") and self._cell_allows_stdin()
 
     def _cell_allows_stdin(self) -> bool:
         """Whether the running cell came from a front end that allows stdin (JupyterLab, Notebook 7; not nbclient)."""

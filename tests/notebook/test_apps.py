@@ -282,6 +282,68 @@ def test_without_the_extension_the_text_is_the_output(tmp_path: Path) -> None:
         k.close()
 
 
+def test_without_the_extension_a_person_s_front_end_gets_the_app_as_a_widget(tmp_path: Path) -> None:
+    """VS Code, Colab, JupyterLab without the extension: the hello goes unanswered, the cell allows stdin.
+
+    The report carries the App three ways: its text, ``OUTPUT_MIME`` (a page with the extension ranks
+    it first) and the ``AppWidget`` view; the widget's ``app_*`` messages (as its front end sends them,
+    ``model.send``) are answered by the same ``AppHost``: the App's own app-visible tools only.
+    """
+    from mcp_notebook.notebook.app_widget import WIDGET_VIEW_MIME
+
+    k = Kernel(cwd=str(tmp_path), env={"JUPYTER_DATA_DIR": str(tmp_path / "jd")})
+    try:
+        run(k, "%load_ext mcp_notebook")
+        run(k, "import time; time.sleep(3)")  # no page answers the hello within 2.5 s
+        run(k, "VERSION = 'v1'")
+        run(k, "%%mcp server counter\n" + SERVER, "cell-server")
+        run(k, "%%mcp server other\n" + OTHER, "cell-other")
+        cell = run(k, "%mcp call counter.counter --wait", "cell-call", interactive=True)
+        bundle = app_output(k, cell)
+        view = bundle[WIDGET_VIEW_MIME]
+        assert "count is 0 (apps: yes)" in bundle["text/plain"] and bundle[OUTPUT_MIME]["tool"] == "counter"
+        state = k.comms[view["model_id"]]
+        assert state["_anywidget_id"].endswith("AppWidget") and state["data"] == bundle[OUTPUT_MIME]
+        assert (
+            state["text"] == bundle["text/plain"] and "render" in state["_esm"] and ".mcp-notebook-app" in state["_css"]
+        )
+        app, widget = bundle[OUTPUT_MIME]["app"], view["model_id"]
+
+        def ask(req: int, op: str, **fields: Any) -> dict[str, Any]:
+            k._comm_msg(widget, {"method": "custom", "content": {"op": op, "app": app, "req": req, **fields}})
+
+            def reply() -> dict[str, Any] | None:
+                k.pump()
+                for m in k.messages:
+                    data = m["content"].get("data", {}) if m["msg_type"] == "comm_msg" else {}
+                    if m["content"].get("comm_id") == widget and data.get("method") == "custom":
+                        if data["content"].get("req") == req:
+                            found: dict[str, Any] = data["content"]
+                            return found
+                return None
+
+            answer: dict[str, Any] = k.wait_for(reply, what=f"the widget's reply to {op}")
+            return answer
+
+        opened = ask(1, "app_open")
+        assert opened["op"] == "app_resource" and opened["html"].endswith("v1")
+        assert opened["csp"]["connectDomains"] == ["https://api.example.com"]  # checked as for the extension
+        done = ask(2, "app_request", method="tools/call", params={"name": "increment", "arguments": {}})
+        assert done["result"]["content"][0]["text"] == "count is 1"
+        hidden = ask(3, "app_request", method="tools/call", params={"name": "reset", "arguments": {}})
+        assert hidden["error"]["code"] == -32602 and "not visible to Apps" in hidden["error"]["message"]
+        foreign = ask(4, "app_request", method="tools/call", params={"name": "secret", "arguments": {}})
+        assert "has no tool 'secret'" in foreign["error"]["message"]
+        refused = ask(5, "app_request", method="sampling/createMessage", params={})
+        assert refused["error"]["code"] == -32601
+        # a headless run (no stdin) still shows no App at all
+        plain = run(k, "%mcp call counter.counter")
+        shown = [m["content"]["data"] for m in k.for_cell(plain) if m["msg_type"] == "display_data"]
+        assert shown and all(OUTPUT_MIME not in d and WIDGET_VIEW_MIME not in d for d in shown)
+    finally:
+        k.close()
+
+
 def test_checked_csp_keeps_plain_origins_only() -> None:
     hostile = {
         "connectDomains": [

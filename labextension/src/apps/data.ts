@@ -19,8 +19,13 @@ import { isObject, JSONObject, str } from '../common';
 /** MIME type of an App output. */
 export const APP_MIME = 'application/vnd.mcp-notebook.app+json';
 
-/** Renderer rank: above HTML (50), markdown (60) and text/plain (120). */
-export const APP_RANK = 40;
+/**
+ * Renderer rank: above HTML (50), markdown (60), text/plain (120) and the
+ * widget view (-10): a report made while the page had not answered yet
+ * carries the App both ways (this MIME type and the widget of
+ * ../widget/app_widget.ts), and where the extension runs it renders this one.
+ */
+export const APP_RANK = -20;
 
 /** CSS classes of the rendered output. */
 export const APP_CLASS = 'mcp-notebook-app';

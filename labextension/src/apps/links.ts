@@ -1,11 +1,12 @@
 /**
- * Links an App asks to open (`ui/open-link`): never opened by themselves.
+ * Links an App asks to open (`ui/open-link`) in JupyterLab: asked in a
+ * dialog, by the rule of link_rule.ts.
  */
 
 import { Dialog, showDialog } from '@jupyterlab/apputils';
 import { Widget } from '@lumino/widgets';
 
-import { APP_LINK_HOST_CLASS } from './data';
+import { linkQuestion, openAgreedLink, readLink } from './link_rule';
 
 /**
  * Ask before opening a link an App wants opened.  The dialog shows the whole
@@ -14,38 +15,13 @@ import { APP_LINK_HOST_CLASS } from './data';
 export async function confirmOpenLink(
   url: unknown
 ): Promise<{ isError?: boolean }> {
-  let parsed: URL;
-  try {
-    parsed = new URL(String(url));
-  } catch {
+  const parsed = readLink(url);
+  if (!parsed) {
     return { isError: true };
   }
-  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
-    console.warn('mcp-notebook: an App asked to open a non-http(s) link; refused');
-    return { isError: true };
-  }
-  const body = document.createElement('div');
-  body.className = 'mcp-notebook-app-link';
-  const intro = document.createElement('p');
-  intro.textContent = 'An MCP App in this notebook asks to open this link:';
-  const full = document.createElement('p');
-  full.className = 'mcp-notebook-app-link-url';
-  full.textContent = String(url);
-  const hostLine = document.createElement('p');
-  hostLine.appendChild(document.createTextNode('It goes to '));
-  const host = document.createElement('strong');
-  host.className = APP_LINK_HOST_CLASS;
-  host.textContent = parsed.host;
-  hostLine.appendChild(host);
-  hostLine.appendChild(
-    document.createTextNode(
-      parsed.protocol === 'http:' ? ' (not encrypted: http).' : '.'
-    )
-  );
-  body.append(intro, full, hostLine);
   const result = await showDialog({
     title: 'Open a link from an MCP App?',
-    body: new Widget({ node: body }),
+    body: new Widget({ node: linkQuestion(url, parsed) }),
     buttons: [
       Dialog.cancelButton({ label: 'Cancel' }),
       Dialog.okButton({ label: 'Open' })
@@ -55,6 +31,6 @@ export async function confirmOpenLink(
   if (!result.button.accept) {
     return { isError: true };
   }
-  window.open(parsed.href, '_blank', 'noopener,noreferrer');
+  openAgreedLink(parsed);
   return {};
 }
