@@ -154,21 +154,39 @@ def build_arguments(
     props: dict[str, Any] = schema.get("properties") or {}
     closed = schema.get("additionalProperties") is not True
     arguments = dict(json_args or {})
+    required = set(schema.get("required") or [])
     for key, raw in pairs.items():
         if key not in props:
             if closed:
                 raise UsageError(f"{tool_name} has no parameter {key!r}. Parameters: {describe_parameters(schema)}")
             arguments[key] = parse_answer_value(raw)
             continue
-        arguments[key] = convert(key, raw, props[key] if isinstance(props[key], dict) else {})
+        prop = props[key] if isinstance(props[key], dict) else {}
+        if raw.strip() == "null" and key not in required and _mirrored(prop):
+            arguments[key] = None  # key=null of an optional header argument: sent as null, its header left out
+            continue
+        arguments[key] = convert(key, raw, prop)
     unknown = [k for k in arguments if k not in props]
     if unknown and closed and props:
         raise UsageError(f"{tool_name} has no parameter {unknown[0]!r}. Parameters: {describe_parameters(schema)}")
     missing = [name for name in schema.get("required") or [] if name not in arguments]
     if missing:
         raise UsageError(f"{tool_name} needs {', '.join(missing)}. Parameters: {describe_parameters(schema)}")
-    _validate(tool_name, schema, arguments)
+    # An explicit null of an optional argument whose schema does not allow null is still sent where the
+    # tool mirrors it into a header (SEP-2243: the header is then left out, which is how a client says
+    # "none"); the schema check judges the other arguments. Anywhere else a null is the schema's to allow.
+    nulls = {
+        k
+        for k, v in arguments.items()
+        if v is None and k not in required and isinstance(props.get(k), dict) and _mirrored(props[k])
+    }
+    _validate(tool_name, schema, {k: v for k, v in arguments.items() if k not in nulls})
     return arguments
+
+
+def _mirrored(prop: dict[str, Any]) -> bool:
+    """Whether the tool mirrors this argument into an HTTP header (``x-mcp-header``, SEP-2243)."""
+    return isinstance(prop.get("x-mcp-header"), str)
 
 
 def _validate(tool_name: str, schema: dict[str, Any], arguments: dict[str, Any]) -> None:

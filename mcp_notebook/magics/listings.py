@@ -18,33 +18,63 @@ __all__ = ["listing_rows"]
 
 
 def listing_rows(session: Session, kind: str, server: str | None = None) -> list[list[Any]]:
-    """Rows of ``tools``, ``prompts`` or ``resources`` (templates too) of ``server``, or of every connection."""
-    run, rows = session.runtime.run, []
+    """Rows of ``tools``, ``prompts`` or ``resources`` (templates too) of ``server``, or of every connection.
+
+    One part failing (a server's malformed template list, a connection gone) never aborts the
+    others: what worked is listed, and the failed part is a row saying what went wrong.
+    """
+    rows: list[list[Any]] = []
     registry = session.registry
     conns = [registry.get(server)] if server or len(registry) <= 1 else list(registry)
+
+    def part(conn: Connection, what: str, job: Any) -> Any:
+        try:
+            return session.runtime.run(job)
+        except Exception as exc:  # noqa: BLE001 - one part's failure is a row; the other parts are still listed
+            from ..errors import describe_exception
+
+            rows.append([conn.name, "", "", "", f"(could not list its {what}: {describe_exception(exc)[0]})"])
+            return _FAILED
+
     for conn in conns:
         if kind == "tools":
+            tools = part(conn, "tools", conn.tools(refresh=True))
             rows += [[conn.name, t.name, t.title or "", _line(t.description) + _app_note(t), describe_parameters(t.input_schema)]
-                     for t in run(conn.tools(refresh=True)).values()]  # fmt: skip
+                     for t in ({} if tools is _FAILED else tools).values()]  # fmt: skip
         elif kind == "prompts":
-            prompts = run(_offered(conn, "prompts"))
+            prompts = part(conn, "prompts", _offered(conn, "prompts"))
+            if prompts is _FAILED:
+                continue
             if not prompts:
                 rows.append([conn.name, "", "", "(this server offers no prompts)", ""])
-            for p in prompts or []:
+                continue
+            for p in prompts:
                 params = (
                     ", ".join(f"{a.name}{' (required)' if a.required else ''}" for a in (p.arguments or []))
                     or "(no arguments)"
                 )
                 rows.append([conn.name, p.name, p.title or "", _line(p.description), params])
         else:
-            resources = run(_offered(conn, "resources"))
-            templates = run(_offered(conn, "resource_templates")) if resources is not None else None
-            if not resources and not templates:
+            resources = part(conn, "resources", _offered(conn, "resources"))
+            templates = (
+                part(conn, "resource templates", _offered(conn, "resource_templates"))
+                if resources is not None
+                else None
+            )
+            if resources is _FAILED:
+                resources = []
+            if templates is _FAILED:
+                templates = []
+            elif not resources and not templates:
                 rows.append([conn.name, "", "", "", "(this server offers no resources)"])
             rows += [[conn.name, str(r.uri), r.name, r.mime_type or "", _line(r.description)] for r in resources or []]
             rows += [[conn.name, r.uri_template, r.name, r.mime_type or "", _line(r.description) + " (template)"]
                      for r in templates or []]  # fmt: skip
     return rows
+
+
+_FAILED = object()
+"""What ``part`` returns for a part that failed (its row already says why)."""
 
 
 async def _offered(conn: Connection, kind: Literal["prompts", "resources", "resource_templates"]) -> list[Any] | None:

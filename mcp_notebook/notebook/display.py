@@ -807,11 +807,12 @@ class FlowReport:
 
             bundle[OUTPUT_MIME] = app.payload()
             host = getattr(flow, "app_host", None)
-            if app.by_widget and host is not None:  # no extension on the page: the App as a widget
+            if app.by_widget and host is not None:  # no extension on the page: the App as a widget, if installed
                 from .app_widget import widget_for
 
                 widget = widget_for(host, app, bundle["text/plain"])
-                bundle[WIDGET_VIEW_MIME] = {"version_major": 2, "version_minor": 0, "model_id": widget.model_id}
+                if widget is not None:
+                    bundle[WIDGET_VIEW_MIME] = {"version_major": 2, "version_minor": 0, "model_id": widget.model_id}
         if self.trace:
             tb = TraceView(flow, self.limits)._repr_mimebundle_()
             bundle = {

@@ -367,7 +367,10 @@ class Connection:
 
     async def _hold(self, client: Client, ready: asyncio.Future[None]) -> None:
         assert self._closing is not None
+        from .result_type import complete_by_default
+
         async with client:
+            complete_by_default(client.session)  # a result without resultType is complete (SEP-2322)
             self.client = client
             self.state = "open"
             ready.set_result(None)

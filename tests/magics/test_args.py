@@ -296,3 +296,39 @@ def test_a_broken_server_schema_is_left_to_the_server(prop: dict[str, Any], expe
 )
 def test_describe_parameters(input_schema: dict[str, Any] | None, expected: str) -> None:
     assert describe_parameters(input_schema) == expected
+
+
+# ---------------------------------------------------------------- explicit null of a header argument (SEP-2243)
+HEADERS = schema(
+    {
+        "region": {"type": "string", "x-mcp-header": "Region"},
+        "verbose": {"type": "boolean", "x-mcp-header": "Verbose"},
+        "query": {"type": "string"},
+    },
+    required=["region"],
+)
+
+
+def test_an_explicit_null_of_an_optional_header_argument_is_sent() -> None:
+    """The tool mirrors it into a header: null is how a client says "none" (the header is left out)."""
+    assert build_arguments("h", HEADERS, {}, {"region": "us-east1", "verbose": None}) == {
+        "region": "us-east1",
+        "verbose": None,
+    }
+    assert build_arguments("h", HEADERS, {"region": "eu", "verbose": "null"}) == {"region": "eu", "verbose": None}
+
+
+@pytest.mark.parametrize(
+    ("json_args", "words"),
+    [
+        ({"region": None}, {}),  # required: null is not a value the schema allows
+        ({"region": "eu", "query": None}, {}),  # not a header argument: the schema decides, and says no
+    ],
+    ids=["required-header", "plain-argument"],
+)
+def test_other_nulls_are_still_the_schema_s_to_allow(json_args: dict[str, Any], words: dict[str, str]) -> None:
+    with pytest.raises(UsageError) as caught:
+        build_arguments("h", HEADERS, words, json_args)
+    assert "None is not of type 'string'" in str(caught.value)
+    # a word "null" for a plain string argument is the text "null", as before
+    assert build_arguments("h", HEADERS, {"region": "eu", "query": "null"})["query"] == "null"

@@ -436,3 +436,21 @@ def test_tools_for_apps_only_are_marked_in_the_listing_even_without_an_app() -> 
         }
     finally:
         session.close()
+
+
+def test_without_anywidget_installed_no_widget_is_made(monkeypatch: pytest.MonkeyPatch) -> None:
+    """anywidget is an optional extra (its lab extension runs saved widget state's code): absent, the report stays text."""
+    import sys
+
+    from mcp_notebook.notebook import app_widget
+    from mcp_notebook.notebook.apps import LiveApp
+
+    monkeypatch.setitem(sys.modules, "anywidget", None)  # `import anywidget` raises ImportError
+    app_widget.app_widget_class.cache_clear()
+    try:
+        app = LiveApp("0123456789abcdef", "counter", "counter", "ui://counter/app.html", {}, None)
+        assert app_widget.app_widget_class() is None
+        assert app_widget.widget_for(None, app, "count is 0") is None  # type: ignore[arg-type]
+        assert app.widget is None
+    finally:
+        app_widget.app_widget_class.cache_clear()
