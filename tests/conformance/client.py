@@ -18,7 +18,9 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-# What each scenario asks of a client, as the magics a notebook user would type.
+# What each scenario asks of a client, as the magics a notebook user would type. A scenario whose
+# suite hands the calls to make (``toolCalls`` in ``MCP_CONFORMANCE_CONTEXT``) gets them as ``%%mcp call``
+# cells with the arguments as the JSON body, after these lines (``context_calls``).
 SCENARIOS: dict[str, list[str]] = {
     # the handshake (protocol version, clientInfo), then a first request
     "initialize": ["tools conformance"],
@@ -30,7 +32,45 @@ SCENARIOS: dict[str, list[str]] = {
     "sse-retry": ["tools conformance", "call conformance.test_reconnection"],
     # auth/*: connecting signs in (the 401 on initialize); then a first request with the token
     "auth/scope-step-up": ["tools conformance", "call conformance.test-tool"],
+    # SEP-2322: an input-required flow echoing requestState (answered with the form's defaults), one that
+    # sends none, an unrelated call that must carry neither, and a result without resultType (complete)
+    "sep-2322-client-request-state": [
+        "tools conformance", "call conformance.test_mrtr_echo_state --accept-defaults",
+        "call conformance.test_mrtr_no_state --accept-defaults", "call conformance.test_mrtr_unrelated",
+        "call conformance.test_mrtr_no_result_type",
+    ],
+    # SEP-2243: Mcp-Method and Mcp-Name on every kind of request (names and URIs with characters to encode)
+    "http-standard-headers": [
+        "tools conformance", "resources conformance", "prompts conformance", "call conformance.test_headers",
+        "call conformance.my-hyphenated-tool", "read conformance 'file:///path/to/file%20name.txt'",
+        "read conformance 'https://example.com/resource?id=123'", "prompt conformance.test_prompt",
+    ],
+    # tools with invalid x-mcp-header declarations are dropped (and said so); the valid one is still called
+    "http-invalid-tool-headers": ["tools conformance", "call conformance.valid_tool region=us-west1"],
+}  # fmt: skip
+
+
+def echo_schema(ip: Any) -> list[tuple[str, str]]:
+    """json-schema-2020-12-preservation: the focal tool's input schema, as this client kept it, sent back verbatim."""
+    session = ip.magics_manager.registry["MCPMagics"].session
+    tools = session.runtime.run(session.registry.get("conformance").tools())
+    schema = tools["json_schema_2020_12_tool"].input_schema
+    return [("call conformance.json_schema_echo", json.dumps({"schema": schema}))]
+
+
+# Scenarios whose calls need what the client received first (a user would read it in Python).
+AFTER_LISTING: dict[str, Callable[[Any], list[tuple[str, str]]]] = {
+    "json-schema-2020-12-preservation": echo_schema,
 }
+
+
+def context_calls(context: dict[str, Any]) -> list[tuple[str, str]]:
+    """The calls the suite asks for by name and exact arguments, as ``%%mcp call`` cells with a JSON body."""
+    return [
+        (f"call conformance.{call['name']}", json.dumps(call.get("arguments") or {}))
+        for call in context.get("toolCalls") or []
+        if isinstance(call, dict) and isinstance(call.get("name"), str)
+    ]
 
 
 # The suite's CIMD scenario wants a client id that is a URL (the SDK's own driver uses this one).
@@ -93,19 +133,33 @@ def run(url: str, scenario: str, say: Callable[[str], None] = print) -> None:
         )
         ip.run_line_magic("config", f"MCPMagics.oauth_client_metadata_url = {CLIENT_METADATA_URL!r}")
         ip.run_line_magic("config", "MCPMagics.sign_in_timeout = 25.0")
-        flags = sign_in_flags(scenario, json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}"), url)
-    lines = [
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    if scenario.startswith("auth/"):
+        flags = sign_in_flags(scenario, context, url)
+    lines: list[str | tuple[str, str]] = [
         f"connect conformance {flags} {url}".replace("  ", " "),
         *SCENARIOS.get(scenario, ["tools conformance"]),
-        "disconnect conformance",
+        *context_calls(context),
     ]
     for line in lines:
+        show(ip, line, say)
+    for cell in AFTER_LISTING.get(scenario, lambda _ip: [])(ip):
+        show(ip, cell, say)
+    show(ip, "disconnect conformance", say)
+
+
+def show(ip: Any, line: str | tuple[str, str], say: Callable[[str], None]) -> None:
+    """Run one ``%mcp`` line (or a ``%%mcp`` cell: the line and its body) and say what it showed."""
+    if isinstance(line, tuple):
+        say(f"%%mcp {line[0]}\n{line[1]}")
+        result = ip.run_cell_magic("mcp", line[0], line[1])
+    else:
         say(f"%mcp {line}")
         result = ip.run_line_magic("mcp", line)
-        if result is not None and hasattr(result, "_repr_mimebundle_"):
-            say(result._repr_mimebundle_().get("text/plain", ""))
-        elif result is not None and hasattr(result, "result"):
-            say(repr(result.result()))
+    if result is not None and hasattr(result, "_repr_mimebundle_"):
+        say(result._repr_mimebundle_().get("text/plain", ""))
+    elif result is not None and hasattr(result, "result"):
+        say(repr(result.result()))
 
 
 def main(argv: list[str]) -> int:

