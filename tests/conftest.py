@@ -36,6 +36,24 @@ StartHttpServer = Callable[..., str]
 """`start_http_server(name="demo", keys_env=None, workers=1, stateless=False, env=None) -> url`."""
 
 
+BROWSER_FILES = ("tests/browser/", "tests/security/test_browser_", "tests/auth/test_server_extension.py")
+"""The tests that drive JupyterLab in Chromium."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Groups for pytest-xdist (``make test`` runs ``-n 2 --dist loadgroup``, two workers on two cores).
+
+    The browser tests form one group, so they run in one worker, one after another: two JupyterLabs
+    and two Chromiums at once on two cores make each other's waits time out. Every other file is a
+    group of its own, so it stays whole in one worker (its module fixtures start once, nbval's cells
+    of one notebook run in order in one kernel). Without ``-n`` the marks change nothing.
+    """
+    for item in items:
+        path = Path(str(item.fspath)).resolve()
+        rel = path.relative_to(REPO_ROOT).as_posix() if path.is_relative_to(REPO_ROOT) else path.as_posix()
+        item.add_marker(pytest.mark.xdist_group("browser" if rel.startswith(BROWSER_FILES) else rel))
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that was free a moment ago (the OS picks it)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:

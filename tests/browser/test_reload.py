@@ -91,6 +91,8 @@ def expect_one_report(cell: Any) -> None:
     expect(outputs).to_have_count(1)
     expect(outputs.first).to_contain_text(RESULT)
     expect(outputs.first).to_contain_text("done")
+    # the record has left the notebook model too (the waiting mark is gone): a save now writes neither
+    expect(cell).not_to_have_class(has_class("mcp-notebook-waiting"), timeout=30_000)
 
 
 def saved_report(url: str, name: str) -> list[dict[str, Any]]:
