@@ -15,7 +15,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from mcp import StdioServerParameters
@@ -40,18 +40,23 @@ BROWSER_FILES = ("tests/browser/", "tests/security/test_browser_", "tests/auth/t
 """The tests that drive JupyterLab in Chromium."""
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Groups for pytest-xdist (``make test`` runs ``-n 2 --dist loadgroup``, two workers on two cores).
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Work units for pytest-xdist (``make test`` runs ``-n 2``, two workers on two cores).
 
-    The browser tests form one group, so they run in one worker, one after another: two JupyterLabs
+    The browser tests are one unit, so they run in one worker, one after another: two JupyterLabs
     and two Chromiums at once on two cores make each other's waits time out. Every other file is a
-    group of its own, so it stays whole in one worker (its module fixtures start once, nbval's cells
-    of one notebook run in order in one kernel). Without ``-n`` the marks change nothing.
+    unit of its own, so it stays whole in one worker (its module fixtures start once, nbval's cells
+    of one notebook run in order in one kernel). A scheduler rather than ``xdist_group`` marks:
+    ``--dist loadgroup`` writes the group into ``item._nodeid``, which pytest 9 no longer reads.
     """
-    for item in items:
-        path = Path(str(item.fspath)).resolve()
-        rel = path.relative_to(REPO_ROOT).as_posix() if path.is_relative_to(REPO_ROOT) else path.as_posix()
-        item.add_marker(pytest.mark.xdist_group("browser" if rel.startswith(BROWSER_FILES) else rel))
+    from xdist.scheduler import LoadScopeScheduling
+
+    class BrowserApart(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return "browser" if path.startswith(BROWSER_FILES) else path
+
+    return BrowserApart(config, log)
 
 
 def free_port() -> int:
