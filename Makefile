@@ -27,7 +27,7 @@ test: venv chromium conformance-deps peers-deps labext-specs
 	$(BIN)/ruff format --check mcp_notebook tests bench scripts
 	$(BIN)/mypy
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest -n 2
+	$(BIN)/python -m pytest
 
 # The labextension's unit specs (jest; labextension/test/), a few seconds. Its node packages are
 # installed with the venv's jlpm (from jupyter-builder) into labextension/node_modules (git-ignored),

@@ -15,7 +15,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 from mcp import StdioServerParameters
@@ -34,29 +34,6 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 StartHttpServer = Callable[..., str]
 """`start_http_server(name="demo", keys_env=None, workers=1, stateless=False, env=None) -> url`."""
-
-
-BROWSER_FILES = ("tests/browser/", "tests/security/test_browser_", "tests/auth/test_server_extension.py")
-"""The tests that drive JupyterLab in Chromium."""
-
-
-def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """Work units for pytest-xdist (``make test`` runs ``-n 2``, two workers on two cores).
-
-    The browser tests are one unit, so they run in one worker, one after another: two JupyterLabs
-    and two Chromiums at once on two cores make each other's waits time out. Every other file is a
-    unit of its own, so it stays whole in one worker (its module fixtures start once, nbval's cells
-    of one notebook run in order in one kernel). A scheduler rather than ``xdist_group`` marks:
-    ``--dist loadgroup`` writes the group into ``item._nodeid``, which pytest 9 no longer reads.
-    """
-    from xdist.scheduler import LoadScopeScheduling
-
-    class BrowserApart(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            path = nodeid.split("::", 1)[0]
-            return "browser" if path.startswith(BROWSER_FILES) else path
-
-    return BrowserApart(config, log)
 
 
 def free_port() -> int:
