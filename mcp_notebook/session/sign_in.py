@@ -145,6 +145,8 @@ class SignIns:
 
             at = f" at {request.issuer}" if request.issuer else ""
             code = f" and enter the code {request.device.user_code}" if request.device else ""
-            self.session.tell(f"Sign in to {conn.name}{at}: open {request.url}{code}")
+            from ..core.urls import visible
+
+            self.session.tell(f"Sign in to {conn.name}{at}: open {visible(request.url)}{code}")
             (self.open_browser or webbrowser.open)(request.url)
         conn.sign_in_shown()

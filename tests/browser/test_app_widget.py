@@ -12,7 +12,6 @@ opened only after the user agreed (here in the output, not a JupyterLab dialog).
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -20,7 +19,7 @@ from typing import Any
 import pytest
 
 from ..support.browser import APPS, Front, api, has_class, notebook, put_notebook, running_lab, wait_for
-from .test_apps import FRAME, INNER, SERVER_CELL, srcdoc_frame
+from .test_apps import FRAME, INNER, SERVER_CELL, link_asker
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -108,18 +107,7 @@ def test_without_the_extension_a_link_opens_only_after_the_user_agrees_in_the_ou
     panel = start(front, "widget-links.ipynb", ["%mcp call apps.counter"])
     app = panel.locator(".mcp-notebook-app").first
     expect(app.frame_locator(FRAME).frame_locator(INNER).locator("body")).to_have_attribute("data-state", "connected")
-    inner = srcdoc_frame(front)
-    inner.evaluate(
-        "() => { window.__replies = {}; addEventListener('message', e => { if (e.data && e.data.id >= 900) window.__replies[e.data.id] = e.data; }); }"
-    )
-
-    def ask(req: int, url: str) -> None:
-        inner.evaluate(
-            f"() => parent.postMessage({{jsonrpc: '2.0', id: {req}, method: 'ui/open-link', params: {{url: {json.dumps(url)}}}}}, '*')"
-        )
-
-    def reply(req: int) -> Any:
-        return wait_for(lambda: inner.evaluate(f"() => window.__replies[{req}]"), f"the reply to {req}")
+    ask, reply = link_asker(front)
 
     ask(901, "javascript:alert(1)")  # refused without asking
     assert reply(901)["result"] == {"isError": True}

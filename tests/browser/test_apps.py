@@ -69,6 +69,24 @@ def srcdoc_frame(front: Front, index: int = 0) -> Any:
     return wait_for(apps, "the App's frame")[index]
 
 
+def link_asker(front: Front) -> tuple[Any, Any]:
+    """``ask(req, url)``: the App (its frame) asks the host to open ``url``; ``reply(req)``: the host's answer."""
+    inner = srcdoc_frame(front)
+    inner.evaluate(
+        "() => { window.__replies = {}; addEventListener('message', e => { if (e.data && e.data.id >= 900) window.__replies[e.data.id] = e.data; }); }"
+    )
+
+    def ask(req: int, url: str) -> None:
+        inner.evaluate(
+            f"() => parent.postMessage({{jsonrpc: '2.0', id: {req}, method: 'ui/open-link', params: {{url: {json.dumps(url)}}}}}, '*')"
+        )
+
+    def reply(req: int) -> Any:
+        return wait_for(lambda: inner.evaluate(f"() => window.__replies[{req}]"), f"the reply to {req}")
+
+    return ask, reply
+
+
 def test_an_app_runs_sandboxed_and_reaches_only_its_server(front: Front) -> None:
     from playwright.sync_api import expect
 
@@ -121,18 +139,7 @@ def test_a_link_opens_only_after_the_dialog(front: Front) -> None:
     expect(
         panel.locator(".mcp-notebook-app").first.frame_locator(FRAME).frame_locator(INNER).locator("body")
     ).to_have_attribute("data-state", "connected")
-    inner = srcdoc_frame(front)
-    inner.evaluate(
-        "() => { window.__replies = {}; addEventListener('message', e => { if (e.data && e.data.id >= 900) window.__replies[e.data.id] = e.data; }); }"
-    )
-
-    def ask(req: int, url: str) -> None:
-        inner.evaluate(
-            f"() => parent.postMessage({{jsonrpc: '2.0', id: {req}, method: 'ui/open-link', params: {{url: {json.dumps(url)}}}}}, '*')"
-        )
-
-    def reply(req: int) -> Any:
-        return wait_for(lambda: inner.evaluate(f"() => window.__replies[{req}]"), f"the reply to {req}")
+    ask, reply = link_asker(front)
 
     ask(901, "javascript:alert(1)")  # refused without a dialog
     assert reply(901)["result"] == {"isError": True}
