@@ -56,6 +56,9 @@ class OAuthOptions:
     idp_token_endpoint: str | None = None
     idp_client_id: str | None = None
     issuer: str | None = None
+    # workload identity (SEP-1933): a ready-made JWT, from a variable or a file, for the jwt-bearer grant
+    assertion_env: str | None = None
+    assertion_file: str | None = None
 
     @classmethod
     def from_saved(cls, saved: dict[str, Any]) -> OAuthOptions:
@@ -69,6 +72,8 @@ class OAuthOptions:
             "idp_token_endpoint",
             "idp_client_id",
             "issuer",
+            "assertion_env",
+            "assertion_file",
         )
         values = {k: saved[k] for k in names if isinstance(saved.get(k), str)}
         return cls(client_credentials=saved.get("sign_in") == "client_credentials", **values)
@@ -86,6 +91,8 @@ class OAuthOptions:
             "idp_token_endpoint",
             "idp_client_id",
             "issuer",
+            "assertion_env",
+            "assertion_file",
         ):
             if getattr(self, name):
                 out[name] = getattr(self, name)
@@ -112,6 +119,8 @@ def build_provider(
     redirect = sign_in.redirect_uri
     if options.id_token_env:
         return _identity_assertion_provider(resource, options, vault, secret, on_failure)
+    if options.assertion_env or options.assertion_file:
+        return _workload_provider(resource, options, vault, on_failure)
     if options.client_credentials:
         if not options.client_id:
             raise FlowError("a client-credentials sign-in needs a client id (--client-id)", kind="bad_input")
@@ -334,6 +343,29 @@ def _identity_assertion_provider(
     provider: httpx2.Auth = base(
         resource, ResourceTokens(vault, resource, None), options.client_id, secret, options.issuer, fetch_id_jag,
         scope=options.scope, token_endpoint_auth_method="client_secret_basic", on_failure=on_failure,
+    )  # fmt: skip
+    return provider
+
+
+def _workload_provider(
+    resource: str, options: OAuthOptions, vault: TokenVault, on_failure: Callable[[BaseException], None]
+) -> httpx2.Auth:
+    """SEP-1933: the workload's own JWT, read where the user said, is the grant (RFC 7523); no person, no secret."""
+    from .workload import WorkloadAssertion, workload_provider_class
+
+    if not options.client_id:
+        raise FlowError(
+            "a workload sign-in needs the client id the authorization server knows this workload by (--client-id)",
+            kind="bad_input",
+        )
+    if options.assertion_env and options.assertion_file:
+        raise FlowError("give the workload token once: --assertion-env or --assertion-file", kind="bad_input")
+    assertion = WorkloadAssertion(env=options.assertion_env, file=options.assertion_file)
+    assertion.read()  # a missing or malformed token is said at connect, before any request
+    base: type = _recording(workload_provider_class())
+    provider: httpx2.Auth = base(
+        resource, ResourceTokens(vault, resource, None), options.client_id, assertion,
+        scope=options.scope, on_failure=on_failure,
     )  # fmt: skip
     return provider
 

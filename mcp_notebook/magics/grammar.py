@@ -184,6 +184,16 @@ def build_parsers() -> dict[str, Parser]:
     )
     p.add_argument("--issuer", metavar="URL", help="enterprise sign-in: the MCP server's authorization server (issuer)")
     p.add_argument(
+        "--assertion-env",
+        metavar="VAR",
+        help="workload identity: a ready-made JWT (GitHub OIDC, cloud, CI) in VAR, exchanged by the jwt-bearer grant (with --client-id)",
+    )
+    p.add_argument(
+        "--assertion-file",
+        metavar="PATH",
+        help="workload identity: a JWT in a file, read at each exchange (a Kubernetes projected token; with --client-id)",
+    )
+    p.add_argument(
         "--no-sign-in", action="store_true", help="never start an OAuth sign-in for this server (a 401 is an error)"
     )
     p.add_argument(

@@ -43,7 +43,14 @@ def connect_line(conn: Any, protocol: str | None = None) -> str:
             words += ["--scope", line_word(oauth.scope)] if oauth.scope else []
             words += ["--client-credentials"] if oauth.client_credentials else []
             words += ["--private-key-env", line_word(oauth.private_key_env)] if oauth.private_key_env else []
-            for flag in ("id_token_env", "idp_token_endpoint", "idp_client_id", "issuer"):
+            for flag in (
+                "id_token_env",
+                "idp_token_endpoint",
+                "idp_client_id",
+                "issuer",
+                "assertion_env",
+                "assertion_file",
+            ):
                 value = getattr(oauth, flag)
                 words += [f"--{flag.replace('_', '-')}", line_word(value)] if value else []
         return " ".join([*words, line_word(t.describe())])

@@ -131,6 +131,8 @@ class MCPMagics(Magics, SessionSettings):
             ns.idp_token_endpoint,
             ns.idp_client_id,
             ns.issuer,
+            ns.assertion_env,
+            ns.assertion_file,
         )
         if any(sign_in_flags):
             oauth = OAuthOptions(*sign_in_flags)

@@ -169,7 +169,8 @@ class Connection:
         if refused is not None:
             raise refused
         text, code, data = describe_exception(error)
-        raise ConnectionFailed(self._with_stderr(f"{where}: {text}", opened), code=code, data=data)
+        kind = error.kind if isinstance(error, FlowError) else None  # bad sign-in flags stay "bad_input"
+        raise ConnectionFailed(self._with_stderr(f"{where}: {text}", opened), code=code, data=data, kind=kind)
 
     async def _ready_or_sign_in(self, ready: asyncio.Future[None]) -> None:
         """Until the handshake ends (its error raised) or a sign-in page is shown to a person."""

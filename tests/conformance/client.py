@@ -99,6 +99,9 @@ def sign_in_flags(scenario: str, context: dict[str, Any], url: str) -> str:
         flags += ["--id-token-env", "CONFORMANCE_ID_TOKEN", "--idp-token-endpoint", context["idp_token_endpoint"]]
         flags += ["--idp-client-id", context["idp_client_id"]] if context.get("idp_client_id") else []
         flags += ["--issuer", authorization_server(url)]
+    if context.get("valid_jwt"):  # workload identity: the job's ready-made token, in a variable as CI gives it
+        os.environ["CONFORMANCE_WORKLOAD_TOKEN"] = context["valid_jwt"]
+        flags += ["--assertion-env", "CONFORMANCE_WORKLOAD_TOKEN"]
     return " ".join(flags)
 
 

@@ -53,7 +53,7 @@ def client_scenarios() -> list[str]:
 
 SCENARIOS = client_scenarios()
 
-# What the client does not do yet (issue 24: DPoP, workload identity, skills). Each fails here for exactly
+# What the client does not do yet (issue 24: DPoP, skills). Each fails here for exactly
 # these checks, so the day one is built its test fails and it moves to the passing scenarios; nothing
 # else may fail, and no other scenario may pass without a check that succeeded.
 NOT_YET: dict[str, set[str]] = {
@@ -63,8 +63,6 @@ NOT_YET: dict[str, set[str]] = {
         "sep-1932-client-token-request-proof", "sep-1932-client-dpop-auth-scheme", "sep-1932-client-fresh-proof",
         "sep-1932-client-as-nonce", "sep-1932-client-rs-nonce",
     },
-    # workload identity (SEP-1933): no way yet to hand a ready-made assertion; the authorization code is tried
-    "auth/wif-jwt-bearer": {"wif-grant-type"},
 }  # fmt: skip
 # Skills (SEP-2640): the client never fetches a skill, so every check is skipped (a vacuous pass, refused below).
 NOT_DRIVEN = {"sep-2640-client-no-prefetch", "sep-2640-client-verify-digest", "sep-2640-client-verify-size",

@@ -74,6 +74,7 @@ CONSENT_TITLE = "Test AS consent"
 DEVICE_INTERVAL = 1  # seconds between device-grant polls the server asks for (a faster poll gets slow_down)
 DEVICE_TITLE = "Test AS device sign-in"
 DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
+JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
 
 def token_hash(token: str) -> str:
@@ -90,6 +91,8 @@ class OAuthStats(TypedDict):
     access_token_hashes: list[str]
     device_grants: int
     device_polls: list[float]
+    jwt_bearer_grants: int
+    jwt_bearer_refusals: list[str]
 
 
 # --------------------------------------------------------------------------- provider
@@ -152,6 +155,10 @@ class InMemoryAuthProvider:
     devices: dict[str, _Device] = field(default_factory=dict)
     device_grants: int = 0
     device_polls: list[float] = field(default_factory=list)
+    # the jwt-bearer grant (RFC 7523, workload identity): assertions verified with this PEM public key
+    workload_key: str = ""
+    jwt_bearer_grants: int = 0
+    jwt_bearer_refusals: list[str] = field(default_factory=list)
 
     # ---- registration
 
@@ -322,7 +329,33 @@ class InMemoryAuthProvider:
             access_token_hashes=list(self.issued_hashes),
             device_grants=self.device_grants,
             device_polls=list(self.device_polls),
+            jwt_bearer_grants=self.jwt_bearer_grants,
+            jwt_bearer_refusals=list(self.jwt_bearer_refusals),
         )
+
+    # ---- the jwt-bearer grant (RFC 7523 section 2.1), as a workload identity federation AS answers it
+
+    def jwt_bearer(self, form: dict[str, str]) -> tuple[int, dict[str, Any]]:
+        """Verify the assertion (signature, audience: this issuer, expiry) and issue a token; else ``invalid_grant``."""
+        import jwt
+
+        try:
+            claims = jwt.decode(
+                form.get("assertion", ""), self.workload_key, algorithms=["ES256", "RS256"],
+                audience=[self.issuer, self.issuer + "/"],
+            )  # fmt: skip
+        except jwt.PyJWTError as exc:
+            self.jwt_bearer_refusals.append(type(exc).__name__)
+            return 400, {"error": "invalid_grant", "error_description": f"the assertion was refused: {exc}"}
+        asked = form.get("scope", "").split()
+        if any(scope not in self.scopes for scope in asked):
+            self.jwt_bearer_refusals.append("invalid_scope")
+            return 400, {"error": "invalid_scope", "error_description": "a scope this workload may not have"}
+        self.jwt_bearer_grants += 1
+        token = self._issue(
+            form.get("client_id", ""), asked or list(self.scopes), form.get("resource"), claims.get("sub")
+        )
+        return 200, token.model_dump(exclude_none=True)
 
     # ---- the device authorization grant (RFC 8628)
 
@@ -549,8 +582,9 @@ class _MetadataEdit:
         await self.app(scope, receive, rewrite)
 
 
-class _DeviceToken:
-    """ASGI wrapper of the SDK's token app: the device grant's token requests are answered here (the SDK has no device grant)."""
+class _ExtraGrants:
+    """ASGI wrapper of the SDK's token app: the device grant's and the jwt-bearer grant's token requests are
+    answered here (the SDK's authorization server has neither)."""
 
     def __init__(self, app: Any, provider: InMemoryAuthProvider) -> None:
         self.app, self.provider = app, provider
@@ -566,6 +600,10 @@ class _DeviceToken:
         form = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace")).items()}
         if form.get("grant_type") == DEVICE_GRANT:
             status, data = self.provider.poll_device(form.get("client_id", ""), form.get("device_code", ""))
+            await JSONResponse(data, status_code=status, headers={"Cache-Control": "no-store"})(scope, receive, send)
+            return
+        if form.get("grant_type") == JWT_BEARER and self.provider.workload_key:
+            status, data = self.provider.jwt_bearer(form)
             await JSONResponse(data, status_code=status, headers={"Cache-Control": "no-store"})(scope, receive, send)
             return
         sent = False
@@ -594,17 +632,19 @@ def _edited(
                 f"{provider.issuer}/device_authorization" if device_endpoint == "default" else device_endpoint
             )
             data["grant_types_supported"] = [*data.get("grant_types_supported", []), DEVICE_GRANT]
+        if provider.workload_key:
+            data["grant_types_supported"] = [*data.get("grant_types_supported", []), JWT_BEARER]
 
     out: list[BaseRoute] = []
     for route in routes:
         if isinstance(route, Route):
             methods = sorted(route.methods) if route.methods else None
             if route.path.startswith("/.well-known/oauth-authorization-server") and (
-                authorize_query or device_endpoint
+                authorize_query or device_endpoint or provider.workload_key
             ):
                 route = Route(route.path, _MetadataEdit(route.endpoint, edit), methods=methods, name=route.name)
-            elif route.path.endswith("/token") and device_endpoint:
-                route = Route(route.path, _DeviceToken(route.endpoint, provider), methods=methods, name=route.name)
+            elif route.path.endswith("/token") and (device_endpoint or provider.workload_key):
+                route = Route(route.path, _ExtraGrants(route.endpoint, provider), methods=methods, name=route.name)
         out.append(route)
     return out
 
@@ -618,12 +658,14 @@ def build_app(
     base_path: str = "/",
     authorize_query: str = "",
     device_endpoint: str = "",
+    workload_key: str = "",
 ) -> tuple[Starlette, InMemoryAuthProvider]:
     """The ASGI app for a server listening on 127.0.0.1:`port`, and its provider (for in-process inspection).
 
     `authorize_query` is appended to the advertised `authorization_endpoint` (`?query`), as a hostile
     or careless authorization server might publish it. `device_endpoint` offers the device grant:
     "default" advertises this server's `/device_authorization`, any other text is advertised as is.
+    `workload_key` (a PEM public key) offers the jwt-bearer grant to workloads whose tokens it verifies.
     """
     from mcp_notebook.demo import make_demo
 
@@ -632,7 +674,12 @@ def build_app(
     resource = f"{issuer}/mcp"
     scope_list = list(scopes)
     provider = InMemoryAuthProvider(
-        issuer=issuer, resource=resource, scopes=scope_list, token_ttl=token_ttl, consent=consent
+        issuer=issuer,
+        resource=resource,
+        scopes=scope_list,
+        token_ttl=token_ttl,
+        consent=consent,
+        workload_key=workload_key,
     )
     # Strings, not `AnyHttpUrl(...)`: only validation inside `AuthSettings` keeps a path-less
     # issuer without a trailing slash ("http://h:p"); a bare `AnyHttpUrl` becomes "http://h:p/",
@@ -711,6 +758,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="",
         help='offer the device grant (RFC 8628): "default" (this server\'s /device_authorization) or an address to advertise',
     )
+    parser.add_argument(
+        "--workload-key",
+        default="",
+        help="a PEM public key file: offer the jwt-bearer grant (RFC 7523) to workload tokens it verifies",
+    )
     args = parser.parse_args(argv)
     if args.token_ttl <= 0:
         parser.error("--token-ttl must be positive")
@@ -728,6 +780,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         base_path=args.base_path,
         authorize_query=args.authorize_query,
         device_endpoint=args.device_endpoint,
+        workload_key=Path(args.workload_key).read_text() if args.workload_key else "",
     )
     asyncio.run(_serve(sock, app, provider.issuer))
     return 0
@@ -778,13 +831,14 @@ def running_oauth_server(
     startup_timeout: float = 30.0,
     authorize_query: str = "",
     device_endpoint: str = "",
+    workload_key_file: str = "",
 ) -> Iterator[OAuthServer]:
     """Start `python -m tests.support.oauth_server` on a free port (the child binds port 0) and stop it on exit."""
     scope_text = scopes if isinstance(scopes, str) else " ".join(scopes)
     args = [
         sys.executable, "-m", "tests.support.oauth_server", "--port", "0",
         "--token-ttl", str(token_ttl), "--consent", consent, "--scopes", scope_text, "--base-path", base_path,
-        "--authorize-query", authorize_query, "--device-endpoint", device_endpoint,
+        "--authorize-query", authorize_query, "--device-endpoint", device_endpoint, "--workload-key", workload_key_file,
     ]  # fmt: skip
     with running_ready_process(args, "test OAuth server", startup_timeout, cwd=REPO_ROOT) as (issuer, proc):
         yield OAuthServer(issuer=issuer, url=f"{issuer}/mcp", process=proc)
