@@ -39,8 +39,18 @@ CHROMIUM_FLAGS = [
 ]
 
 
+EXPECT_TIMEOUT_MS = 20_000
+"""How long an ``expect(...)`` waits for a page to come round (Playwright's own default, 5 s, is too short
+for a loaded two-core CI machine: an App's activation once took longer there). A failing check waits it
+out; a passing one returns as soon as it holds, so this costs nothing when the page is quick."""
+
+
 def ensure_chromium() -> str:
-    """Debian's Chromium, installed through ``make chromium`` when it is missing (never skipped)."""
+    """Debian's Chromium, installed through ``make chromium`` when it is missing (never skipped);
+    also sets Playwright's ``expect`` timeout for every browser test (``EXPECT_TIMEOUT_MS``)."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
     if not Path(CHROMIUM).exists():
         subprocess.run(["make", "-C", str(REPO_ROOT), "chromium"], check=True)
     assert Path(CHROMIUM).exists(), "make chromium did not install /usr/bin/chromium"
