@@ -55,6 +55,8 @@ Kind = Literal[
     "task_cancelled", "task_failed", "task_gone", "task_handle_missing", "task_invalid",
     # requests the session cannot act on (mostly SessionError)
     "bad_config", "bad_input", "consent_needed", "flow_id_needed", "flow_running", "no_saved_flow", "nothing_waiting", "several_waiting", "unreadable_file",
+    # what a server sent that is refused (a skill's file that fails verification)
+    "skill_refused",
     # notes (Note), not errors
     "reconnected", "saved_flow_waiting",
 ]  # fmt: skip

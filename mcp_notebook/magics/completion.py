@@ -198,6 +198,7 @@ class McpCompleter:
             "tools": self._connection_names,
             "prompts": self._connection_names,
             "resources": self._connection_names,
+            "skills": self._connection_names,
             "tasks": self._connection_names,
             "resume": self._flow_ids,
             "forget": self._flow_ids,

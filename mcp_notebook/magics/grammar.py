@@ -252,6 +252,17 @@ def build_parsers() -> dict[str, Parser]:
     p.add_argument("prompt")
     p.add_argument("--json", metavar="JSON", help="arguments as a JSON object")
     _flow_args(p)
+    p = ps["skills"] = Parser(
+        "skills",
+        "List the skills a server offers (the skills extension, SEP-2640): names, descriptions, files. Reads no file.",
+    )
+    p.add_argument("server", nargs="?", help="a connection name (default: every connected server)")
+    p = ps["skill"] = Parser(
+        "skill",
+        "Load a skill: %mcp skill [SERVER.]NAME reads its files, verifies each against the listed sha256 digest, size and "
+        "frontmatter (a file that fails is refused, and nothing further is read) and shows its SKILL.md with its files.",
+    )
+    p.add_argument("skill", help="[SERVER.]NAME, as %%mcp skills lists it")
     p = ps["read"] = Parser("read", "Read a resource: %mcp read [SERVER] URI")
     p.add_argument("first")
     p.add_argument("uri", nargs="?")
@@ -397,6 +408,7 @@ SUMMARY = """\
   servers | disconnect NAME list or close connections
   log [NAME]                a connection's log messages and its stdio server's stderr
   tools|prompts|resources   list what a server offers
+  skills [SERVER] | skill [SERVER.]NAME   a server's skills; one read and verified (digest, size, frontmatter)
   call [SERVER.]TOOL k=v    call a tool (%%mcp call takes a JSON/YAML body)
   prompt NAME k=v | read [SERVER] URI
   flows [--from PATH]       flows waiting for input and running tasks (saved in the notebook)

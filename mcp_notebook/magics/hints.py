@@ -132,6 +132,8 @@ def hint(kind: Kind | None, fields: dict[str, Any]) -> str | None:
             return "Run the call again to start a new task; %mcp forget ID drops a saved one."
         case "task_handle_missing":
             return f"Run the call again, or drop the saved task with %mcp forget {flow_id}."
+        case "skill_refused":
+            return f"Nothing of it was used; %mcp skills {name} lists what the server offers now."
         # no hint: the message already says what to do, or there is no %mcp command that helps
         case (
             "bad_config" | "bad_input" | "cancelled" | "failed" | "flow_running" | "map_failed" | "no_backchannel" | "no_subscriptions"

@@ -1,4 +1,4 @@
-"""The rows of ``%mcp tools``, ``%mcp prompts`` and ``%mcp resources``: what each connection offers, one line each.
+"""The rows of ``%mcp tools``, ``%mcp prompts``, ``%mcp resources`` and ``%mcp skills``: what each connection offers, one line each.
 
 A listing is the ``%mcp`` face of a session's connections (the parameters described as ``args``
 reads them, an App or a visibility noted), so it lives with the magics, not in the session.
@@ -13,8 +13,9 @@ from .args import describe_parameters
 if TYPE_CHECKING:
     from ..session.session import Session
     from ..wire.connection import Connection
+    from ..wire.skills import Skill
 
-__all__ = ["listing_rows"]
+__all__ = ["find_skill", "listing_rows", "skill_rows"]
 
 
 def listing_rows(session: Session, kind: str, server: str | None = None) -> list[list[Any]]:
@@ -75,6 +76,53 @@ def listing_rows(session: Session, kind: str, server: str | None = None) -> list
 
 _FAILED = object()
 """What ``part`` returns for a part that failed (its row already says why)."""
+
+
+def skill_rows(session: Session, server: str | None = None) -> list[list[Any]]:
+    """Rows of ``%mcp skills``: each skill's name, description, file count and size; a row per server without skills."""
+    from ..errors import describe_exception
+    from ..wire.skills import list_skills, offers_skills
+
+    registry = session.registry
+    rows: list[list[Any]] = []
+    for conn in [registry.get(server)] if server or len(registry) <= 1 else list(registry):
+        session.runtime.run(conn.opened())  # the capabilities say whether it offers skills
+        if not offers_skills(conn):
+            rows.append([conn.name, "", "(this server offers no skills)", "", ""])
+            continue
+        try:
+            skills = session.runtime.run(list_skills(conn))
+        except Exception as exc:  # noqa: BLE001 - one server's failure is a row; the others are still listed
+            rows.append([conn.name, "", f"(could not list its skills: {describe_exception(exc)[0]})", "", ""])
+            continue
+        rows += [[conn.name, s.name, _line(s.description), len(s.files), s.size] for s in skills]
+        if not skills:
+            rows.append([conn.name, "", "(no skills listed)", "", ""])
+    return rows
+
+
+def find_skill(session: Session, spec: str) -> tuple[Connection, Skill]:
+    """The connection and listed skill ``[SERVER.]NAME`` names (listed afresh: the entry is what is verified against)."""
+    from ..errors import SessionError
+    from ..wire.skills import list_skills, offers_skills
+
+    registry = session.registry
+    server, _, name = spec.partition(".") if spec.partition(".")[0] in registry else ("", "", spec)
+    conns = [registry.get(server or None)] if server or len(registry) <= 1 else list(registry)
+    found: list[tuple[Connection, Skill]] = []
+    for conn in conns:
+        session.runtime.run(conn.opened())
+        if offers_skills(conn):
+            found += [(conn, s) for s in session.runtime.run(list_skills(conn)) if s.name == name]
+    if len(found) == 1:
+        return found[0]
+    where = f"on {conns[0].name}" if len(conns) == 1 else "on any connected server"
+    if not found:
+        raise SessionError(f"no skill {name!r} {where}; %mcp skills lists them", kind="bad_input")
+    servers = ", ".join(sorted({c.name for c, _ in found}))
+    raise SessionError(
+        f"{len(found)} skills are named {name!r} ({servers}): say which, as SERVER.{name}", kind="bad_input"
+    )
 
 
 async def _offered(conn: Connection, kind: Literal["prompts", "resources", "resource_templates"]) -> list[Any] | None:

@@ -350,6 +350,25 @@ class MCPMagics(Magics, SessionSettings):
         ns, _ = self._parsers[kind].parse(words)
         return Table(_LISTINGS[kind], listing_rows(self.session, kind, ns.server), empty=f"No {kind}.")
 
+    def _do_skills(self, words: list[str], cell: str | None) -> Any:
+        """``%mcp skills [SERVER]``: what ``skills/list`` says, one row per skill; no file is read."""
+        from ..notebook.display import Table
+        from .listings import skill_rows
+
+        ns, _ = self._parsers["skills"].parse(words)
+        columns = ["server", "skill", "description", "files", "bytes"]
+        return Table(columns, skill_rows(self.session, ns.server), empty="No skills.")
+
+    def _do_skill(self, words: list[str], cell: str | None) -> Any:
+        """``%mcp skill [SERVER.]NAME``: the skill read and verified (``wire.skills.load_skill``), shown."""
+        from ..notebook.skill_view import SkillView
+        from ..wire.skills import load_skill
+        from .listings import find_skill
+
+        ns, _ = self._parsers["skill"].parse(words)
+        conn, skill = find_skill(self.session, ns.skill)
+        return SkillView(self.session.runtime.run(load_skill(conn, skill)))
+
     # ------------------------------------------------------------------ flows
     def _do_call(self, words: list[str], cell: str | None) -> Any:
         ns, extra = self._parsers["call"].parse(words, intermixed_pairs=True)

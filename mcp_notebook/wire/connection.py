@@ -540,14 +540,14 @@ class Connection:
         """Tools as last listed (read from any thread; the dict is replaced, never mutated)."""
         return self._tools
 
-    async def _opened(self) -> None:
+    async def opened(self) -> None:
         """A connection finishing its handshake after a sign-in: wait for it (not while the person is still signing in)."""
         if self.state == "connecting" and not (self.sign_in is not None and self.sign_in.pending is not None):
             await self.wait_open(self.connect_timeout)
 
     async def tools(self, refresh: bool = False) -> dict[str, Any]:
         """Tools by name (cached per connection; refreshed on demand)."""
-        await self._opened()
+        await self.opened()
         if self._tools is not None and not refresh:
             return self._tools
         listing = self._listing_tools
@@ -568,7 +568,7 @@ class Connection:
 
     async def list_all(self, kind: Literal["prompts", "resources", "resource_templates"]) -> list[Any]:
         """Every prompt, resource or resource template, following pagination."""
-        await self._opened()
+        await self.opened()
         method = getattr(self.live, f"list_{kind}")
         attr = {"prompts": "prompts", "resources": "resources", "resource_templates": "resource_templates"}[kind]
         items: list[Any] = []

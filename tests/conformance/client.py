@@ -47,6 +47,12 @@ SCENARIOS: dict[str, list[str]] = {
     ],
     # tools with invalid x-mcp-header declarations are dropped (and said so); the valid one is still called
     "http-invalid-tool-headers": ["tools conformance", "call conformance.valid_tool region=us-west1"],
+    # SEP-2640 skills: listing reads no file; loading one reads its SKILL.md, which the server tampered with
+    # (digest, size or frontmatter): the notebook refuses it and reads none of its other files
+    "sep-2640-client-no-prefetch": ["skills conformance"],
+    "sep-2640-client-verify-digest": ["skills conformance", "skill conformance.pdf-processing"],
+    "sep-2640-client-verify-size": ["skills conformance", "skill conformance.pdf-processing"],
+    "sep-2640-client-verify-frontmatter": ["skills conformance", "skill conformance.pdf-processing"],
 }  # fmt: skip
 
 
@@ -157,8 +163,14 @@ def show(ip: Any, line: str | tuple[str, str], say: Callable[[str], None]) -> No
         say(f"%%mcp {line[0]}\n{line[1]}")
         result = ip.run_cell_magic("mcp", line[0], line[1])
     else:
+        from mcp_notebook.wire.skills import SkillRefused
+
         say(f"%mcp {line}")
-        result = ip.run_line_magic("mcp", line)
+        try:
+            result = ip.run_line_magic("mcp", line)
+        except SkillRefused as refused:  # what the cell shows a user; the scenario judges what was read
+            say(f"SkillRefused: {refused}")
+            return
     if result is not None and hasattr(result, "_repr_mimebundle_"):
         say(result._repr_mimebundle_().get("text/plain", ""))
     elif result is not None and hasattr(result, "result"):

@@ -53,7 +53,7 @@ def client_scenarios() -> list[str]:
 
 SCENARIOS = client_scenarios()
 
-# What the client does not do yet (issue 24: DPoP, skills). Each fails here for exactly
+# What the client does not do yet (issue 24: DPoP). Each fails here for exactly
 # these checks, so the day one is built its test fails and it moves to the passing scenarios; nothing
 # else may fail, and no other scenario may pass without a check that succeeded.
 NOT_YET: dict[str, set[str]] = {
@@ -64,9 +64,8 @@ NOT_YET: dict[str, set[str]] = {
         "sep-1932-client-as-nonce", "sep-1932-client-rs-nonce",
     },
 }  # fmt: skip
-# Skills (SEP-2640): the client never fetches a skill, so every check is skipped (a vacuous pass, refused below).
-NOT_DRIVEN = {"sep-2640-client-no-prefetch", "sep-2640-client-verify-digest", "sep-2640-client-verify-size",
-              "sep-2640-client-verify-frontmatter"}  # fmt: skip
+# Scenarios the driver does not drive: every check would be skipped (a vacuous pass, refused below).
+NOT_DRIVEN: set[str] = set()
 
 
 @pytest.fixture(scope="module")

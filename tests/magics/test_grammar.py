@@ -11,7 +11,7 @@ from IPython.core.error import UsageError
 from mcp_notebook.magics.grammar import SUMMARY, Help, Parser, build_parsers, fresh_namespace
 
 SUBCOMMANDS = {
-    "connect", "servers", "log", "disconnect", "tools", "prompts", "resources", "call", "prompt", "read",
+    "connect", "servers", "log", "disconnect", "tools", "prompts", "resources", "skills", "skill", "call", "prompt", "read",
     "flows", "resume", "forget", "trace", "server", "serve", "stop", "roots", "model", "review", "auth", "tasks", "watch", "unwatch", "map",
 }  # fmt: skip
 FLOW_DEFAULTS: dict[str, Any] = {
