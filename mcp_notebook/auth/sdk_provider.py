@@ -31,6 +31,7 @@ from .device import (
     parse_device_code,
     poll_answer,
 )
+from .dpop import DpopBinding
 from .sign_in import SignIn, SignInDenied, SignInRefused, SignInTimeout, SignInUnavailable
 from .vault import ResourceTokens, TokenVault
 
@@ -397,6 +398,9 @@ def _recording(base: type[OAuthClientProvider]) -> type:
 
         async def _auth_flow(self, request: Any) -> Any:
             flow = super()._auth_flow(request)
+            binding = self._dpop_binding()
+            if binding is not None:  # proofs added, nonce challenges answered (auth/dpop.py)
+                flow = binding.flow(flow, lambda: self.context.protected_resource_metadata)
             try:
                 outgoing = await flow.__anext__()
                 while True:
@@ -418,6 +422,13 @@ def _recording(base: type[OAuthClientProvider]) -> type:
             # 401 fails just this request, and the connection (and its other calls) lives on.
             request.headers.pop("Authorization", None)
             yield request
+
+        def _dpop_binding(self) -> DpopBinding | None:
+            """This resource's DPoP state, for the SDK's code-grant and refresh flows (kept in the vault with the tokens)."""
+            if not hasattr(self, "_dpop"):
+                storage = getattr(getattr(self, "context", None), "storage", None)
+                self._dpop = DpopBinding(storage) if isinstance(storage, ResourceTokens) else None
+            return self._dpop
 
     return Recording
 

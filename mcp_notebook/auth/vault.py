@@ -104,6 +104,13 @@ class ResourceTokens:
             self.resource, client=client_info.model_dump(mode="json", exclude_none=True), issuer=client_info.issuer
         )
 
+    def extra(self, name: str) -> Any:
+        """Another value kept for this resource beside its tokens (the DPoP key and whether the token is bound)."""
+        return self.vault.get(self.resource).get(name)
+
+    def set_extra(self, **values: Any) -> None:
+        self.vault.update(self.resource, **values)
+
     def expires_at(self) -> float | None:
         value = self.vault.get(self.resource).get("expires_at")
         return float(value) if isinstance(value, int | float) else None
