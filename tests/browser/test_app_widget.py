@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from ..support.browser import APPS, Front, api, has_class, notebook, put_notebook, running_lab, wait_for
+from ..support.browser import APPS, LAB_ONLY, Front, api, has_class, notebook, put_notebook, running_lab, wait_for
 from .test_apps import FRAME, INNER, SERVER_CELL, link_asker
 
 pytestmark = pytest.mark.timeout(300)
@@ -101,6 +101,7 @@ def test_without_the_extension_an_app_runs_as_a_widget_sandboxed_and_reaching_on
     assert "count is 0" in "".join(report["data"]["text/plain"]) and APP_OUTPUT in report["data"]
 
 
+@LAB_ONLY
 def test_without_the_extension_a_link_opens_only_after_the_user_agrees_in_the_output(front: Front) -> None:
     from playwright.sync_api import expect
 

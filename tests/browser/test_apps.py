@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from ..support.browser import APPS, Front, has_class, notebook, put_notebook, running_lab, wait_for
+from ..support.browser import APPS, LAB_ONLY, Front, has_class, notebook, put_notebook, running_lab, wait_for
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -132,6 +132,7 @@ def test_an_app_runs_sandboxed_and_reaches_only_its_server(front: Front) -> None
     assert not [o for o in outcomes if "allowed:" in o], outcomes
 
 
+@LAB_ONLY
 def test_a_link_opens_only_after_the_dialog(front: Front) -> None:
     from playwright.sync_api import expect
 
@@ -168,6 +169,7 @@ def test_a_link_opens_only_after_the_dialog(front: Front) -> None:
     assert reply(903)["result"] == {}
 
 
+@LAB_ONLY
 def test_reload_restart_and_activate_in_a_new_kernel(front: Front) -> None:
     from playwright.sync_api import expect
 
@@ -226,6 +228,7 @@ def test_reload_restart_and_activate_in_a_new_kernel(front: Front) -> None:
     expect(app).to_have_attribute("data-app-state", "live")
 
 
+@LAB_ONLY
 @pytest.mark.parametrize("example", ["vanillajs", "preact"])
 def test_the_official_example_apps_call_their_server_from_the_cell(front: Front, example: str) -> None:
     """npm ``server-basic-vanillajs`` and ``server-basic-preact`` over stdio: the App shows the tool's time, and its

@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from ..support.browser import APPS, Front, chromium_pages, has_class, notebook, running_lab, wait_for
+from ..support.browser import Front, chromium_pages, has_class, notebook, running_lab, wait_for
 from .test_reload import (
     answer,
     cells,
@@ -47,7 +47,7 @@ def demo_url(start_http_server: Any) -> str:
     return start_http_server("demo", keys_env=KEY_ENV)
 
 
-@pytest.mark.parametrize("app", APPS)
+@pytest.mark.parametrize("app", ["lab"])  # collaboration is the same server extension under both (browser.LAB_ONLY)
 def test_two_pages_one_writes_the_report(tmp_path: Any, demo_url: str, app: str) -> None:
     from playwright.sync_api import expect
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from ..support.browser import Front, has_class, notebook, put_notebook
+from ..support.browser import LAB_ONLY, Front, has_class, notebook, put_notebook
 from .test_forms import served  # noqa: F401 - the forms test's server (``page`` and ``front`` come from conftest)
 
 KEY_ENV = "MCPNB_BROWSER_RESTART_KEY"
@@ -28,6 +28,7 @@ def demo_url(start_http_server: Any) -> str:
     return start_http_server("demo", keys_env=KEY_ENV)
 
 
+@LAB_ONLY
 def test_restart_marks_the_form_stale_and_resume_continues(front: Front, demo_url: str) -> None:  # noqa: F811 - front is the shared fixture of the browser tests, imported by name
     from playwright.sync_api import expect
 

@@ -28,7 +28,18 @@ from typing import Any
 
 import pytest
 
-from ..support.browser import APPS, Front, api, has_class, notebook, put_notebook, running_lab, saved_flows, wait_for
+from ..support.browser import (
+    APPS,
+    LAB_ONLY,
+    Front,
+    api,
+    has_class,
+    notebook,
+    put_notebook,
+    running_lab,
+    saved_flows,
+    wait_for,
+)
 
 KEY_ENV = "MCPNB_BROWSER_RELOAD_KEY"
 RESULT = "Provisioned 'orders' in us-west-2 (size small)."
@@ -127,6 +138,7 @@ def check_saved(url: str, name: str) -> dict[str, Any]:
     return output
 
 
+@LAB_ONLY
 def test_reload_then_answer_shows_the_result(front: Front, demo_url: str) -> None:
     from playwright.sync_api import expect
 

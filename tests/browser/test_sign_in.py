@@ -360,7 +360,7 @@ def test_denied_consent_says_so_in_the_cell(labs: Callable[..., Lab], oauth_serv
     assert oauth_server.stats()["authorization_code_grants"] == 1
 
 
-@pytest.mark.parametrize("app", APPS)
+@pytest.mark.parametrize("app", ["lab"])  # Notebook 7 signs in from a cell above (browser.LAB_ONLY)
 def test_sign_in_in_the_first_cell(app: str, labs: Callable[..., Lab], oauth_server: OAuthServer, browser: Any) -> None:
     from playwright.sync_api import expect
 

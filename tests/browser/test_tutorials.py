@@ -48,6 +48,8 @@ from ..support.browser import APPS, Front, running_lab
 
 NOTEBOOKS = REPO_ROOT / "notebooks"
 TUTORIALS = sorted(p.name for p in NOTEBOOKS.glob("[0-9][0-9]-*.ipynb"))
+NOTEBOOK7_TUTORIALS = ["01-first-call.ipynb", "02-forms.ipynb", "05-close-and-resume.ipynb"]
+"""The tutorials Run All also opens in Notebook 7: a first call, a form, a save and a resume (browser.LAB_ONLY says why not all)."""
 SANITIZE = NOTEBOOKS / "nbval-sanitize.cfg"
 APP_MIME = "application/vnd.mcp-notebook.app+json"
 STALL_SECONDS = 90  # no cell finished and no click made for this long: the run is stuck
@@ -271,7 +273,11 @@ def _saved(root: Path, name: str, front: Front) -> Any:
         time.sleep(0.3)
 
 
-@pytest.mark.parametrize("name", TUTORIALS)
+@pytest.mark.parametrize(
+    ("served", "name"),
+    [("lab", name) for name in TUTORIALS] + [("notebook7", name) for name in NOTEBOOK7_TUTORIALS],
+    indirect=["served"],
+)
 def test_run_all_in_the_browser_shows_what_nbval_sees(
     front: Front, served: tuple[str, str], name: str, tmp_path: Path
 ) -> None:

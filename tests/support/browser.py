@@ -23,11 +23,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ..conftest import REPO_ROOT, free_port
 
 CHROMIUM = "/usr/bin/chromium"
 APPS = ("lab", "notebook7")
 """The front ends the browser tests run in: JupyterLab 4 and Notebook 7 (the ``notebook`` package)."""
+LAB_ONLY = pytest.mark.parametrize("served", ["lab"], indirect=True)
+"""For a test of a module whose ``served`` runs in both front ends: this one in JupyterLab only.
+
+JupyterLab is the reference; Notebook 7 shares its notebook, output and widget code, and differs in
+the shell (one notebook a page, no status bar, its own URLs). Each module keeps in Notebook 7 the
+tests that meet those differences (opening, saving and reloading a notebook, a form, a sign-in from
+a cell, an App's frames, a flow without the extension) and runs the ones that only add more of the
+same in JupyterLab alone: the suite keeps within its time on a two-core machine."""
 CHROMIUM_FLAGS = [
     "--no-sandbox",
     "--disable-gpu",
