@@ -98,6 +98,7 @@ class Flow(TaskFollowing):
         self._wake = threading.Event()  # set when the outcome is known or the flow starts waiting (result())
         self.state = FlowState.RUNNING
         self.round = 0
+        self.sent = 0  # requests sent (the header's rounds; a resumed flow counts the earlier ones)
         self.rounds: list[Round] = []
         self.pending: dict[str, Any] = {}  # questions of the waiting round (SDK requests or dicts)
         self.answer_summary: list[str] = []  # what was answered, without values
@@ -152,6 +153,7 @@ class Flow(TaskFollowing):
         """
         flow = cls(conn, saved.method, saved.name, dict(saved.arguments or {}), **options)  # type: ignore[arg-type]
         flow.id, flow.round = saved.id, saved.round
+        flow.sent = saved.round  # each round that was answered had been sent
         flow._resume = (saved.request_state, dict(saved.pending))
         flow._withheld = frozenset(saved.withheld or ())
         flow._saved = True
@@ -462,6 +464,7 @@ class Flow(TaskFollowing):
         responses: dict[str, Any] | None = None
         state: str | None = None
         pause = STATE_ONLY_BACKOFF[0]
+        not_ready = 0  # rounds the server answered with a state and no question ("not yet")
         if self._resume is not None and self.task_ref is not None:
             return await self._follow_task(None)
         if self._resume is not None:
@@ -481,9 +484,15 @@ class Flow(TaskFollowing):
             if not isinstance(result, InputRequiredResult):
                 return result
             self.round += 1
+            if not result.input_requests:
+                not_ready += 1
             if self.round > self.max_rounds:
+                said = (
+                    f"answered 'not ready' (a request state, no question) {not_ready} of {self.round} times"
+                    if not_ready else f"still asked for input after {self.max_rounds} rounds"
+                )  # fmt: skip
                 raise FlowError(
-                    f"{self.label}: the server still asked for input after {self.max_rounds} rounds (the max_rounds setting); stopped.",
+                    f"{self.label}: the server {said}; stopped at the max_rounds setting ({self.max_rounds}).",
                     kind="rounds_exceeded", flow_id=self.id, server=self.conn.name, details={"max_rounds": self.max_rounds},
                 )  # fmt: skip
             state = result.request_state
@@ -521,6 +530,7 @@ class Flow(TaskFollowing):
         # that, with many concurrent flows, costs more in collections than the call itself
         entry = Round(number=self.round + 1, sent=SentLater(responses, state))
         self.rounds.append(entry)
+        self.sent += 1
         self.state = FlowState.RUNNING
         self.view.changed(self)
         common: dict[str, Any] = {"allow_input_required": True, "input_responses": responses, "request_state": state}

@@ -115,7 +115,10 @@ def hint(kind: Kind | None, fields: dict[str, Any]) -> str | None:
             return (f"If you trust it as shown, run: {resume} --trust\n"
                     f"Or connect the server yourself first (%mcp connect {name} TARGET), then {resume} --trust.")  # fmt: skip
         case "rounds_exceeded":
-            return "Raise the limit with %config MCPMagics.max_rounds = N if this is expected."
+            return (
+                "Raise the limit with %config MCPMagics.max_rounds = N if this is expected: it bounds the rounds of one call, "
+                "questions and 'not ready' answers alike (at 10, a server that keeps answering 'not ready' is given about 2 s)."
+            )
         case "not_connected":
             return "Use %mcp connect NAME TARGET first."
         case "no_saved_flow":

@@ -697,6 +697,18 @@ class _ReadText(_Blob):
     type = "read_text"
 
 
+def _not_ready(event: dict[str, Any]) -> bool:
+    """A 2026 round the server answered "not ready yet": a request state and no input requests (the client retries after a back-off)."""
+    message = event.get("message")
+    return (
+        event.get("from") == "server"
+        and isinstance(message, dict)
+        and message.get("resultType") == "input_required"
+        and not message.get("inputRequests")
+        and "requestState" in message
+    )
+
+
 class TraceView(ShownOnce):
     """A flow's messages as a timeline; on 2026-07-28 every arrow points client → server."""
 
@@ -717,6 +729,8 @@ class TraceView(ShownOnce):
             arrow = (
                 "client → server" if event["from"] == "client" else "server → client"
             ) + f" {event.get('kind', '')}".rstrip()
+            if _not_ready(event):
+                arrow += " (not ready: state, no question)"
             message = _json_text(event["message"], indent=None)
             if message is None:
                 message = "[message too deeply nested to show]"
@@ -730,6 +744,8 @@ class TraceView(ShownOnce):
             line = "━━━━━━" if request else "╌╌╌╌╌╌"
             lane = f"client {line}▶ server" if event["from"] == "client" else f"client ◀{line} server"
             lane += " request" if request else " result"
+            if _not_ready(event):
+                lane += " · not ready"
             if request and event["from"] == "server":
                 lane = f"<b>{lane}</b>"  # a 2025 back-channel request: the arrow 2026 removed
             rows.append(
@@ -768,7 +784,8 @@ class FlowReport:
         rich: list[str] = []
         state = shown_state(flow)
         elapsed = (flow.ended or flow.started) - flow.started
-        rounds = f"{flow.round + 1} round{'s' if flow.round else ''}"
+        sent = getattr(flow, "sent", flow.round + 1)  # requests sent, as the trace counts them
+        rounds = f"{sent} round{'' if sent == 1 else 's'}"
         rich.append(f'<div class="hdr">{badge(state)} <b>{esc(flow.label)}</b> · {esc(rounds)} · {elapsed:.2f} s</div>')
         if getattr(flow, "task", None) is not None:
             line = task_line(flow)

@@ -25,7 +25,12 @@ __all__ = ["CallOptions", "SessionSettings"]
 class SessionSettings(Configurable):
     """The settings of a session, as traitlets (``MCPMagics`` inherits them: ``%config MCPMagics.NAME``)."""
 
-    max_rounds = Int(10, help="Most input-required rounds one flow may take before it stops.").tag(config=True)
+    max_rounds = Int(
+        10,
+        help="Most input-required rounds one call may take before it stops: rounds with questions and rounds the server "
+        "answers 'not ready' (a request state, no question; retried after 50 ms, doubling to 250 ms) alike. At 10 a "
+        "'not ready' wait ends after about 2 s.",
+    ).tag(config=True)
     flow_timeout = TAny(
         None, allow_none=True, help="Default wall-clock limit of a flow in seconds (None: no limit)."
     ).tag(config=True)
