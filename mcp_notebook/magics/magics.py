@@ -487,21 +487,31 @@ class MCPMagics(Magics, SessionSettings):
 
     # ------------------------------------------------------------------ saved flows
     def _do_flows(self, words: list[str], cell: str | None) -> Any:
-        from ..flows.record import age
+        from ..core.text import one_line
+        from ..core.urls import visible
+        from ..flows.record import age, questions
         from ..notebook.display import Table
 
         ns, _ = self._parsers["flows"].parse(words)
         records = self.session.saved.waiting(ns.from_path, interactive=self._is_interactive())
         kinds = {"tools/call": "tool", "prompts/get": "prompt", "resources/read": "resource"}
         store = self.session.store
+
+        def waits_for(record: Any) -> str:  # the server's words: one line, control characters spelled out, cut
+            asked = questions({"pending": record.pending})
+            if not asked:
+                return "its task's result" if isinstance(record.task, dict) else ""
+            more = f" (+{len(asked) - 1} more)" if len(asked) > 1 else ""
+            return visible(one_line(asked[0], 60)) + more
+
         rows = [
-            [r.id, r.cell_id or "", r.server_name, f"{kinds[r.method]} {r.name}",
+            [r.id, r.cell_id or "", r.server_name, f"{kinds[r.method]} {r.name}", waits_for(r),
              f"task {r.task.get('status')}" if isinstance(r.task, dict) else r.round, age(r.updated),
              "yes" if store.is_trusted(r.id) else "NO: review below"]
             for r in records
         ]  # fmt: skip
         table = Table(
-            ["id", "cell", "server", "call", "round / task", "age", "saved by you"],
+            ["id", "cell", "server", "call", "waits for", "round / task", "age", "saved by you"],
             rows,
             title=f"flows waiting for input and running tasks ({self.session.frontend.describe()}); continue one with %mcp resume ID",
             empty="No flows are waiting for input.",

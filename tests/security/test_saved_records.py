@@ -421,3 +421,24 @@ def test_a_flow_whose_record_is_over_the_limit_is_not_saved_and_says_so(ip: Inte
         assert any("over the limit of 4,096" in note for note in flow.notes)
     finally:
         ip.run_line_magic("config", "MCPMagics.max_record_bytes = 1000000")
+
+
+# ---------------------------------------------------------------------- %mcp flows says what each flow waits for
+def test_flows_shows_the_question_as_text_one_line_and_cut(ip: InteractiveShell, hub: Any, tmp_path: Path) -> None:
+    hostile = planted("asks0001", {"name": "s", "target": "http://127.0.0.1:9/mcp"})
+    hostile["pending"]["go"]["params"]["message"] = (
+        "<img src=x onerror=alert(1)>\x1b[31m\u202eevil\nline two " + "x" * 200
+    )
+    hostile["pending"]["more"] = {"method": "sampling/createMessage", "params": {}}
+    ip.run_line_magic("mcp", "forget --all")  # the flows planted above (not this user's) are listed apart
+    table = ip.run_line_magic(
+        "mcp", f"flows --from {write_nb(tmp_path / 'asks.ipynb', hub.store.signer.sign(hostile))}"
+    )
+    [row] = [r for r in table.rows if r[0] == "asks0001"]
+    assert table.columns[4] == "waits for"
+    assert row[4].startswith("<img src=x onerror=alert(1)>\\u001b[31m\\u202eevil line two xxx") and row[4].endswith(
+        "x… (+1 more)"
+    )
+    assert len(row[4]) == 60 + 2 * 5 + len(" (+1 more)")  # one line cut at 60, each control character spelled in 6
+    html = table._repr_mimebundle_()["text/html"]
+    assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
