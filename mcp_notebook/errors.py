@@ -79,9 +79,9 @@ CODE_MEANINGS: dict[int, str] = {
 }
 
 STATE_REFUSED_HINT = (
-    "The server refused the saved request state: it expired, the server restarted without shared "
-    "keys (RequestStateSecurity(keys=[...])), the arguments changed, or the state was altered. "
-    "Start the call again."
+    "The server refused the saved request state. Most often the answer reached another worker or "
+    "instance that does not share its keys (RequestStateSecurity(keys=[...]) on every one), or the "
+    "server restarted with new keys; else the state expired, the arguments changed, or it was altered."
 )
 
 

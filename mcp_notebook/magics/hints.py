@@ -182,6 +182,34 @@ def for_magics(error: FlowError) -> Exception:
     return hinted
 
 
+def again_line(flow: Any) -> str:
+    """The ``%mcp`` line that starts ``flow``'s call afresh: same server, name and arguments, every word encoded
+    for the line's grammar; a secret argument is left as ``NAME=…`` for the user to give (never printed)."""
+    import json
+
+    secrets = flow.secret_arguments
+    target = f"{flow.conn.name}.{flow.name}"
+    if flow.method == "resources/read":
+        return f"%mcp read {line_word(flow.conn.name)} {line_word(flow.name)}"
+    verb = "call" if flow.method == "tools/call" else "prompt"
+    shown = {k: v for k, v in flow.arguments.items() if k not in secrets}
+    words = [f"%mcp {verb}", line_word(target)]
+    if shown:
+        words += ["--json", line_word(json.dumps(shown, ensure_ascii=False, separators=(",", ":")))]
+    words += [f"{line_word(k)}=…" for k in sorted(secrets & flow.arguments.keys())]
+    return " ".join(words)
+
+
+def state_refused(flow: Any) -> FlowError | None:
+    """A flow whose saved request state the server refused (-32602), with the exact line that starts it again."""
+    from ..errors import STATE_REFUSED_HINT
+
+    error = flow.error
+    if error is None or getattr(error, "code", None) != -32602 or STATE_REFUSED_HINT not in str(error):
+        return None
+    return error.with_hint(f"To start it again: {again_line(flow)}", "\n")
+
+
 def tool_failure(flow: Any) -> FlowError | None:
     """The error a ``%mcp`` cell fails with when its tool answered ``isError`` (``None`` otherwise).
 
