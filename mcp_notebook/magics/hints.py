@@ -19,7 +19,16 @@ from IPython.core.error import UsageError
 from ..errors import FlowError, Kind, Note, SessionError
 from .line_expand import line_word
 
-__all__ = ["connect_line", "for_magics", "hint", "tool_failure", "with_hint"]
+__all__ = [
+    "again_line",
+    "connect_line",
+    "for_magics",
+    "hint",
+    "legacy_internal_error",
+    "state_refused",
+    "tool_failure",
+    "with_hint",
+]
 
 
 def connect_line(conn: Any, protocol: str | None = None) -> str:
@@ -208,6 +217,27 @@ def state_refused(flow: Any) -> FlowError | None:
     if error is None or getattr(error, "code", None) != -32602 or STATE_REFUSED_HINT not in str(error):
         return None
     return error.with_hint(f"To start it again: {again_line(flow)}", "\n")
+
+
+def legacy_internal_error(flow: Any) -> FlowError | None:
+    """A -32603 from a call on a 2025-11-25 session: most often a server that answered with a 2026-07-28
+    input-required result, which that protocol cannot carry (its SDK turns it into an internal error).
+
+    Where the user forced ``--protocol legacy`` the line that connects on the newer protocol is given;
+    where the server itself offered only 2025-11-25, the likely cause alone is said.
+    """
+    error = flow.error
+    if error is None or getattr(error, "code", None) != -32603 or not flow.conn.is_legacy:
+        return None
+    cause = (
+        "On a 2025-11-25 session a -32603 most often means the server answered with a 2026-07-28 "
+        "input-required result (a question in the result), which that protocol cannot carry."
+    )
+    if flow.conn.protocol == "legacy":
+        return error.with_hint(f"{cause} Connect on the newer protocol: {connect_line(flow.conn, 'auto')}", "\n")
+    return error.with_hint(
+        f"{cause} The server offered only 2025-11-25: it should ask over the back-channel there.", "\n"
+    )
 
 
 def tool_failure(flow: Any) -> FlowError | None:

@@ -8,6 +8,7 @@ A secret argument is never printed: it stays ``NAME=…`` for the user to give.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -52,3 +53,44 @@ def test_prompts_and_resources(session: Session) -> None:
     assert again_line(prompt) == '%mcp prompt demo.briefing --json \'{{"topic":"MCP"}}\''
     read = session.start("resources/read", session.registry.get("demo"), "notes://ada/latest", {}, save=False)
     assert again_line(read) == "%mcp read demo notes://ada/latest"
+
+
+# ---------------------------------------------------------------------- a 2025 session's -32603 (issue 25, item 4)
+def _asking_server() -> Any:
+    """A 2026-style tool that answers with an input-required result whatever the session's protocol."""
+    from mcp.server.lowlevel import Server
+    from mcp.types import ElicitRequest, ElicitRequestFormParams, InputRequiredResult, ListToolsResult, Tool
+
+    async def tools(_ctx: Any, _params: Any) -> ListToolsResult:
+        return ListToolsResult(tools=[Tool(name="ask", input_schema={"type": "object", "properties": {}})])
+
+    async def call(_ctx: Any, _params: Any) -> InputRequiredResult:
+        schema = {"type": "object", "properties": {"go": {"type": "boolean"}}}
+        question = ElicitRequest(params=ElicitRequestFormParams(message="Go?", requested_schema=schema))
+        return InputRequiredResult(input_requests={"go": question}, request_state="s")
+
+    return Server("asking", on_list_tools=tools, on_call_tool=call)
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+def test_a_2025_session_s_internal_error_names_the_generation_and_the_line_that_fixes_it() -> None:
+    from mcp_notebook.errors import FlowError
+    from tests.conftest import get_shell
+
+    ip = get_shell()
+    ip.user_ns["asking_srv"] = _asking_server()
+    ip.run_line_magic("mcp", "connect asking_legacy asking_srv --protocol legacy")
+    try:
+        with pytest.raises(FlowError) as caught:
+            ip.run_line_magic("mcp", "call asking_legacy.ask")
+        text = str(caught.value)
+        assert caught.value.code == -32603 and "(MCP error -32603" in text
+        assert "a 2026-07-28 input-required result" in text
+        assert text.endswith("Connect on the newer protocol: %mcp connect asking_legacy asking_srv")
+        # on the newer protocol the same tool asks its question (headless: the missing answer is named)
+        ip.run_line_magic("mcp", "connect asking_new asking_srv")
+        with pytest.raises(FlowError, match="Go\\?"):
+            ip.run_line_magic("mcp", "call asking_new.ask")
+    finally:
+        for name in ("asking_legacy", "asking_new"):
+            ip.run_line_magic("mcp", f"disconnect {name}")
