@@ -32,6 +32,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.limits import Limits
 from ..core.redact import masked, secret_arguments
+from ..core.text import one_line
+from ..core.urls import visible
 from ..errors import FlowError, Kind, describe_exception
 from ..wire.routing import TAG_KEY
 from .kinds import STATE_ONLY_BACKOFF, FlowState, Method, Progress, Round
@@ -113,6 +115,7 @@ class Flow(TaskFollowing):
         self._resume: tuple[str | None, dict[str, Any]] | None = None  # saved state and questions to go on from
         self.limits = limits or Limits()  # how much of its results and questions is rendered
         self._withheld: frozenset[str] = frozenset()  # secret arguments a saved record left out
+        self._reworded: set[str] = set()  # question keys the server asked again with new wording
         self._secrets: frozenset[str] | None = None
         self._saved = False  # a record of this flow is in the store
         self._unanswered = False  # a headless run had no preset answer for a question
@@ -465,6 +468,7 @@ class Flow(TaskFollowing):
         state: str | None = None
         pause = STATE_ONLY_BACKOFF[0]
         not_ready = 0  # rounds the server answered with a state and no question ("not yet")
+        asked: dict[str, str] = {}  # question key -> the wording it was last answered under
         if self._resume is not None and self.task_ref is not None:
             return await self._follow_task(None)
         if self._resume is not None:
@@ -491,6 +495,8 @@ class Flow(TaskFollowing):
                     f"answered 'not ready' (a request state, no question) {not_ready} of {self.round} times"
                     if not_ready else f"still asked for input after {self.max_rounds} rounds"
                 )  # fmt: skip
+                if self._reworded:
+                    said += f", re-wording {', '.join(repr(k) for k in sorted(self._reworded))} each time"
                 raise FlowError(
                     f"{self.label}: the server {said}; stopped at the max_rounds setting ({self.max_rounds}).",
                     kind="rounds_exceeded", flow_id=self.id, server=self.conn.name, details={"max_rounds": self.max_rounds},
@@ -518,6 +524,7 @@ class Flow(TaskFollowing):
                 responses = None
                 continue
             pause = STATE_ONLY_BACKOFF[0]
+            self._notice_reworded(requests, asked)
             responses = await self._answer_round(requests)
 
     async def _send(self, responses: dict[str, Any] | None, state: str | None) -> Any:
@@ -564,6 +571,30 @@ class Flow(TaskFollowing):
         entry.ended = time.perf_counter()
         entry.received = partial(trace_received, result)
         return result
+
+    def _notice_reworded(self, requests: dict[str, Any], asked: dict[str, str]) -> None:
+        """A question asked again under its answered key with new wording: said once, naming the rule.
+
+        The SDK pins an answer to the exact question it answered; a server that puts per-call data (a
+        time, a counter) in the message asks again every round, and the flow loops until ``max_rounds``.
+        """
+        from mcp.types import ElicitRequest
+
+        for key, request in requests.items():
+            if not isinstance(request, ElicitRequest):
+                continue
+            message = str(getattr(request.params, "message", ""))
+            before = asked.get(key)
+            asked[key] = message
+            if before is None or before == message or key in self._reworded:
+                continue
+            self._reworded.add(key)
+            self.notes.append(
+                f"the server asked {visible(key)!r} again with new wording ({visible(one_line(before, 60))!r}, now "
+                f"{visible(one_line(message, 60))!r}): "
+                "an answer is pinned to the exact question, so a message that changes each round is asked again and again. "
+                "Build the message from the tool's arguments, not from per-call data such as the time."
+            )
 
     async def _answer_round(self, requests: dict[str, Any]) -> dict[str, Any]:
         """Answer every input request of one round together (one form for all elicitations)."""

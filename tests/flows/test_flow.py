@@ -463,7 +463,7 @@ ROUNDS_SENT: dict[str, int] = {}
 
 async def _rounds_tools(_ctx: Any, _params: Any) -> ListToolsResult:
     schema = {"type": "object", "properties": {}}
-    return ListToolsResult(tools=[Tool(name=n, input_schema=schema) for n in ("never_ready", "ask_twice")])
+    return ListToolsResult(tools=[Tool(name=n, input_schema=schema) for n in ("never_ready", "ask_twice", "reworded")])
 
 
 def _rounds_question(key: str) -> ElicitRequest:
@@ -475,6 +475,11 @@ async def _rounds_call(_ctx: Any, params: Any) -> Any:
     ROUNDS_SENT[params.name] = ROUNDS_SENT.get(params.name, 0) + 1
     if params.name == "never_ready":
         return InputRequiredResult(request_state=f"wait-{ROUNDS_SENT[params.name]}")
+    if params.name == "reworded":  # a message with per-call data: the answer never fits the new question
+        schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+        message = f"Go ahead? (asked at request {ROUNDS_SENT[params.name]})"
+        question = ElicitRequest(params=ElicitRequestFormParams(message=message, requested_schema=schema))
+        return InputRequiredResult(input_requests={"ok": question}, request_state="r")
     answers = params.input_responses or {}
     if "first" not in answers and "second" not in answers:
         return InputRequiredResult(input_requests={"first": _rounds_question("first")}, request_state="s1")
@@ -539,3 +544,16 @@ def test_a_flow_that_finishes_counts_each_request() -> None:
         )
     finally:
         session.close()
+
+
+def test_a_question_reworded_every_round_is_said_once_with_the_rule(rounds_hub: Session) -> None:
+    rounds_hub.settings.max_rounds = 3
+    try:
+        flow, error = run_rounds(rounds_hub, "reworded", Answers(fields={"ok": True}))
+    finally:
+        rounds_hub.settings.max_rounds = 10
+    assert ROUNDS_SENT["reworded"] == 4 and error.kind == "rounds_exceeded"
+    assert "still asked for input after 3 rounds, re-wording 'ok' each time" in str(error)
+    [note] = [n for n in flow.notes if "new wording" in n]
+    assert "'Go ahead? (asked at request 1)', now 'Go ahead? (asked at request 2)'" in note
+    assert "Build the message from the tool's arguments, not from per-call data" in note
