@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
@@ -62,41 +62,21 @@ class OAuthOptions:
     assertion_file: str | None = None
 
     @classmethod
+    def named(cls) -> tuple[str, ...]:
+        """The fields that are names or addresses (every one but ``client_credentials``), in the order a
+        ``%mcp connect`` line gives them: what a saved record keeps and what a printed line repeats."""
+        return tuple(f.name for f in fields(cls) if f.name != "client_credentials")
+
+    @classmethod
     def from_saved(cls, saved: dict[str, Any]) -> OAuthOptions:
         """Options back from a record's ``oauth`` entry (strings only; anything else is dropped)."""
-        names = (
-            "client_id",
-            "client_secret_env",
-            "scope",
-            "private_key_env",
-            "id_token_env",
-            "idp_token_endpoint",
-            "idp_client_id",
-            "issuer",
-            "assertion_env",
-            "assertion_file",
-        )
-        values = {k: saved[k] for k in names if isinstance(saved.get(k), str)}
+        values = {k: saved[k] for k in cls.named() if isinstance(saved.get(k), str)}
         return cls(client_credentials=saved.get("sign_in") == "client_credentials", **values)
 
     def saved(self) -> dict[str, Any]:
         """What a saved record may say about sign-in: names, never secrets."""
         out: dict[str, Any] = {"sign_in": "client_credentials" if self.client_credentials else "oauth"}
-        if self.client_id:
-            out["client_id"] = self.client_id
-        for name in (
-            "client_secret_env",
-            "private_key_env",
-            "scope",
-            "id_token_env",
-            "idp_token_endpoint",
-            "idp_client_id",
-            "issuer",
-            "assertion_env",
-            "assertion_file",
-        ):
-            if getattr(self, name):
-                out[name] = getattr(self, name)
+        out.update({name: getattr(self, name) for name in self.named() if getattr(self, name)})
         return out
 
 

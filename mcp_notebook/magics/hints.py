@@ -47,21 +47,10 @@ def connect_line(conn: Any, protocol: str | None = None) -> str:
         words += ["--bearer-env", line_word(t.bearer_env)] if t.bearer_env else []
         oauth = getattr(t, "oauth", None)
         if oauth is not None:
-            words += ["--client-id", line_word(oauth.client_id)] if oauth.client_id else []
-            words += ["--client-secret-env", line_word(oauth.client_secret_env)] if oauth.client_secret_env else []
-            words += ["--scope", line_word(oauth.scope)] if oauth.scope else []
             words += ["--client-credentials"] if oauth.client_credentials else []
-            words += ["--private-key-env", line_word(oauth.private_key_env)] if oauth.private_key_env else []
-            for flag in (
-                "id_token_env",
-                "idp_token_endpoint",
-                "idp_client_id",
-                "issuer",
-                "assertion_env",
-                "assertion_file",
-            ):
-                value = getattr(oauth, flag)
-                words += [f"--{flag.replace('_', '-')}", line_word(value)] if value else []
+            for name in oauth.named():  # every sign-in flag but --client-credentials names something: VAR, URL, ID
+                value = getattr(oauth, name)
+                words += [f"--{name.replace('_', '-')}", line_word(value)] if value else []
         return " ".join([*words, line_word(t.describe())])
     return " ".join([*words, t.describe()])  # an in-process object: the name the user gave it
 
