@@ -783,11 +783,13 @@ class Flow(TaskFollowing):
             params["requestState"] = shorten_token(state)
         return {"method": self.method, "params": params}
 
-    def trace(self) -> list[dict[str, Any]]:
+    def trace(self, times: bool = False) -> list[dict[str, Any]]:
         """Every message of the flow in the order it crossed the wire, as ``{round, from, to, kind, message}``.
 
         A 2025 back-channel exchange happens *inside* a request, so events are ordered by time:
         the request, the server's question, the client's answer, then the request's result.
+        ``times`` adds ``ms``: when each crossed, in milliseconds since the call began (what shows a
+        "not ready" back-off: 50 ms, doubling to 250 ms).
         """
         timed: list[tuple[float, int, dict[str, Any]]] = []
         for r in self.rounds:
@@ -842,7 +844,10 @@ class Flow(TaskFollowing):
                             },
                         )
                     )
-        return [event for _, _, event in sorted(timed, key=lambda item: (item[0], item[1]))]
+        ordered = sorted(timed, key=lambda item: (item[0], item[1]))
+        if times:
+            return [{**event, "ms": max(0, round((at - self.started) * 1000))} for at, _, event in ordered]
+        return [event for _, _, event in ordered]
 
 
 def _resolve(value: Any, flow: Flow | None = None) -> Any:

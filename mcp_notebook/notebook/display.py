@@ -717,7 +717,7 @@ class TraceView(ShownOnce):
         self.limits = limits or getattr(flow, "limits", None) or Limits()
 
     def events(self) -> list[dict[str, Any]]:
-        return self.flow.trace()
+        return self.flow.trace(times=True)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         flow = self.flow
@@ -738,7 +738,8 @@ class TraceView(ShownOnce):
             if cut:
                 shown += f" {_cut_note(cut)}"
             budget.block()
-            plain.append(f"  round {event['round']}  {arrow}  {shown}")
+            at = f"+{event['ms']} ms" if "ms" in event else ""
+            plain.append(f"  round {event['round']}  {at}  {arrow}  {shown}")
             request = event.get("kind") == "request"
             colour = "#1976d2" if event["from"] == "client" else ("#c62828" if request else "#ef6c00")
             line = "━━━━━━" if request else "╌╌╌╌╌╌"
@@ -749,7 +750,8 @@ class TraceView(ShownOnce):
             if request and event["from"] == "server":
                 lane = f"<b>{lane}</b>"  # a 2025 back-channel request: the arrow 2026 removed
             rows.append(
-                f"<tr><td>{esc(event['round'])}</td><td style='color:{colour};white-space:nowrap;font-family:monospace'>{lane}</td>"
+                f"<tr><td>{esc(event['round'])}</td><td style='white-space:nowrap'>{esc(at)}</td>"
+                f"<td style='color:{colour};white-space:nowrap;font-family:monospace'>{lane}</td>"
                 f"<td style='text-align:left'><code style='display:block;text-align:left;white-space:pre-wrap;word-break:break-word;"
                 f"font-family:var(--jp-code-font-family,monospace);font-size:12px'>{esc(shown)}</code></td></tr>"
             )
@@ -757,7 +759,9 @@ class TraceView(ShownOnce):
         plain.extend(notes)
         legend = "<small>━ request · ╌ result</small>"
         table = (
-            f"<table><tr><th>round</th><th>direction {legend}</th><th>message</th></tr>" + "".join(rows) + "</table>"
+            f"<table><tr><th>round</th><th>time</th><th>direction {legend}</th><th>message</th></tr>"
+            + "".join(rows)
+            + "</table>"
         )
         return {
             "text/plain": "\n".join(plain),

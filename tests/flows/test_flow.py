@@ -518,6 +518,11 @@ def test_a_server_never_ready_stops_at_the_cap_said_as_not_ready_with_the_reques
     assert "</b> · 5 rounds · " in header  # requests sent, not one more
     trace = TraceView(flow)._repr_mimebundle_()
     assert trace["text/plain"].count("(not ready: state, no question)") == 5
+    # the timed trace shows the back-off between the requests: 50 ms, doubling to 250 ms
+    sent_at = [e["ms"] for e in flow.trace(times=True) if e["from"] == "client"]
+    gaps = [b - a for a, b in zip(sent_at, sent_at[1:], strict=False)]
+    assert len(gaps) == 4 and all(gap >= least for gap, least in zip(gaps, (45, 95, 195, 245), strict=True)), gaps
+    assert f"+{sent_at[-1]} ms" in trace["text/plain"] and "<th>time</th>" in trace["text/html"]
     assert trace["text/html"].count("result · not ready") == 5
 
 
