@@ -190,7 +190,7 @@ class CellAwait:
         if not isinstance(value, InCell):
             return value  # a background Flow, a listing, a usage message: as the plain line gives it
         from ..errors import FlowError
-        from .hints import for_magics, tool_failure
+        from .hints import flow_failure, for_magics, tool_failure
 
         flow = value.flow
         if value.choice is not None:  # a panel first: the click starts the flow this cell then waits for
@@ -220,7 +220,7 @@ class CellAwait:
         except asyncio.CancelledError:  # the flow's own Cancel button (an Interrupt arrives as KeyboardInterrupt)
             error: Exception = FlowError(f"{flow.label} was cancelled.", kind="cancelled", server=flow.conn.name)
         except Exception as exc:  # noqa: BLE001 - the flow's own error fails the cell, as a headless run does
-            error = for_magics(exc) if isinstance(exc, FlowError) else exc
+            error = for_magics(flow_failure(flow, exc)) if isinstance(exc, FlowError) else exc
         else:
             failed = tool_failure(flow)  # the tool's own isError: the cell fails, as a headless run's does
             if failed is None:

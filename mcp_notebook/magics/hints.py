@@ -198,25 +198,29 @@ def again_line(flow: Any) -> str:
     return " ".join(words)
 
 
-def state_refused(flow: Any) -> FlowError | None:
+def flow_failure(flow: Any, error: FlowError) -> FlowError:
+    """What a cell fails with when ``flow`` ended in ``error``, headless or in a form: a refused request state gets
+    the line that starts the call again, a 2025 session's -32603 its likely cause (else ``error`` as it is)."""
+    return state_refused(flow, error) or legacy_internal_error(flow, error) or error
+
+
+def state_refused(flow: Any, error: FlowError) -> FlowError | None:
     """A flow whose saved request state the server refused (-32602), with the exact line that starts it again."""
     from ..errors import STATE_REFUSED_HINT
 
-    error = flow.error
-    if error is None or getattr(error, "code", None) != -32602 or STATE_REFUSED_HINT not in str(error):
+    if getattr(error, "code", None) != -32602 or STATE_REFUSED_HINT not in str(error):
         return None
     return error.with_hint(f"To start it again: {again_line(flow)}", "\n")
 
 
-def legacy_internal_error(flow: Any) -> FlowError | None:
+def legacy_internal_error(flow: Any, error: FlowError) -> FlowError | None:
     """A -32603 from a call on a 2025-11-25 session: most often a server that answered with a 2026-07-28
     input-required result, which that protocol cannot carry (its SDK turns it into an internal error).
 
     Where the user forced ``--protocol legacy`` the line that connects on the newer protocol is given;
     where the server itself offered only 2025-11-25, the likely cause alone is said.
     """
-    error = flow.error
-    if error is None or getattr(error, "code", None) != -32603 or not flow.conn.is_legacy:
+    if getattr(error, "code", None) != -32603 or not flow.conn.is_legacy:
         return None
     cause = (
         "On a 2025-11-25 session a -32603 most often means the server answered with a 2026-07-28 "

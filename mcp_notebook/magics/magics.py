@@ -28,7 +28,7 @@ from ..notebook.watching import Watches
 from ..session.session import Session, SessionSettings
 from .args import build_arguments, parse_body, parse_json_object, parse_pairs
 from .grammar import Help, build_parsers, call_options, check_choice, full_usage, headers_of, summary
-from .hints import connect_line, for_magics, legacy_internal_error, state_refused, tool_failure, with_hint
+from .hints import connect_line, flow_failure, for_magics, tool_failure, with_hint
 from .line_expand import expand_braces, strip_comment
 from .listings import listing_rows
 
@@ -474,8 +474,7 @@ class MCPMagics(Magics, SessionSettings):
         )  # the raised error says it
         self.session.kept_notice(flow)
         if flow.error is not None:
-            # a refused state: the line that starts the call again; a 2025 session's -32603: the likely cause
-            error = state_refused(flow) or legacy_internal_error(flow) or flow.error
+            error = flow_failure(flow, flow.error)
             error.__context__ = None
             raise error
         if ns.output:
