@@ -21,13 +21,14 @@ __all__ = [
     "map_async",
     "prompt",
     "read",
+    "replay",
     "unload_ipython_extension",
 ]
 
 if TYPE_CHECKING:
     from .flows.flow import Flow
     from .mapping.map import map, map_async
-    from .session.api import call, connect, prompt, read
+    from .session.api import call, connect, prompt, read, replay
 
 
 def load_ipython_extension(ipython: Any) -> None:
@@ -127,7 +128,7 @@ def __dir__() -> list[str]:
 def __getattr__(name: str) -> Any:
     if name in __all__:
         _in_ipython()
-    if name in ("connect", "call", "prompt", "read"):
+    if name in ("connect", "call", "prompt", "read", "replay"):
         from .session import api
 
         return getattr(api, name)

@@ -667,6 +667,7 @@ class Flow(TaskFollowing):
             self.answer_summary.append(f"{question_line(key, requests.get(key))}: {answer.action}{detail}")
         if single:
             self.rounds[-1].sent = {key: response_summary(a) for key, a in answers.items()}
+            self.rounds[-1].answered = next(iter(answers.values()), None)
             self.rounds[-1].ended = time.perf_counter()
             return next(iter(answers.values()))
         return answers

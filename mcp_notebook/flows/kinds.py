@@ -38,6 +38,7 @@ class Round:
     received: Any = field(default_factory=dict)
     started: float = field(default_factory=time.perf_counter)
     ended: float | None = None
+    answered: Any = None  # a 2025 back-channel question's answer, as sent (flows/replay.py reads it; never traced)
 
 
 @dataclass

@@ -329,7 +329,29 @@ def build_parsers() -> dict[str, Parser]:
     p = ps["trace"] = Parser("trace", "Show the protocol trace of the last flow (or export it as JSON).")
     p.add_argument("which", nargs="?", default="last", help="'last' (the only one kept for now)")
     p.add_argument("--json", action="store_true", help="return the trace as a list of dicts")
-    p.add_argument("--save", metavar="PATH", help="write the trace as JSON to PATH")
+    p.add_argument(
+        "--save",
+        metavar="PATH",
+        help="write the trace as JSON to PATH, with the recording %%mcp replay PATH calls again",
+    )
+    p.add_argument(
+        "--keep-answers", action="store_true",
+        help="keep the answers' values in the saved file, so a replay needs none given (a secret-looking field is never kept)",
+    )  # fmt: skip
+    p = ps["replay"] = Parser(
+        "replay",
+        "Call the flow saved with %mcp trace --save FILE again, answering as recorded, and say what changed "
+        "(requests, questions, result); the cell fails when anything did.",
+    )  # fmt: skip
+    p.add_argument("file", metavar="FILE", help="a trace file written by %%mcp trace --save")
+    p.add_argument("--server", metavar="NAME", help="the connection to replay against (default: the recorded one)")
+    p.add_argument(
+        "--answer", action="append", default=[], metavar="FIELD=VALUE",
+        help="a value the recording withheld (a secret argument or field) or did not keep; also answers a new question",
+    )  # fmt: skip
+    p.add_argument("--answers", metavar="JSON", help="several values at once, as a JSON object")
+    p.add_argument("--timeout", type=float, metavar="SECONDS", help="wall-clock limit for the replayed flow")
+    p.add_argument("-o", "--output", metavar="VAR", help="store the Replay (before, after, differences) in VAR")
     p = ps["server"] = Parser(
         "server",
         "%%mcp server NAME: run the cell and connect the MCPServer (or low-level Server) it defines as NAME; re-run to reload.",
@@ -418,7 +440,8 @@ SUMMARY = """\
   connect --from-config [PATH] [NAME ...|--all]   servers of your MCP configs (Claude Desktop, VS Code)
                             and, once approved (asks, or --trust-project), a project's .mcp.json
   resume [ID] | forget ID|--all   continue a saved flow, or drop it
-  trace [last] [--json]     the last flow's messages, round by round
+  trace [last] [--json] [--save FILE]   the last flow's messages, round by round (saved: replayable)
+  replay FILE [--server NAME]   call a saved flow again, answered as recorded; the cell fails on a change
   roots [list|add|remove|reset]  folders offered to servers connected after (default: none)
   auth [list] | auth logout NAME|--all   OAuth sign-ins kept for you
   %%mcp server NAME         the server defined in the cell becomes connection NAME (re-run reloads)

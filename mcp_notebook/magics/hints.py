@@ -133,6 +133,12 @@ def hint(kind: Kind | None, fields: dict[str, Any]) -> str | None:
             return "Run the call again to start a new task; %mcp forget ID drops a saved one."
         case "task_handle_missing":
             return f"Run the call again, or drop the saved task with %mcp forget {flow_id}."
+        case "replay_changed":
+            path = _word_of(details.get("path"), "FILE")
+            if fields.get("missing_field"):
+                return f"Give what the recording withheld: %mcp replay {path} --answer {_word_of(fields['missing_field'], 'FIELD')}=VALUE"
+            return (f"If the change is what you meant, record it again: run the call, then %mcp trace --save {path} --keep-answers; "
+                    "%mcp trace shows the replay's messages.")  # fmt: skip
         case "skill_refused":
             return f"Nothing of it was used; %mcp skills {name} lists what the server offers now."
         # no hint: the message already says what to do, or there is no %mcp command that helps
@@ -253,3 +259,24 @@ def tool_failure(flow: Any) -> FlowError | None:
         server=flow.conn.name,
         flow_id=flow.id,
     )
+
+
+def saved_trace_line(flow: Any, path: str, recording: dict[str, Any]) -> str:
+    """What ``%mcp trace --save`` says: where it went, and what a replay of it will need given."""
+    told = f"Wrote the trace of {flow.label} to {path}; %mcp replay {line_word(path)} calls it again."
+    needs = [f"{line_word(name)}=VALUE" for name in recording["withheld"]]
+    for asked in recording["asked"]:
+        answer = asked.get("answer") or {}
+        if answer.get("action") == "accept":
+            kept = answer.get("content") or {}
+            needs += [f"{line_word(f)}=VALUE" for f in answer.get("fields") or [] if f not in kept]
+    if recording["answers_kept"]:
+        told += " Your answers are in it (a secret-looking field never is); treat the file like what you typed."
+    if needs:
+        unique = list(dict.fromkeys(needs))
+        told += (
+            f" A replay needs {' '.join(f'--answer {n}' for n in unique)}"
+            + ("" if recording["answers_kept"] else " (or save with --keep-answers)")
+            + "."
+        )
+    return told

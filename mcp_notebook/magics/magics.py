@@ -28,7 +28,7 @@ from ..notebook.watching import Watches
 from ..session.session import Session, SessionSettings
 from .args import build_arguments, parse_body, parse_json_object, parse_pairs
 from .grammar import Help, build_parsers, call_options, check_choice, full_usage, headers_of, summary
-from .hints import connect_line, flow_failure, for_magics, tool_failure, with_hint
+from .hints import connect_line, flow_failure, for_magics, saved_trace_line, tool_failure, with_hint
 from .line_expand import expand_braces, strip_comment
 from .listings import listing_rows
 
@@ -568,9 +568,20 @@ class MCPMagics(Magics, SessionSettings):
         if flow is None:
             raise UsageError("no flow has run yet in this kernel")
         if ns.save:
-            self.session.save_trace(flow, ns.save)
-            return print(f"Wrote the trace of {flow.label} to {ns.save}.")
+            rec = self.session.save_trace(flow, ns.save, keep_answers=ns.keep_answers)
+            return print(saved_trace_line(flow, ns.save, rec))
+        if ns.keep_answers:
+            raise UsageError("--keep-answers goes with --save FILE (what is saved keeps them)")
         return flow.trace() if ns.json else TraceView(flow)
+
+    def _do_replay(self, words: list[str], cell: str | None) -> Any:
+        ns, _ = self._parsers["replay"].parse(words)
+        options = call_options(argparse.Namespace(**{**vars(ns), "accept_defaults": False, "decline": [], "cancel": False, "confirm": False, "no_save": True, "trace": False}))  # fmt: skip
+        outcome = self.session.replay(ns.file, ns.server, options.answers, ns.timeout)
+        if ns.output:
+            assert self.shell is not None  # a line magic runs in its shell
+            self.shell.user_ns[ns.output] = outcome
+        print(outcome.check().summary())  # check() raises, listing the differences, when anything changed
 
     # ------------------------------------------------------------------ servers in the notebook
     def _do_server(self, words: list[str], cell: str | None) -> Any:

@@ -15,9 +15,10 @@ from ..forms.model import Answers
 from ..wire.connection import Connection
 
 if TYPE_CHECKING:
+    from ..flows.replay import Replay
     from .session import Session
 
-__all__ = ["call", "connect", "default_session", "prompt", "read"]
+__all__ = ["call", "connect", "default_session", "prompt", "read", "replay"]
 
 
 _default: Session | None = None
@@ -119,3 +120,16 @@ def read(
     session = default_session()
     conn = session.registry.get(server)
     return session.start("resources/read", conn, uri, None, answers=_answers(answers, accept_defaults), save=False)
+
+
+def replay(
+    path: str, server: str | None = None, *, answers: Mapping[str, Any] | None = None, timeout: float | None = None
+) -> Replay:
+    """Call the flow saved in the trace file ``path`` again, answered as recorded, and say what changed.
+
+    ``answers`` gives what the recording withheld (secret arguments and fields) or did not keep
+    (saved without ``keep_answers``), and answers a question the recording never saw. Returns a
+    ``Replay``: ``.same``, ``.differences``, ``.check()`` (raises when anything changed), e.g.
+    ``assert mcp_notebook.replay("orders.json").same`` in a pytest test.
+    """
+    return default_session().replay(path, server, _answers(answers, False), timeout)

@@ -49,6 +49,7 @@ from .sign_in import SignIns
 from .views import Choice, NoViews, Views
 
 if TYPE_CHECKING:
+    from ..flows.replay import Replay
     from ..notebook.apps import AppHost
     from ..notebook.watching import Watches
 
@@ -342,8 +343,11 @@ class Session:
         saved: SavedFlow | None = None,
         prepare: Callable[[], Awaitable[dict[str, Any]]] | None = None,
         task: TaskOptions | None = None,
+        answerer: Answerer | None = None,
     ) -> Flow:
         """Create a flow (going on from ``saved`` when given), not yet started: ``flow.start()``, or ``await flow.run_here()`` on the loop.
+
+        ``answerer``: who answers its questions, instead of one made of ``answers`` and ``ui`` (a replay's).
 
         ``prepare``: the arguments are made on the loop once the flow runs (they need the tool's
         schema, which a server that wants a sign-in first gives only after it, shown in the flow's cell).
@@ -352,7 +356,7 @@ class Session:
         """
         settings = self.settings
         flow_timeout = float(settings.flow_timeout) if settings.flow_timeout is not None else None
-        answerer = Answerer(
+        answerer = answerer or Answerer(
             answers=answers or Answers(),
             router=self.router,
             root_list=self.roots,
@@ -527,17 +531,23 @@ class Session:
                     return flow
         return None
 
-    def save_trace(self, flow: Flow, path: str) -> None:
-        """Write ``flow``'s trace (its label, protocol and events) to ``path`` as JSON."""
-        import json
+    def save_trace(self, flow: Flow, path: str, keep_answers: bool = False) -> dict[str, Any]:
+        """Write ``flow``'s trace and its recording (``flows/replay.py``) to ``path`` as JSON; returns the recording.
 
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(
-                {"flow": flow.label, "protocol": flow.conn.protocol_version, "events": flow.trace()},
-                fh,
-                indent=2,
-                default=str,
-            )
+        ``keep_answers``: the recording keeps the answers' values (never a secret-looking field's), so
+        a replay needs none given.
+        """
+        from .replay import save_trace
+
+        return save_trace(flow, path, keep_answers)
+
+    def replay(
+        self, path: str, server: str | None = None, answers: Answers | None = None, timeout: float | None = None
+    ) -> Replay:
+        """Call the recorded flow of the trace file ``path`` again, answered as recorded; what changed (``Replay``)."""
+        from .replay import replay
+
+        return replay(self, path, server, answers or Answers(), timeout)
 
 
 @contextlib.contextmanager

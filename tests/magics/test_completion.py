@@ -169,7 +169,7 @@ def printed(k: Kernel, code: str) -> str:
 def test_subcommands_and_flags(kernel: Kernel) -> None:
     parsers = build_parsers()
     assert complete(kernel, "%mcp ") == sorted(parsers)
-    assert complete(kernel, "%mcp re") == ["read", "resources", "resume", "review"]
+    assert complete(kernel, "%mcp re") == ["read", "replay", "resources", "resume", "review"]
     assert complete(kernel, "%%mcp ser") == ["serve", "server", "servers"]
     assert complete(kernel, "r = %mcp cal") == ["call"]
     reply = reply_of(kernel, "%mcp call shop.order --t")

@@ -12,7 +12,7 @@ from mcp_notebook.magics.grammar import SUMMARY, Help, Parser, build_parsers, fr
 
 SUBCOMMANDS = {
     "connect", "servers", "log", "disconnect", "tools", "prompts", "resources", "skills", "skill", "call", "prompt", "read",
-    "flows", "resume", "forget", "trace", "server", "serve", "stop", "roots", "model", "review", "auth", "tasks", "watch", "unwatch", "map",
+    "flows", "resume", "forget", "trace", "replay", "server", "serve", "stop", "roots", "model", "review", "auth", "tasks", "watch", "unwatch", "map",
 }  # fmt: skip
 FLOW_DEFAULTS: dict[str, Any] = {
     "answer": [],
@@ -109,8 +109,22 @@ def test_one_parser_per_subcommand_all_mentioned_in_the_summary() -> None:
         ),
         ("forget", "f1", {"id": "f1", "all": False}),
         ("forget", "--all", {"id": None, "all": True}),
-        ("trace", "", {"which": "last", "json": False, "save": None}),
-        ("trace", "last --json --save t.json", {"which": "last", "json": True, "save": "t.json"}),
+        ("trace", "", {"which": "last", "json": False, "save": None, "keep_answers": False}),
+        (
+            "trace",
+            "last --json --save t.json --keep-answers",
+            {"which": "last", "json": True, "save": "t.json", "keep_answers": True},
+        ),
+        (
+            "replay",
+            "t.json",
+            {"file": "t.json", "server": None, "answer": [], "answers": None, "timeout": None, "output": None},
+        ),
+        (
+            "replay",
+            "t.json --server shop2 --answer otp=1 -o r",
+            {"file": "t.json", "server": "shop2", "answer": ["otp=1"], "answers": None, "timeout": None, "output": "r"},
+        ),
         ("server", "demo --var srv", {"name": "demo", "var": "srv"}),
         (
             "serve",

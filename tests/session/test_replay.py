@@ -1,0 +1,276 @@
+"""`%mcp trace --save` and `%mcp replay` (``session/replay.py``): a server author's regression test.
+
+A shop server made the way the SDK's page makes one (``Resolve`` dependencies asking with
+``Elicit``), connected in-process, changed between the recording and the replay the way an author
+edits a ``%%mcp server`` cell: same behaviour, a new question, a changed result, a secret withheld;
+both protocol generations; a model's reply kept in the recording; hostile files.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any
+
+import pytest
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+from mcp.server.mcpserver import Elicit, MCPServer, Resolve
+from pydantic import BaseModel, Field
+
+from mcp_notebook.errors import FlowError
+
+from ..conftest import get_shell, session_of
+
+SECRET_KEY = "sk-live-4d3c2b1a"  # an API key given as an argument: never written to the file
+SECRET_OTP = "918273"  # a one-time code typed into a form field named otp: never written either
+
+
+class Size(BaseModel):
+    size: str = Field(description="S, M or L")
+
+
+class Wrap(BaseModel):
+    wrap: bool = Field(False, description="Gift-wrap it?")
+
+
+class Approve(BaseModel):
+    approve: bool = Field(description="Go ahead?")
+    otp: str = Field(description="The one-time code from your phone")
+
+
+async def ask_size(item: str) -> Elicit[Size]:
+    return Elicit(f"Which size of {item}?", Size)
+
+
+async def ask_wrap(item: str) -> Elicit[Wrap]:
+    return Elicit(f"Gift-wrap the {item}?", Wrap)
+
+
+async def ask_approve(app: str) -> Elicit[Approve]:
+    return Elicit(f"Deploy {app}?", Approve)
+
+
+def make_shop(price: int = 10, asks_wrap: bool = False) -> MCPServer[Any]:
+    """Version 1 of the shop (``price``), or an edited one: another price, or a new question (``asks_wrap``)."""
+    srv: MCPServer[Any] = MCPServer("shop")
+    if asks_wrap:
+
+        async def order(item: str, size: Annotated[Size, Resolve(ask_size)], wrap: Annotated[Wrap, Resolve(ask_wrap)]) -> str:  # fmt: skip
+            return f"{item} ({size.size}{', wrapped' if wrap.wrap else ''}) costs {price}"
+    else:
+
+        async def order(item: str, size: Annotated[Size, Resolve(ask_size)]) -> str:  # type: ignore[misc]
+            return f"{item} ({size.size}) costs {price}"
+
+    async def deploy(app: str, api_key: str, ok: Annotated[Approve, Resolve(ask_approve)]) -> str:
+        assert api_key == SECRET_KEY and ok.otp == SECRET_OTP, "the secrets reached the server as given"
+        return f"deployed {app}" if ok.approve else f"kept {app}"
+
+    srv.tool(name="order")(order)
+    srv.tool(name="deploy")(deploy)
+    return srv
+
+
+@pytest.fixture(scope="module")
+def ip() -> Iterator[InteractiveShell]:
+    shell = get_shell()
+    yield shell
+    session = session_of(shell)
+    for name in ("shop", "shop25"):
+        if name in session.registry:
+            session.registry.disconnect(name)
+
+
+def mcp(ip: InteractiveShell, line: str) -> Any:
+    return ip.run_line_magic("mcp", line)
+
+
+def connect(ip: InteractiveShell, server: MCPServer[Any], name: str = "shop", protocol: str = "auto") -> None:
+    session_of(ip).connect(name, server, protocol=protocol)
+
+
+def record(ip: InteractiveShell, tmp_path: Path, line: str, keep: bool = True, name: str = "orders.json") -> Path:
+    path = tmp_path / name
+    mcp(ip, line)
+    mcp(ip, f"trace --save {path}{' --keep-answers' if keep else ''}")
+    return path
+
+
+def test_the_same_server_replays_the_same(
+    ip: InteractiveShell, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    connect(ip, make_shop())
+    path = record(ip, tmp_path, "call shop.order item=shirt --answer size=M")
+    saved = json.loads(path.read_text())
+    rec = saved["replay"]
+    assert rec["requests"] == 2 and rec["arguments"] == {"item": "shirt"}
+    assert [(a["round"], a["key"], a["message"], a["fields"]) for a in rec["asked"]] == [
+        (1, "tests.session.test_replay:ask_size", "Which size of shirt?", ["size"])
+    ]
+    assert rec["asked"][0]["answer"] == {
+        "action": "accept",
+        "fields": ["size"],
+        "content": {"size": "M"},
+        "withheld": [],
+    }
+    assert rec["outcome"]["result"]["content"][0]["text"] == "shirt (M) costs 10"
+    assert saved["events"][0]["kind"] == "request"  # the trace is still there, beside the recording
+    capsys.readouterr()
+    assert mcp(ip, f"replay {path} -o again") is None
+    out = capsys.readouterr().out
+    assert out.strip() == f"Replayed shop.order from {path}: the same (2 requests, 1 question, the same result)."
+    again = ip.user_ns["again"]
+    assert again.same and again.differences == [] and again.flow.value.content[0].text == "shirt (M) costs 10"
+
+
+def test_a_changed_result_fails_the_replay_with_a_diff(ip: InteractiveShell, tmp_path: Path) -> None:
+    connect(ip, make_shop(price=10))
+    path = record(ip, tmp_path, "call shop.order item=shirt --answer size=M")
+    connect(ip, make_shop(price=12))  # the author edits the server
+    with pytest.raises(FlowError) as raised:
+        mcp(ip, f"replay {path}")
+    assert raised.value.kind == "replay_changed"
+    text = str(raised.value)
+    assert text.startswith(f"Replayed shop.order from {path}: 1 difference\n  - the result changed:")
+    assert '-   "text": "shirt (M) costs 10",' in text and '+   "text": "shirt (M) costs 12",' in text
+    assert f"%mcp trace --save {path} --keep-answers" in text  # the hint: record again if that was meant
+    replayed = session_of(ip).replay(str(path))
+    assert not replayed.same and len(replayed.differences) == 1
+
+
+def test_a_new_question_is_a_difference_and_presets_can_answer_it(ip: InteractiveShell, tmp_path: Path) -> None:
+    connect(ip, make_shop())
+    path = record(ip, tmp_path, "call shop.order item=mug --answer size=S")
+    connect(ip, make_shop(asks_wrap=True))
+    with pytest.raises(FlowError) as raised:
+        mcp(ip, f"replay {path}")
+    lines = str(raised.value).splitlines()
+    assert lines[0] == f"Replayed shop.order from {path}: 3 differences"
+    assert lines[1] == "  - requests sent: 2 before, 1 now"
+    assert lines[2] == "  - round 1: a new question, 'tests.session.test_replay:ask_wrap' (“Gift-wrap the mug?”)"
+    assert lines[3].startswith(
+        """  - the flow ended failed (before: done): shop asks: "Gift-wrap the mug?" and field 'wrap'"""
+    )
+    # answered by a preset, the new question is still a difference, and the result is compared
+    replayed = session_of(ip).replay(str(path), answers=_answers(wrap=True))
+    assert replayed.flow.value.content[0].text == "mug (S, wrapped) costs 10"
+    assert [d.splitlines()[0] for d in replayed.differences] == [
+        "round 1: a new question, 'tests.session.test_replay:ask_wrap' (“Gift-wrap the mug?”)",
+        "the result changed:",
+    ]  # the same number of requests: both questions came in round 1
+
+
+def test_a_withheld_secret_is_never_written_and_is_asked_for(ip: InteractiveShell, tmp_path: Path) -> None:
+    connect(ip, make_shop())
+    path = record(ip, tmp_path, f"call shop.deploy app=web api_key={SECRET_KEY} --answer approve=true --answer otp={SECRET_OTP}")  # fmt: skip
+    text = path.read_text()
+    assert SECRET_KEY not in text and SECRET_OTP not in text
+    rec = json.loads(text)["replay"]
+    assert rec["withheld"] == ["api_key"] and rec["arguments"] == {"app": "web"}
+    assert rec["asked"][0]["answer"] == {"action": "accept", "fields": ["approve", "otp"], "content": {"approve": True}, "withheld": ["otp"]}  # fmt: skip
+    with pytest.raises(UsageError) as raised:  # the argument first: nothing is sent without it
+        mcp(ip, f"replay {path}")
+    assert str(raised.value) == (
+        "the recording withheld the secret argument 'api_key' (it is never written to a file); give its value "
+        f"Give what the recording withheld: %mcp replay {path} --answer api_key=VALUE"
+    )
+    with pytest.raises(FlowError) as raised:  # then the form's secret field
+        mcp(ip, f"replay {path} --answer api_key={SECRET_KEY}")
+    assert raised.value.kind == "replay_changed" and raised.value.missing_field == "otp"
+    assert "the recording answered field 'otp', withheld as a secret; give its value" in str(raised.value)
+    assert str(raised.value).endswith(f"Give what the recording withheld: %mcp replay {path} --answer otp=VALUE")
+    assert "requests sent" not in str(raised.value)  # not reported as the server's change
+    same = session_of(ip).replay(str(path), answers=_answers(api_key=SECRET_KEY, otp=SECRET_OTP))
+    assert same.same, same.differences
+    assert same.flow.value.content[0].text == "deployed web"
+
+
+def test_saved_without_answers_a_replay_needs_them_given(ip: InteractiveShell, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    connect(ip, make_shop())
+    capsys.readouterr()
+    path = record(ip, tmp_path, "call shop.order item=hat --answer size=L", keep=False)
+    told = capsys.readouterr().out
+    assert (
+        f"%mcp replay {path} calls it again. A replay needs --answer size=VALUE (or save with --keep-answers)." in told
+    )
+    rec = json.loads(path.read_text())["replay"]
+    assert rec["answers_kept"] is False and rec["asked"][0]["answer"] == {"action": "accept", "fields": ["size"]}
+    with pytest.raises(FlowError) as raised:
+        mcp(ip, f"replay {path}")
+    assert raised.value.missing_field == "size" and "not kept in the file" in str(raised.value)
+    mcp(ip, f"replay {path} --answer size=L")  # the same: no error
+
+
+def test_a_2025_back_channel_flow_replays_too(ip: InteractiveShell, tmp_path: Path) -> None:
+    connect(ip, make_shop(), name="shop25", protocol="legacy")
+    path = record(ip, tmp_path, "call shop25.order item=cap --answer size=S")
+    rec = json.loads(path.read_text())["replay"]
+    assert rec["asked"] == [{"round": 1, "key": None, "method": "elicitation/create", "message": "Which size of cap?", "fields": ["size"],  # fmt: skip
+                             "answer": {"action": "accept", "fields": ["size"], "content": {"size": "S"}, "withheld": []}}]  # fmt: skip
+    assert session_of(ip).replay(str(path)).same
+    connect(ip, make_shop(price=9), name="shop25", protocol="legacy")
+    assert [d.split(":")[0] for d in session_of(ip).replay(str(path)).differences] == ["the result changed"]
+
+
+def test_a_recorded_model_reply_answers_the_replayed_sampling(ip: InteractiveShell, tmp_path: Path) -> None:
+    mcp(ip, "connect demo_replay mcp_notebook.demo:demo")
+    try:
+        path = record(ip, tmp_path, "call demo_replay.summarize text='the cat sat' max_tokens=20")
+        saved = json.loads(path.read_text())
+        [asked] = saved["replay"]["asked"]
+        assert asked["method"] == "sampling/createMessage" and asked["answer"]["sampled"]["role"] == "assistant"
+        assert session_of(ip).replay(str(path)).same
+        asked["answer"]["sampled"]["content"]["text"] = "A recorded reply."  # the reply replayed is the file's
+        path.write_text(json.dumps(saved))
+        replayed = session_of(ip).replay(str(path))
+        assert "A recorded reply." in replayed.flow.value.content[0].text
+    finally:
+        session_of(ip).registry.disconnect("demo_replay")
+
+
+@pytest.mark.parametrize(
+    ("content", "error"),
+    [
+        ("not json", "is not a JSON trace file"),
+        ("[]", "the file is not a JSON object"),
+        ('{"events": []}', "the file holds no recording"),
+        ('{"replay": {"version": 2}}', "the recording is version 2; this client reads version 1"),
+        (
+            '{"replay": {"version": 1, "method": "tools/call", "server": "shop", "name": "order", "arguments": [], "withheld": [], "asked": [], "outcome": {}}}',
+            "the recording's 'arguments' is missing or not a dict",
+        ),  # fmt: skip
+        (
+            '{"replay": {"version": 1, "method": "sampling/createMessage", "server": "shop", "name": "order", "arguments": {}, "withheld": [], "asked": [], "outcome": {}}}',
+            "is not one this client replays",
+        ),  # fmt: skip
+        (
+            '{"replay": {"version": 1, "method": "tools/call", "server": "shop", "name": "order", "arguments": {}, "withheld": [], "asked": [{"round": "1"}], "outcome": {}}}',
+            "has no round or method",
+        ),  # fmt: skip
+    ],
+)
+def test_a_hostile_or_broken_file_is_refused_with_what_is_wrong(ip: InteractiveShell, tmp_path: Path, content: str, error: str) -> None:  # fmt: skip
+    connect(ip, make_shop())
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    with pytest.raises(UsageError) as raised:
+        mcp(ip, f"replay {path}")
+    assert error in str(raised.value)
+    with pytest.raises(UsageError, match="could not read"):
+        mcp(ip, f"replay {tmp_path / 'missing.json'}")
+
+
+def test_a_recording_names_a_connection_that_is_not_there(ip: InteractiveShell, tmp_path: Path) -> None:
+    connect(ip, make_shop())
+    path = record(ip, tmp_path, "call shop.order item=shirt --answer size=M")
+    with pytest.raises(FlowError) as raised:
+        mcp(ip, f"replay {path} --server nowhere")
+    assert raised.value.kind == "unknown_connection" and "No connection named 'nowhere'" in str(raised.value)
+
+
+def _answers(**fields: Any) -> Any:
+    from mcp_notebook.forms.model import Answers
+
+    return Answers(fields=fields)
