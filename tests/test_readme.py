@@ -134,3 +134,22 @@ def test_readme_sampling_roots_servers_section_runs_as_written(tmp_path: Path) -
         assert kernel.text_of_cell(probe).split() == ["ServedServer", "True", "True"]
     finally:
         kernel.close()
+
+
+def test_readme_replay_block_runs_as_written(tmp_path: Path) -> None:
+    """ "The protocol, round by round": the replay block, line by line, against the tour's stdio ``local`` server."""
+    text = (REPO_ROOT / "README.md").read_text()
+    section = text.split("### The protocol, round by round", 1)[1].split("\n### ", 1)[0]
+    (block,) = re.findall(r"```python\n(.*?)```", section, flags=re.S)
+    lines = [line for line in block.splitlines() if line.strip()]
+    assert [line.split()[1] for line in lines] == ["call", "trace", "replay"]
+    expected = lines[-1].split("# ", 1)[1].strip().strip('"')
+    kernel = Kernel(cwd=str(tmp_path), env={"JUPYTER_DATA_DIR": str(tmp_path / "jd")})
+    try:
+        kernel.execute("%load_ext mcp_notebook")
+        kernel.execute("import sys\n%mcp connect local -- {sys.executable} -m mcp_notebook.demo demo")
+        ran = [run_answering(kernel, line) for line in lines]
+        assert kernel.text_of_cell(ran[-1]).strip() == expected
+        assert (tmp_path / "orders.json").exists()
+    finally:
+        kernel.close()
