@@ -36,6 +36,7 @@ from ..core.text import one_line
 from ..core.urls import visible
 from ..errors import FlowError, Kind, describe_exception
 from ..wire.routing import TAG_KEY
+from ..wire.server_logs import serving
 from .kinds import STATE_ONLY_BACKOFF, FlowState, Method, Progress, Round
 from .task_follow import TaskFollowing
 from .trace import (
@@ -130,6 +131,8 @@ class Flow(TaskFollowing):
         self._here = self._ran_here = False  # running (ran) in its caller's task (run_here), not a task of its own
         self._here_cancels = 0  # cancellations cancel() made in that caller's task
         self._stderr_mark = 0
+        self._server_log_mark = 0
+        self.server_logged = 0  # records an in-process server logged during this flow (kept in the connection's log)
         self._future: concurrent.futures.Future[Any] | None = None
         # tasks (tasks.py): what the call asked for, the task as last seen, its saved reference
         self.task_options = task
@@ -356,6 +359,7 @@ class Flow(TaskFollowing):
         self._stderr_mark = self.conn._call_mark = (
             self.conn.stderr_mark()
         )  # an error shows only stderr written from here on
+        self._server_log_mark = self.conn.server_logged
         failure_before = self.conn.auth_failure  # a sign-in that fails during this flow explains its error
         self.view.changed(self)
         try:
@@ -364,10 +368,11 @@ class Flow(TaskFollowing):
                 if sign_in is not None and sign_in.pending is not None and hasattr(self.view, "show_sign_in"):
                     self.view.show_sign_in(sign_in.pending, sign_in)  # the sign-in this call waits for, here too
                 await self.conn.wait_open(None)  # a connection still signing in: its sign-in has its own timeout
-                if self._prepare is not None:
-                    prepare, self._prepare = self._prepare, None
-                    self.arguments = await prepare()
-                self.value = await self._drive()
+                with serving(self.conn.server_sink):  # an in-process server's log records: to its log, not the cell
+                    if self._prepare is not None:
+                        prepare, self._prepare = self._prepare, None
+                        self.arguments = await prepare()
+                    self.value = await self._drive()
                 if self._backchannel_error is not None:  # the server's reply to an unanswered question is moot
                     raise self._backchannel_error
                 if self._maybe_backchannel_error is not None and getattr(self.value, "is_error", False):
@@ -432,6 +437,7 @@ class Flow(TaskFollowing):
 
     def _finish(self, state: FlowState, error: FlowError | None) -> None:
         self.state, self.error, self.ended = state, error, time.perf_counter()
+        self.server_logged = self.conn.server_logged - self._server_log_mark
         self.pending = {}
         if self.store is not None:
             if state is FlowState.CANCELLED and not self._forget:

@@ -815,6 +815,13 @@ class FlowReport:
             )
             _, inner = _text(lines, budget)
             rich.append(f"<details><summary>server log ({len(flow.logs)})</summary><pre>{inner}</pre></details>")
+        logged = getattr(flow, "server_logged", 0)
+        if logged:  # an in-process server's records went to its connection's log (wire/server_logs.py)
+            from ..core.text import line_word
+
+            line = f"{flow.conn.name} logged {logged} line{'s' if logged != 1 else ''} while serving this call: %mcp log {line_word(flow.conn.name)}"  # fmt: skip
+            plain.append(line)
+            rich.append(note_html(line))
         for note in budget.notes():
             plain.append(note)
             rich.append(note_html(note))

@@ -103,6 +103,7 @@ class Connection:
             str, Callable[[], None]
         ] = {}  # 2025: URI -> wake its watch (loop thread; notebook.watching)
         self.stderr: deque[str] = deque(maxlen=LOG_LIMIT)
+        self.server_logged = 0  # log records of an in-process server kept in ``logs`` (wire/server_logs.py)
         self.state: State = "connecting"  # set on the loop thread, read from any
         self.dead: str | None = None  # why the connection is gone, if it died under us (state "dead")
         self._closing: asyncio.Event | None = None
@@ -330,6 +331,11 @@ class Connection:
         from .apps_ext import advertisement
         from .tasks import TasksExtension
 
+        if self.target.kind == "inproc":  # a 2025 in-memory server runs in tasks spawned from this one
+            from .server_logs import SERVING, install
+
+            install()
+            SERVING.set(self.server_log)
         try:
             server, http = self._server_argument()
             self.offers_roots = self.roots.offered  # fixed for this session: the SDK builds the capabilities now
@@ -677,6 +683,21 @@ class Connection:
         if flow is not None:  # asked during a call: the flow's notes say so, same answer
             flow.answerer.note_roots(flow, result)
         return result
+
+    def server_log(self, entry: dict[str, Any]) -> None:
+        """A log record of this connection's in-process server (``wire/server_logs.py``), kept in its log."""
+        self.logs.append(entry)
+        self.server_logged += 1
+
+    @property
+    def server_sink(self) -> Callable[[dict[str, Any]], None] | None:
+        """Where an in-process server's log records go while its code runs (``None`` for other targets)."""
+        if self.target.kind == "inproc":
+            from .server_logs import install
+
+            install()
+            return self.server_log
+        return None
 
     async def _on_log(self, params: LoggingMessageNotificationParams) -> None:
         entry = {"level": params.level, "logger": params.logger, "data": params.data}
