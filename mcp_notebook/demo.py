@@ -703,12 +703,20 @@ echo_server: MCPServer[Any] = make_echo()
 
 
 def _keys_from_env(keys_env: str | None) -> list[str] | None:
+    """The request-state keys in ``$keys_env``: one key, or several separated by commas (the first seals, all verify).
+
+    Several keys are how a key is rotated (tutorial 10): ``OLD,NEW``, then ``NEW,OLD``, then ``NEW``.
+    """
     if not keys_env:
         return None
     try:
-        return [os.environ[keys_env]]
+        value = os.environ[keys_env]
     except KeyError:
         raise ValueError(f"environment variable {keys_env!r} (request-state key) is not set") from None
+    keys = [k.strip() for k in value.split(",") if k.strip()]
+    if not keys:
+        raise ValueError(f"environment variable {keys_env!r} holds no request-state key")
+    return keys
 
 
 def _ttl_from_env() -> float | None:
@@ -761,7 +769,10 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
-    parser.add_argument("--keys-env", metavar="VAR", help="environment variable holding a shared request-state key")
+    parser.add_argument(
+        "--keys-env", metavar="VAR",
+        help="environment variable holding the shared request-state key, or several separated by commas (the first seals)",
+    )  # fmt: skip
     parser.add_argument("--workers", type=int, default=1, help="HTTP worker processes (implies --stateless)")
     parser.add_argument("--stateless", action="store_true", help="stateless HTTP (no 2025 back-channel)")
     args = parser.parse_args(argv)

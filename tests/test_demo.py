@@ -397,3 +397,18 @@ async def test_echo_server() -> None:
         assert [tool.name for tool in (await client.list_tools()).tools] == ["echo"]
         result = await client.call_tool("echo", {"text": "ping"})
     assert [text_of(b) for b in result.content] == ["ping"] and result.structured_content is None
+
+
+def test_keys_env_holds_one_key_or_several_for_a_rotation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--keys-env VAR``: one key, or ``OLD,NEW`` (the first seals, every one verifies), as tutorial 10 rotates them."""
+    from mcp_notebook.demo import _keys_from_env
+
+    old, new = "a" * 64, "b" * 64
+    monkeypatch.setenv("FLEET_KEYS", old)
+    assert _keys_from_env("FLEET_KEYS") == [old]
+    monkeypatch.setenv("FLEET_KEYS", f"{new}, {old}")
+    assert _keys_from_env("FLEET_KEYS") == [new, old]
+    monkeypatch.setenv("FLEET_KEYS", " , ")
+    with pytest.raises(ValueError, match="holds no request-state key"):
+        _keys_from_env("FLEET_KEYS")
+    assert _keys_from_env(None) is None
