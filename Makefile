@@ -88,6 +88,7 @@ lab: venv
 
 bench: venv
 	$(BIN)/python bench/overhead.py
+	$(BIN)/python bench/first_call.py 2>/dev/null
 	$(BIN)/python bench/forms.py
 	$(BIN)/python bench/store.py
 	$(BIN)/python bench/tasks.py

@@ -48,6 +48,10 @@ def load_ipython_extension(ipython: Any) -> None:
     attach_page(session)  # the labextension's comm: the notebook keeps the saved flows
     register(ipython, session)  # Tab after %mcp: subcommands, servers, tools, arguments, values
     _await_calls_in_cells(ipython, magics)
+    if magics.warm_up:
+        from .magics.warm import warm_up
+
+        warm_up()  # what the first call needs, imported in the background (magics/warm.py)
 
 
 def _show_flows(shell: Any) -> None:

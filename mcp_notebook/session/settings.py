@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from traitlets import Any as TAny
-from traitlets import Dict, Enum, Float, Int, TraitError, Unicode, observe, validate
+from traitlets import Bool, Dict, Enum, Float, Int, TraitError, Unicode, observe, validate
 from traitlets.config import Configurable
 
 from ..core.limits import Limits
@@ -67,6 +67,11 @@ class SessionSettings(Configurable):
         "anthropic not on a loopback address; echo, callable, human and local models answer without review), ask (edit every "
         "request and reply), always (show both, don't wait), never. Headless runs never review.",
     ).tag(config=True)  # fmt: skip
+    warm_up = Bool(
+        True,
+        help="Right after %load_ext, import in the background what the first call needs (the MCP SDK, jsonschema: "
+        "about 2 s in a fresh kernel), so that the first call does not wait for them (set it in an IPython profile).",
+    ).tag(config=True)
     max_record_bytes = Int(
         1_000_000, min=1024,
         help="Largest saved flow record, in bytes. A waiting flow whose record (mostly the server's request state) is larger "

@@ -322,7 +322,11 @@ class Connection:
         status = response.status_code
         if status in (401, 403):
             self.auth_refused = {"status": status, "www_authenticate": response.headers.get("www-authenticate", "")}
-        elif status < 400 and _same_endpoint(str(response.request.url), self.target.url):
+        elif (
+            status < 400
+            and self.auth_refused is not None
+            and _same_endpoint(str(response.request.url), self.target.url)
+        ):
             self.auth_refused = None  # the server itself accepted (a sign-in's metadata answering 200 is not that)
 
     async def _own(self, ready: asyncio.Future[None]) -> None:

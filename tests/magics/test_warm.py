@@ -1,0 +1,54 @@
+"""`mcp_notebook.magics.warm`: what the first call needs is imported while the kernel is idle after ``%load_ext``."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from pathlib import Path
+
+from mcp_notebook.magics.warm import FIRST_CALL_MODULES, warm_up
+
+from ..support.kernel_harness import Kernel
+
+
+def test_a_fresh_kernel_imports_them_after_load_ext_and_the_first_call_is_quick(tmp_path: Path) -> None:
+    kernel = Kernel(cwd=str(tmp_path))
+    try:
+        probe = "import sys; print(sorted(m for m in ('mcp', 'jsonschema', 'mcp.client.streamable_http') if m in sys.modules))"
+        first = kernel.text_of_cell(kernel.execute(f"%load_ext mcp_notebook\n{probe}"))
+        assert (
+            first.strip() == "[]"
+        )  # %load_ext imported none of them itself (P3 stays small): they come after its cell
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            now = kernel.text_of_cell(kernel.execute(probe)).strip()
+            if now == "['jsonschema', 'mcp', 'mcp.client.streamable_http']":
+                break
+            time.sleep(0.3)
+        assert now == "['jsonschema', 'mcp', 'mcp.client.streamable_http']"  # imported while the kernel was idle
+        start = time.perf_counter()
+        kernel.execute(
+            "%config MCPMagics.interactive = False\n%mcp connect demo mcp_notebook.demo:demo\n%mcp call demo.echo text=hi"
+        )
+        assert time.perf_counter() - start < 2.0  # about 0.1 s here; it was 2.5 s with the imports in the call
+        server = kernel.text_of_cell(kernel.execute("from mcp.server import Server; print(Server.__name__)"))
+        assert server.strip() == "Server"  # the user's own import of the SDK, after ours, on the same thread
+    finally:
+        kernel.close()
+
+
+def test_without_a_running_loop_nothing_is_scheduled_and_a_failing_module_is_skipped() -> None:
+    assert warm_up(["json"]) is False  # a script or a terminal IPython: no loop runs between cells
+    name = "mcp_notebook_surely_missing_module"
+    wanted = "colorsys"
+    sys.modules.pop(wanted, None)
+
+    async def idle() -> bool:
+        scheduled = warm_up([name, wanted], pause=0)
+        await asyncio.sleep(0.2)  # the loop idles: the steps run
+        return scheduled
+
+    assert asyncio.run(idle()) is True
+    assert wanted in sys.modules and name not in sys.modules
+    assert FIRST_CALL_MODULES[0] == "mcp" and "jsonschema" in FIRST_CALL_MODULES
