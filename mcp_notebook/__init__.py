@@ -51,7 +51,7 @@ def load_ipython_extension(ipython: Any) -> None:
     if magics.warm_up:
         from .magics.warm import warm_up
 
-        warm_up()  # what the first call needs, imported in the background (magics/warm.py)
+        warm_up(shell=ipython)  # what the first call needs, imported while the kernel is idle (magics/warm.py)
 
 
 def _show_flows(shell: Any) -> None:
@@ -147,4 +147,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'mcp_notebook' has no attribute {name!r}")
 
 
+from .core.lazy_imports import defer_rfc3987_syntax  # noqa: E402 - after the lazy API above, on purpose
+
+defer_rfc3987_syntax()  # jsonschema's import no longer builds 39 IRI parsers (1.8 s) before any IRI is checked
 _in_ipython()  # a Flow reached through any submodule shows its report in a shell that is already running

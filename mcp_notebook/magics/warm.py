@@ -7,8 +7,8 @@ import builds an IRI grammar of ``rfc3987_syntax`` when that is installed, as Ju
 about 1.8 s). ``%load_ext`` itself must stay cheap (bench/overhead.py P3), so it only schedules
 the imports on the kernel's own loop, one module per callback: they run after the ``%load_ext``
 cell, while the kernel waits for the next one, and a cell that arrives meanwhile runs as soon as
-the module being imported is done (at worst the 1.8 s grammar; bench/first_call.py measures the
-first call made 3 s after ``%load_ext`` and that worst case).
+the module being imported is done (at worst the SDK's 0.7 s; bench/first_call.py measures the first
+call made 3 s after ``%load_ext`` and that worst case).
 
 Not in a thread: the SDK's packages import each other in circles, and two threads importing from
 different ends can each see the other's module half made ("partially initialized module"), the
@@ -21,8 +21,10 @@ profile turns it off.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 from collections.abc import Sequence
+from typing import Any
 
 __all__ = ["FIRST_CALL_MODULES", "warm_up"]
 
@@ -32,8 +34,6 @@ FIRST_CALL_MODULES = (
     "mcp.client",
     "mcp.client.stdio",
     "mcp.client.streamable_http",
-    "lark",
-    "rfc3987_syntax",  # the IRI grammar jsonschema builds at its import when this is installed
     "jsonschema",
     "httpx2",
     "mcp_notebook.wire.connection",
@@ -46,24 +46,53 @@ FIRST_CALL_MODULES = (
 PAUSE = 0.01  # seconds between two modules, so that a waiting message is handled in between
 
 
-def warm_up(modules: Sequence[str] = FIRST_CALL_MODULES, pause: float = PAUSE) -> bool:
-    """Schedule importing ``modules`` on the running loop, one per callback; ``False`` when no loop runs."""
+def warm_up(modules: Sequence[str] = FIRST_CALL_MODULES, pause: float = PAUSE, shell: Any = None) -> bool:
+    """Schedule importing ``modules`` on the running loop, one per callback; ``False`` when no loop runs.
+
+    With ``shell`` (IPython's), no step runs while a cell runs: a cell that awaits (a call ending
+    its cell) lets the loop run callbacks, and the flow's own thread may then be importing the
+    same SDK modules, which two threads must not do at once (see the module docstring).
+    """
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
         return False
     todo = list(modules)
+    running = [shell is not None]  # called from %load_ext's own cell: its post_run_cell starts the steps
+
+    def pre_run_cell(*_: Any) -> None:
+        running[0] = True
+
+    def post_run_cell(*_: Any) -> None:
+        running[0] = False
+
+    if shell is not None:
+        shell.events.register("pre_run_cell", pre_run_cell)
+        shell.events.register("post_run_cell", post_run_cell)
+
+    def done() -> None:
+        if shell is not None:
+            for event, callback in (("pre_run_cell", pre_run_cell), ("post_run_cell", post_run_cell)):
+                with contextlib.suppress(ValueError):
+                    shell.events.unregister(event, callback)
 
     def step() -> None:
-        if not todo:
+        if loop.is_closed():
+            return
+        if running[0]:  # a cell runs: try again once it is over
+            loop.call_later(pause * 10, step)
             return
         name = todo.pop(0)
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001, S110 - the call that needs it reports the failure
             pass
-        if todo and not loop.is_closed():
+        if todo:
             loop.call_later(pause, step)
+        else:
+            done()
 
+    if not todo:
+        return True
     loop.call_later(pause, step)
     return True

@@ -52,3 +52,34 @@ def test_without_a_running_loop_nothing_is_scheduled_and_a_failing_module_is_ski
     assert asyncio.run(idle()) is True
     assert wanted in sys.modules and name not in sys.modules
     assert FIRST_CALL_MODULES[0] == "mcp" and "jsonschema" in FIRST_CALL_MODULES
+
+
+def test_no_step_runs_while_a_cell_runs() -> None:
+    """A cell that awaits lets the loop run callbacks; the imports wait until it is over (and after %load_ext's own cell)."""
+    from IPython.core.events import EventManager
+
+    class Shell:
+        events = EventManager(None, {"pre_run_cell": None, "post_run_cell": None})
+
+    shell = Shell()
+    wanted = "wave"
+    sys.modules.pop(wanted, None)
+
+    async def cells() -> list[bool]:
+        seen = []
+        assert warm_up([wanted], pause=0.01, shell=shell) is True
+        await asyncio.sleep(0.3)  # still inside the %load_ext cell: nothing imported
+        seen.append(wanted in sys.modules)
+        shell.events.trigger("post_run_cell", None)
+        shell.events.trigger("pre_run_cell", None)  # the next cell starts at once and awaits
+        await asyncio.sleep(0.3)
+        seen.append(wanted in sys.modules)
+        shell.events.trigger("post_run_cell", None)
+        await asyncio.sleep(0.3)
+        seen.append(wanted in sys.modules)
+        return seen
+
+    assert asyncio.run(cells()) == [False, False, True]
+    assert (
+        shell.events.callbacks["pre_run_cell"] == [] and shell.events.callbacks["post_run_cell"] == []
+    )  # removed when done
