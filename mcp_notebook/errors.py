@@ -46,7 +46,7 @@ __all__ = [
 Kind = Literal[
     # a flow that ended without a result
     "cancelled", "failed", "map_failed", "needs_legacy", "no_backchannel", "no_subscriptions", "not_live",
-    "replay_changed", "resume_failed", "rounds_exceeded", "still_saved", "tool_error", "unanswered",
+    "replay_changed", "replay_untrusted", "resume_failed", "rounds_exceeded", "still_saved", "tool_error", "unanswered",
     # connections
     "connect_timeout", "connection_closed", "connection_dead", "not_connected", "reconnect_needed", "several_connected", "unknown_connection",
     # sign-in and credentials

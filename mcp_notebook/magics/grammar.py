@@ -351,6 +351,11 @@ def build_parsers() -> dict[str, Parser]:
     )  # fmt: skip
     p.add_argument("--answers", metavar="JSON", help="several values at once, as a JSON object")
     p.add_argument("--timeout", type=float, metavar="SECONDS", help="wall-clock limit for the replayed flow")
+    p.add_argument(
+        "--trust", action="store_true",
+        help="replay a file you did not write (received, or edited since): it chooses the tool, arguments and answers sent; "
+        "without it such a file is shown and nothing is sent",
+    )  # fmt: skip
     p.add_argument("-o", "--output", metavar="VAR", help="store the Replay (before, after, differences) in VAR")
     p = ps["server"] = Parser(
         "server",

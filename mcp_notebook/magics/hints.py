@@ -139,6 +139,8 @@ def hint(kind: Kind | None, fields: dict[str, Any]) -> str | None:
                 return f"Give what the recording withheld: %mcp replay {path} --answer {_word_of(fields['missing_field'], 'FIELD')}=VALUE"
             return (f"If the change is what you meant, record it again: run the call, then %mcp trace --save {path} --keep-answers; "
                     "%mcp trace shows the replay's messages.")  # fmt: skip
+        case "replay_untrusted":
+            return f"If you trust it as shown, run: %mcp replay {_word_of(details.get('path'), 'FILE')} --trust"
         case "skill_refused":
             return f"Nothing of it was used; %mcp skills {name} lists what the server offers now."
         # no hint: the message already says what to do, or there is no %mcp command that helps
@@ -270,7 +272,10 @@ def saved_trace_line(flow: Any, path: str, recording: dict[str, Any]) -> str:
         if answer.get("action") == "accept":
             kept = answer.get("content") or {}
             needs += [f"{line_word(f)}=VALUE" for f in answer.get("fields") or [] if f not in kept]
-    if recording["answers_kept"]:
+    kept = any(
+        (a.get("answer") or {}).get("content") or (a.get("answer") or {}).get("sampled") for a in recording["asked"]
+    )
+    if recording["answers_kept"] and kept:
         told += " Your answers are in it (a secret-looking field never is); treat the file like what you typed."
     if needs:
         unique = list(dict.fromkeys(needs))

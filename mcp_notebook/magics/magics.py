@@ -577,7 +577,7 @@ class MCPMagics(Magics, SessionSettings):
     def _do_replay(self, words: list[str], cell: str | None) -> Any:
         ns, _ = self._parsers["replay"].parse(words)
         options = call_options(argparse.Namespace(**{**vars(ns), "accept_defaults": False, "decline": [], "cancel": False, "confirm": False, "no_save": True, "trace": False}))  # fmt: skip
-        outcome = self.session.replay(ns.file, ns.server, options.answers, ns.timeout)
+        outcome = self.session.replay(ns.file, ns.server, options.answers, ns.timeout, trust=ns.trust)
         if ns.output:
             assert self.shell is not None  # a line magic runs in its shell
             self.shell.user_ns[ns.output] = outcome

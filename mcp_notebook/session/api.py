@@ -123,13 +123,19 @@ def read(
 
 
 def replay(
-    path: str, server: str | None = None, *, answers: Mapping[str, Any] | None = None, timeout: float | None = None
+    path: str,
+    server: str | None = None,
+    *,
+    answers: Mapping[str, Any] | None = None,
+    timeout: float | None = None,
+    trust: bool = False,
 ) -> Replay:
     """Call the flow saved in the trace file ``path`` again, answered as recorded, and say what changed.
 
     ``answers`` gives what the recording withheld (secret arguments and fields) or did not keep
     (saved without ``keep_answers``), and answers a question the recording never saw. Returns a
     ``Replay``: ``.same``, ``.differences``, ``.check()`` (raises when anything changed), e.g.
-    ``assert mcp_notebook.replay("orders.json").same`` in a pytest test.
+    ``assert mcp_notebook.replay("orders.json").same`` in a pytest test. A file this user did not
+    write (its recording's signature does not verify) is refused and shown whole unless ``trust=True``.
     """
-    return default_session().replay(path, server, _answers(answers, False), timeout)
+    return default_session().replay(path, server, _answers(answers, False), timeout, trust)

@@ -16,6 +16,7 @@ from ..flows.replay import Replay, ReplayAnswerer, differences, read_recording, 
 
 if TYPE_CHECKING:
     from ..flows.flow import Flow
+    from ..flows.trust import RecordSigner
     from ..forms.model import Answers
     from .session import Session
 
@@ -24,8 +25,9 @@ __all__ = ["MAX_FILE_BYTES", "replay", "save_trace"]
 MAX_FILE_BYTES = 20_000_000  # a trace file larger than this is refused unread
 
 
-def save_trace(flow: Flow, path: str, keep_answers: bool) -> dict[str, Any]:
-    rec = recording(flow, keep_answers)
+def save_trace(flow: Flow, path: str, keep_answers: bool, signer: RecordSigner) -> dict[str, Any]:
+    """Write the trace and its recording, signed as saved records are (a replay of a file you did not write asks first)."""
+    rec = signer.sign(recording(flow, keep_answers))
     trace = {"flow": flow.label, "protocol": flow.conn.protocol_version, "events": flow.trace(), "replay": rec}
     try:
         with open(path, "w", encoding="utf-8") as fh:
@@ -35,7 +37,8 @@ def save_trace(flow: Flow, path: str, keep_answers: bool) -> dict[str, Any]:
     return rec
 
 
-def _read(path: str) -> dict[str, Any]:
+def _read(path: str, signer: RecordSigner) -> tuple[dict[str, Any], bool]:
+    """The recording of ``path`` and whether this user wrote it (its signature verifies)."""
     try:
         size = os.path.getsize(path)
         if size > MAX_FILE_BYTES:
@@ -46,15 +49,40 @@ def _read(path: str) -> dict[str, Any]:
         raise SessionError(f"could not read {path}: {exc.strerror or exc}", kind="unreadable_file") from None
     except ValueError as exc:
         raise SessionError(f"{path} is not a JSON trace file ({exc})", kind="unreadable_file") from None
+    signed = isinstance(data, dict) and isinstance(data.get("replay"), dict) and signer.verify(data["replay"])
     try:
-        return read_recording(data)
+        return read_recording(data), signed
     except ValueError as exc:
         raise SessionError(f"{path}: {exc}", kind="bad_input") from None
 
 
-def replay(session: Session, path: str, server: str | None, answers: Answers, timeout: float | None) -> Replay:
-    """Run the recording of ``path`` against ``server`` (else the one it names) headless, to its end."""
-    before = _read(path)
+def _received(path: str, rec: dict[str, Any]) -> SessionError:
+    """A recording this user did not write: what replaying it would send, shown whole, and nothing sent."""
+    from ..core.text import one_line
+    from ..core.urls import visible
+
+    arguments = one_line(json.dumps(rec["arguments"], ensure_ascii=False, sort_keys=True), 300)
+    what = {"tools/call": "calls tool", "prompts/get": "gets prompt", "resources/read": "reads"}[rec["method"]]
+    asked = len(rec["asked"])
+    return SessionError(
+        f"{path} was not written by you: its recording is not signed with your Jupyter notary secret (a file you received, "
+        f"or one edited since). Replayed, it {what} {visible(rec['name'])!r} on connection {visible(rec['server'])!r} with "
+        f"arguments {visible(arguments)}, and answers {asked} question{'s' if asked != 1 else ''} as recorded. Nothing was sent.",
+        kind="replay_untrusted", server=rec["server"], details={"path": path},
+    )  # fmt: skip
+
+
+def replay(
+    session: Session, path: str, server: str | None, answers: Answers, timeout: float | None, trust: bool = False
+) -> Replay:
+    """Run the recording of ``path`` against ``server`` (else the one it names) headless, to its end.
+
+    A recording this user did not write (its signature does not verify) is refused, shown whole,
+    unless ``trust``: it chooses the tool, the arguments and the answers sent to a connected server.
+    """
+    before, signed = _read(path, session.store.signer)
+    if not signed and not trust:
+        raise _received(path, before)
     conn = session.registry.get(server or before["server"])  # FlowError "unknown_connection" names the connected ones
     arguments = dict(before["arguments"])
     for name in before["withheld"]:

@@ -539,15 +539,23 @@ class Session:
         """
         from .replay import save_trace
 
-        return save_trace(flow, path, keep_answers)
+        return save_trace(flow, path, keep_answers, self.store.signer)
 
     def replay(
-        self, path: str, server: str | None = None, answers: Answers | None = None, timeout: float | None = None
+        self,
+        path: str,
+        server: str | None = None,
+        answers: Answers | None = None,
+        timeout: float | None = None,
+        trust: bool = False,
     ) -> Replay:
-        """Call the recorded flow of the trace file ``path`` again, answered as recorded; what changed (``Replay``)."""
+        """Call the recorded flow of the trace file ``path`` again, answered as recorded; what changed (``Replay``).
+
+        ``trust``: replay a recording this user did not write (refused, shown whole, without it).
+        """
         from .replay import replay
 
-        return replay(self, path, server, answers or Answers(), timeout)
+        return replay(self, path, server, answers or Answers(), timeout, trust)
 
 
 @contextlib.contextmanager

@@ -19,7 +19,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from mcp.server.mcpserver import Elicit, MCPServer, Resolve
 from pydantic import BaseModel, Field
 
-from mcp_notebook.errors import FlowError
+from mcp_notebook.errors import FlowError, SessionError
 
 from ..conftest import get_shell, session_of
 
@@ -224,7 +224,7 @@ def test_a_recorded_model_reply_answers_the_replayed_sampling(ip: InteractiveShe
         assert session_of(ip).replay(str(path)).same
         asked["answer"]["sampled"]["content"]["text"] = "A recorded reply."  # the reply replayed is the file's
         path.write_text(json.dumps(saved))
-        replayed = session_of(ip).replay(str(path))
+        replayed = session_of(ip).replay(str(path), trust=True)  # edited: no longer signed
         assert "A recorded reply." in replayed.flow.value.content[0].text
     finally:
         session_of(ip).registry.disconnect("demo_replay")
@@ -260,6 +260,39 @@ def test_a_hostile_or_broken_file_is_refused_with_what_is_wrong(ip: InteractiveS
     assert error in str(raised.value)
     with pytest.raises(UsageError, match="could not read"):
         mcp(ip, f"replay {tmp_path / 'missing.json'}")
+
+
+def test_a_file_you_did_not_write_is_shown_whole_and_nothing_is_sent(ip: InteractiveShell, tmp_path: Path) -> None:
+    """A received (or edited) recording chooses the tool, arguments and answers: refused unless --trust, as a received notebook's records are."""
+    calls: list[str] = []
+    shop = make_shop()
+
+    @shop.tool(name="drop_table")
+    async def drop_table(table: str) -> str:
+        calls.append(table)
+        return f"dropped {table}"
+
+    connect(ip, shop)
+    path = record(ip, tmp_path, "call shop.drop_table table=scratch")
+    assert calls == ["scratch"]
+    saved = json.loads(path.read_text())
+    saved["replay"]["arguments"] = {"table": "customers\u202e"}  # someone edits the file (a bidi character too)
+    path.write_text(json.dumps(saved))
+    with pytest.raises(UsageError) as raised:
+        mcp(ip, f"replay {path}")
+    assert str(raised.value) == (
+        f"{path} was not written by you: its recording is not signed with your Jupyter notary secret (a file you received, "
+        "or one edited since). Replayed, it calls tool 'drop_table' on connection 'shop' with arguments "
+        '{"table": "customers\\u202e"}, and answers 0 questions as recorded. Nothing was sent.'
+        f" If you trust it as shown, run: %mcp replay {path} --trust"
+    )
+    assert calls == ["scratch"]  # nothing reached the server
+    with pytest.raises(SessionError, match="was not written by you") as direct:
+        session_of(ip).replay(str(path))
+    assert direct.value.kind == "replay_untrusted"
+    with pytest.raises(FlowError, match="the result changed"):  # trusted: it runs, and its result differs
+        mcp(ip, f"replay {path} --trust")
+    assert calls == ["scratch", "customers\u202e"]
 
 
 def test_a_recording_names_a_connection_that_is_not_there(ip: InteractiveShell, tmp_path: Path) -> None:
