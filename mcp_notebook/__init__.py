@@ -51,7 +51,9 @@ def load_ipython_extension(ipython: Any) -> None:
     if magics.warm_up:
         from .magics.warm import warm_up
 
-        warm_up(shell=ipython)  # what the first call needs, imported while the kernel is idle (magics/warm.py)
+        warm_up(
+            shell=ipython, stop=session.runtime.started
+        )  # what the first call needs, imported while idle (magics/warm.py)
 
 
 def _show_flows(shell: Any) -> None:

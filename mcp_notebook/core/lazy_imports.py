@@ -40,6 +40,10 @@ def is_valid_syntax(term: str, value: str) -> bool:
     return result
 
 
+def _dir() -> list[str]:
+    return sorted({*dir(_real()), "__path__", "__spec__"})
+
+
 def _getattr(name: str) -> Any:
     if name.startswith("__"):
         raise AttributeError(name)
@@ -56,11 +60,17 @@ def defer_rfc3987_syntax() -> bool:
         return False
     if spec is None or spec.submodule_search_locations is None:
         return False
+    try:  # without its parser library the real import fails, and jsonschema registers no IRI checker: keep that
+        if importlib.util.find_spec("lark") is None:
+            return False
+    except (ImportError, ValueError):
+        return False
     stand_in = types.ModuleType(PACKAGE, "rfc3987_syntax, loaded on first use (mcp_notebook.core.lazy_imports)")
     stand_in.__spec__ = spec
     stand_in.__path__ = list(spec.submodule_search_locations)  # the real submodules import under it
     stand_in.__file__ = spec.origin
     stand_in.is_valid_syntax = is_valid_syntax  # type: ignore[attr-defined]
     stand_in.__getattr__ = _getattr  # type: ignore[method-assign]
+    stand_in.__dir__ = _dir  # type: ignore[method-assign]
     sys.modules[PACKAGE] = stand_in
     return True

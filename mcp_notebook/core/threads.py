@@ -242,6 +242,10 @@ class Runtime:
 
         return forget
 
+    def started(self) -> bool:
+        """Whether the loop thread runs (it starts with the first connection or flow)."""
+        return self._thread is not None
+
     def in_loop_thread(self) -> bool:
         """True when called from the background loop's own thread."""
         return self._thread is not None and threading.current_thread() is self._thread

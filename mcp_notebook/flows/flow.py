@@ -36,7 +36,7 @@ from ..core.text import one_line
 from ..core.urls import visible
 from ..errors import FlowError, Kind, describe_exception
 from ..wire.routing import TAG_KEY
-from ..wire.server_logs import serving
+from ..wire.server_logs import not_serving, serving
 from .kinds import STATE_ONLY_BACKOFF, FlowState, Method, Progress, Round
 from .task_follow import TaskFollowing
 from .trace import (
@@ -645,7 +645,8 @@ class Flow(TaskFollowing):
         self.view.changed(self)
         try:
             context = _several_calls(candidates) if candidates else ""
-            answers = await self.answerer.elicit(self, requests, context=context)
+            with not_serving():  # the answer is the user's side, not the server's
+                answers = await self.answerer.elicit(self, requests, context=context)
         except FlowError as exc:
             unanswered = not self.answerer.ui.interactive  # headless: no preset answer fitted
             if single and candidates:  # whichever call asked fails with it when the server's reply comes
@@ -695,13 +696,15 @@ class Flow(TaskFollowing):
                 self.view.changed(self)
 
     async def answer_sampling(self, key: str, params: Any) -> Any:
-        result = await self.answerer.sample(self, key, params)
+        with not_serving():  # the user's model (a callable, a provider's SDK) logs as the user's code
+            result = await self.answerer.sample(self, key, params)
         failed = getattr(result, "code", None) is not None and not hasattr(result, "role")
         self.answer_summary.append(f"{key}: {'sampling failed' if failed else 'sampled'}")
         return result
 
     async def answer_roots(self) -> Any:
-        return await self.answerer.roots(self)
+        with not_serving():
+            return await self.answerer.roots(self)
 
     # ------------------------------------------------------------------ notifications
     async def _on_progress(self, progress: float, total: float | None, message: str | None) -> None:

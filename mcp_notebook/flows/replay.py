@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.redact import secret_arguments
 from ..core.text import one_line
+from ..core.urls import visible
 from ..errors import FlowError
 from ..forms.model import Answers
 from .answering import Answerer
@@ -53,6 +54,7 @@ __all__ = [
 ]
 
 RECORDING_VERSION = 1
+PURPOSE = "mcp-notebook replay"
 RESULT_BYTES = 1_000_000  # a result larger than this is compared by its digest alone
 DIFF_LINES = 40  # lines of a changed result's diff shown
 
@@ -80,9 +82,12 @@ class Asked:
         answer = data.get("answer") or {}
         if not isinstance(data.get("round"), int) or not isinstance(data.get("method"), str):
             raise ValueError("a question of the recording has no round or method")
-        if key is not None and not isinstance(key, str) or not isinstance(fields, list) or not isinstance(answer, dict):
+        if key is not None and not isinstance(key, str) or not _strings(fields) or not isinstance(answer, dict):
             raise ValueError("a question of the recording has a malformed key, fields or answer")
-        return cls(data["round"], key, data["method"], str(data.get("message") or ""), tuple(map(str, fields)), answer)
+        if not isinstance(data.get("message", ""), str):
+            raise ValueError("a question of the recording has a message that is not text")
+        _check_answer(answer)
+        return cls(data["round"], key, data["method"], data.get("message") or "", tuple(fields), answer)
 
     def same_question(self, other: Asked) -> bool:
         """Asked the same way: same kind and wording, and the same request key where both have one."""
@@ -91,11 +96,31 @@ class Asked:
 
     @property
     def label(self) -> str:
-        name = f"{self.key!r} " if self.key is not None else ""
+        """How a difference names the question: its kind, key and wording, control and bidi characters spelled out."""
+        name = f"'{visible(self.key)}' " if self.key is not None else ""
         kind = {"elicitation/create": "", "sampling/createMessage": "sampling ", "roots/list": "roots "}.get(
-            self.method, f"{self.method} "
+            self.method, f"{visible(self.method)} "
         )
-        return f"{kind}{name}(“{one_line(self.message, 60)}”)" if self.message else f"{kind}{name}".strip()  # fmt: skip
+        return f"{kind}{name}(“{_said(self.message)}”)" if self.message else f"{kind}{name}".strip()
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _check_answer(answer: dict[str, Any]) -> None:
+    """A recorded answer of the shapes ``recording`` writes, else ``ValueError`` (a hostile file must not reach the flow)."""
+    action = answer.get("action")
+    if action is not None and action not in ("accept", "decline", "cancel"):
+        raise ValueError(f"a recorded answer's action is {action!r}, not accept, decline or cancel")
+    content = answer.get("content")
+    if content is not None and not (isinstance(content, dict) and all(isinstance(k, str) for k in content)):
+        raise ValueError("a recorded answer's content is not an object")
+    for name in ("fields", "withheld"):
+        if answer.get(name) is not None and not _strings(answer[name]):
+            raise ValueError(f"a recorded answer's {name} is not a list of names")
+    if answer.get("sampled") is not None and not isinstance(answer["sampled"], dict):
+        raise ValueError("a recorded model reply is not an object")
 
 
 # ---------------------------------------------------------------------- making a recording
@@ -105,6 +130,7 @@ def recording(flow: Flow, keep_answers: bool = False) -> dict[str, Any]:
     withheld = sorted(secrets & flow.arguments.keys())
     return {
         "version": RECORDING_VERSION,
+        "purpose": PURPOSE,  # signed with the rest: a saved record signed by the same key is not a recording
         "method": flow.method,
         "server": flow.conn.name,
         "name": flow.name,
@@ -182,7 +208,11 @@ def outcome_of(flow: Flow) -> dict[str, Any]:
         if len(text) <= RESULT_BYTES:
             out["result"] = json.loads(text)
     elif flow.error is not None:
-        out["error"] = {"kind": flow.error.kind, "code": flow.error.code, "message": one_line(str(flow.error), 300)}
+        error = flow.error
+        inner = (error.details or {}).get("error") if error.kind == "still_saved" else None
+        if isinstance(inner, FlowError):  # kept for a resume: that is the call's own affair, not the server's
+            error = inner
+        out["error"] = {"kind": error.kind, "code": error.code, "message": one_line(str(error), 300)}
     return out
 
 
@@ -200,8 +230,21 @@ def read_recording(data: Any) -> dict[str, Any]:
     for name, kind in (("method", str), ("server", str), ("name", str), ("arguments", dict), ("withheld", list), ("asked", list), ("outcome", dict)):  # fmt: skip
         if not isinstance(rec.get(name), kind):
             raise ValueError(f"the recording's {name!r} is missing or not a {kind.__name__}")
+    if rec.get("purpose") != PURPOSE:
+        raise ValueError("the file's recording is not a replay recording")
     if rec["method"] not in ("tools/call", "prompts/get", "resources/read"):
-        raise ValueError(f"the recording's method {rec['method']!r} is not one this client replays")
+        raise ValueError(f"the recording's method {visible(str(rec['method']))!r} is not one this client replays")
+    if not _strings(rec["withheld"]) or not all(isinstance(k, str) for k in rec["arguments"]):
+        raise ValueError("the recording's withheld names or argument names are not text")
+    if not isinstance(rec.get("requests"), int) or isinstance(rec.get("requests"), bool):
+        raise ValueError("the recording's 'requests' is missing or not a number")
+    outcome = rec["outcome"]
+    if not isinstance(outcome.get("state"), str) or not isinstance(outcome.get("error", {}), dict):
+        raise ValueError("the recording's outcome has no state, or an error that is not an object")
+    if not isinstance(outcome.get("sha256", ""), str):
+        raise ValueError("the recording's result digest is not text")
+    if "result" in outcome and len(json.dumps(outcome["result"], default=str)) > RESULT_BYTES:
+        rec["outcome"] = {k: v for k, v in outcome.items() if k != "result"}  # compared by its digest alone
     rec["asked"] = [Asked.from_dict(a) for a in rec["asked"]]
     return rec
 
@@ -279,10 +322,15 @@ def differences(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     """What the replay (``after``, a ``recording``) did differently from the recording ``before``, one line each."""
     out: list[str] = []
     if before.get("requests") != after.get("requests"):
-        out.append(f"requests sent: {before.get('requests')} before, {after.get('requests')} now")
+        out.append(f"requests sent: {before.get('requests')!r} before, {after.get('requests')!r} now")
     out += _question_changes(list(before["asked"]), [Asked.from_dict(a) for a in after["asked"]])
     out += _outcome_changes(before["outcome"], after["outcome"])
     return out
+
+
+def _said(message: str) -> str:
+    """A question's wording in a difference: one line, cut, control and bidi characters spelled out."""
+    return visible(one_line(message, 60))
 
 
 def _question_changes(old: list[Asked], new: list[Asked]) -> list[str]:
@@ -294,7 +342,7 @@ def _question_changes(old: list[Asked], new: list[Asked]) -> list[str]:
             reworded = next((i for i, b in enumerate(old) if i not in matched and b.key is not None and b.key == asked.key and b.method == asked.method), None)  # fmt: skip
             if reworded is not None:
                 matched.add(reworded)
-                out.append(f"round {asked.round}: {asked.key!r} is worded differently: “{one_line(old[reworded].message, 60)}” before, “{one_line(asked.message, 60)}” now")  # fmt: skip
+                out.append(f"round {asked.round}: '{visible(asked.key or '')}' is worded differently: “{_said(old[reworded].message)}” before, “{_said(asked.message)}” now")  # fmt: skip
             else:
                 out.append(f"round {asked.round}: a new question, {asked.label}")
             continue
@@ -310,12 +358,12 @@ def _question_changes(old: list[Asked], new: list[Asked]) -> list[str]:
 
 def _outcome_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     if old.get("state") != new.get("state"):
-        why = (new.get("error") or {}).get("message") or ""
-        return [f"the flow ended {new.get('state')} (before: {old.get('state')})" + (f": {why}" if why else "")]
+        why = visible(str((new.get("error") or {}).get("message") or ""))
+        return [f"the flow ended {visible(str(new.get('state')))} (before: {visible(str(old.get('state')))})" + (f": {why}" if why else "")]  # fmt: skip
     if old.get("state") != FlowState.DONE.value:
         o, n = old.get("error") or {}, new.get("error") or {}
         if (o.get("kind"), o.get("code")) != (n.get("kind"), n.get("code")):
-            return [f"it failed differently: {n.get('message') or n.get('kind')} (before: {o.get('message') or o.get('kind')})"]  # fmt: skip
+            return [f"it failed differently: {visible(str(n.get('message') or n.get('kind')))} (before: {visible(str(o.get('message') or o.get('kind')))})"]  # fmt: skip
         return []
     if old.get("sha256") == new.get("sha256"):
         return []
@@ -331,7 +379,7 @@ def _outcome_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     shown = lines[2 : 2 + DIFF_LINES] + (
         [f"… {len(lines) - 2 - DIFF_LINES} more lines"] if len(lines) > 2 + DIFF_LINES else []
     )
-    return ["the result changed:\n" + "\n".join(f"    {line}" for line in shown)]
+    return ["the result changed:\n" + "\n".join(f"    {visible(line)}" for line in shown)]
 
 
 # ---------------------------------------------------------------------- the outcome of a replay

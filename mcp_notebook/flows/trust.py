@@ -87,8 +87,8 @@ class RecordSigner:
 
     def verify(self, record: Mapping[str, Any]) -> bool:
         sig = record.get(SIG_KEY)
-        if not isinstance(sig, str) or not sig.startswith(SIG_PREFIX):
-            return False
+        if not isinstance(sig, str) or not sig.startswith(SIG_PREFIX) or not sig.isascii():
+            return False  # compare_digest raises on non-ASCII text: a hostile record must not
         return hmac.compare_digest(sig, self.signature(record))
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 __all__ = ["FIRST_CALL_MODULES", "warm_up"]
@@ -46,12 +46,19 @@ FIRST_CALL_MODULES = (
 PAUSE = 0.01  # seconds between two modules, so that a waiting message is handled in between
 
 
-def warm_up(modules: Sequence[str] = FIRST_CALL_MODULES, pause: float = PAUSE, shell: Any = None) -> bool:
+def warm_up(
+    modules: Sequence[str] = FIRST_CALL_MODULES,
+    pause: float = PAUSE,
+    shell: Any = None,
+    stop: Callable[[], bool] | None = None,
+) -> bool:
     """Schedule importing ``modules`` on the running loop, one per callback; ``False`` when no loop runs.
 
     With ``shell`` (IPython's), no step runs while a cell runs: a cell that awaits (a call ending
     its cell) lets the loop run callbacks, and the flow's own thread may then be importing the
-    same SDK modules, which two threads must not do at once (see the module docstring).
+    same SDK modules, which two threads must not do at once (see the module docstring). ``stop``
+    says when to give up for good: the session's loop thread has started (a connection or a flow
+    imports what it needs there, now, and may go on doing so after its cell ended).
     """
     try:
         loop = asyncio.get_running_loop()
@@ -77,7 +84,8 @@ def warm_up(modules: Sequence[str] = FIRST_CALL_MODULES, pause: float = PAUSE, s
                     shell.events.unregister(event, callback)
 
     def step() -> None:
-        if loop.is_closed():
+        if loop.is_closed() or (stop is not None and stop()):
+            done()
             return
         if running[0]:  # a cell runs: try again once it is over
             loop.call_later(pause * 10, step)

@@ -7,8 +7,10 @@ the withheld secret arguments filled from the given answers, and one headless fl
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import tempfile
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FlowError, SessionError
@@ -23,16 +25,22 @@ if TYPE_CHECKING:
 __all__ = ["MAX_FILE_BYTES", "replay", "save_trace"]
 
 MAX_FILE_BYTES = 20_000_000  # a trace file larger than this is refused unread
+SHOWN_LIMIT = 4_000  # characters of what an unsigned recording would send, shown before asking
 
 
 def save_trace(flow: Flow, path: str, keep_answers: bool, signer: RecordSigner) -> dict[str, Any]:
     """Write the trace and its recording, signed as saved records are (a replay of a file you did not write asks first)."""
     rec = signer.sign(recording(flow, keep_answers))
     trace = {"flow": flow.label, "protocol": flow.conn.protocol_version, "events": flow.trace(), "replay": rec}
-    try:
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(trace, fh, indent=2, default=str, ensure_ascii=False)
+    text = json.dumps(trace, indent=2, default=str)  # ASCII: a lone surrogate from a server cannot break the write
+    folder = os.path.dirname(os.path.abspath(path))
+    try:  # written whole or not at all: a failure leaves the previous file as it was
+        with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=folder, prefix=".trace-", delete=False) as fh:
+            fh.write(text)
+        os.replace(fh.name, path)
     except OSError as exc:
+        with contextlib.suppress(OSError, NameError):
+            os.unlink(fh.name)
         raise SessionError(f"could not write {path}: {exc.strerror or exc}", kind="unreadable_file") from None
     return rec
 
@@ -47,8 +55,8 @@ def _read(path: str, signer: RecordSigner) -> tuple[dict[str, Any], bool]:
             data = json.load(fh)
     except OSError as exc:
         raise SessionError(f"could not read {path}: {exc.strerror or exc}", kind="unreadable_file") from None
-    except ValueError as exc:
-        raise SessionError(f"{path} is not a JSON trace file ({exc})", kind="unreadable_file") from None
+    except (ValueError, RecursionError) as exc:
+        raise SessionError(f"{path} is not a JSON trace file ({type(exc).__name__})", kind="unreadable_file") from None
     signed = isinstance(data, dict) and isinstance(data.get("replay"), dict) and signer.verify(data["replay"])
     try:
         return read_recording(data), signed
@@ -57,19 +65,29 @@ def _read(path: str, signer: RecordSigner) -> tuple[dict[str, Any], bool]:
 
 
 def _received(path: str, rec: dict[str, Any]) -> SessionError:
-    """A recording this user did not write: what replaying it would send, shown whole, and nothing sent."""
-    from ..core.text import one_line
-    from ..core.urls import visible
+    """A recording this user did not write: everything replaying it would send, shown whole, and nothing sent.
 
-    arguments = one_line(json.dumps(rec["arguments"], ensure_ascii=False, sort_keys=True), 300)
+    Every string is JSON with ASCII escapes, so no control, bidi or look-alike character hides a
+    part of it; what is too long to show whole is refused without being shown in part.
+    """
+
+    def shown(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=True, sort_keys=True, default=str)
+
     what = {"tools/call": "calls tool", "prompts/get": "gets prompt", "resources/read": "reads"}[rec["method"]]
-    asked = len(rec["asked"])
-    return SessionError(
-        f"{path} was not written by you: its recording is not signed with your Jupyter notary secret (a file you received, "
-        f"or one edited since). Replayed, it {what} {visible(rec['name'])!r} on connection {visible(rec['server'])!r} with "
-        f"arguments {visible(arguments)}, and answers {asked} question{'s' if asked != 1 else ''} as recorded. Nothing was sent.",
-        kind="replay_untrusted", server=rec["server"], details={"path": path},
+    answers = [
+        f"round {a.round} {shown(a.key) if a.key is not None else '(2025 question)'}: {shown(a.answer)}"
+        for a in rec["asked"]
+    ]
+    told = (
+        f"Replayed, it {what} {shown(rec['name'])} on connection {shown(rec['server'])} with arguments "
+        f"{shown(rec['arguments'])}" + (f" (and asks you for {shown(rec['withheld'])})" if rec["withheld"] else "")
+        + (f", and answers as recorded: {'; '.join(answers)}" if answers else ", and answers no question")
     )  # fmt: skip
+    head = f"{shown(path)} was not written by you: its recording is not signed with your Jupyter notary secret (a file you received, or one edited since)."  # fmt: skip
+    if len(told) > SHOWN_LIMIT:
+        told = f"What it would send is {len(told):,} characters long, too long to show here whole: read the file first"
+    return SessionError(f"{head} {told}. Nothing was sent.", kind="replay_untrusted", server=rec["server"], details={"path": path})  # fmt: skip
 
 
 def replay(

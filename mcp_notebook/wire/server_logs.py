@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Any
 
-__all__ = ["CLIENT_LOGGERS", "SERVING", "ServerLogs", "install", "serving"]
+__all__ = ["CLIENT_LOGGERS", "SERVING", "ServerLogs", "install", "not_serving", "serving"]
 
 #: the log of the connection whose in-process server is running here (``None``: not a server's code)
 SERVING: ContextVar[Callable[[dict[str, Any]], None] | None] = ContextVar("mcp_notebook_serving", default=None)
@@ -108,6 +108,17 @@ def serving(sink: Callable[[dict[str, Any]], None] | None) -> Iterator[None]:
         yield
         return
     token = SERVING.set(sink)
+    try:
+        yield
+    finally:
+        SERVING.reset(token)
+
+
+@contextlib.contextmanager
+def not_serving() -> Iterator[None]:
+    """Run the body as the client's code inside a server's call: answering its question (a form, the user's
+    sampling function, a model provider's SDK), whose records and warnings are the user's own."""
+    token = SERVING.set(None)
     try:
         yield
     finally:

@@ -230,25 +230,57 @@ def test_a_recorded_model_reply_answers_the_replayed_sampling(ip: InteractiveShe
         session_of(ip).registry.disconnect("demo_replay")
 
 
+def _hostile(**changes: Any) -> str:
+    """A recording of the right shape with ``changes`` (``None`` drops a key), as a hostile file would hold it."""
+    rec: dict[str, Any] = {"version": 1, "purpose": "mcp-notebook replay", "method": "tools/call", "server": "shop",
+                           "name": "order", "arguments": {"item": "shirt"}, "withheld": [], "requests": 2,
+                           "asked": [{"round": 1, "key": "k", "method": "elicitation/create", "message": "Size?", "fields": ["size"],
+                                      "answer": {"action": "accept", "fields": ["size"], "content": {"size": "M"}}}],
+                           "outcome": {"state": "done", "sha256": "x"}}  # fmt: skip
+    for key, value in changes.items():
+        if value is None:
+            rec.pop(key, None)
+        else:
+            rec[key] = value
+    return json.dumps({"replay": rec})
+
+
+def _answer(**answer: Any) -> list[dict[str, Any]]:
+    return [
+        {
+            "round": 1,
+            "key": "k",
+            "method": "elicitation/create",
+            "message": "Size?",
+            "fields": ["size"],
+            "answer": answer,
+        }
+    ]
+
+
 @pytest.mark.parametrize(
     ("content", "error"),
     [
         ("not json", "is not a JSON trace file"),
+        ("[" * 100_000 + "]" * 100_000, "is not a JSON trace file (RecursionError)"),
         ("[]", "the file is not a JSON object"),
         ('{"events": []}', "the file holds no recording"),
         ('{"replay": {"version": 2}}', "the recording is version 2; this client reads version 1"),
+        (_hostile(arguments=[]), "the recording's 'arguments' is missing or not a dict"),
+        (_hostile(purpose=None), "the file's recording is not a replay recording"),
+        (_hostile(method="sampling/createMessage"), "is not one this client replays"),
+        (_hostile(asked=[{"round": "1"}]), "has no round or method"),
+        (_hostile(withheld=[[1]]), "withheld names or argument names are not text"),
+        (_hostile(requests="2"), "'requests' is missing or not a number"),
+        (_hostile(outcome={"state": "failed", "error": "boom"}), "an error that is not an object"),
+        (_hostile(asked=_answer(action="accept", content=["M"])), "content is not an object"),
+        (_hostile(asked=_answer(action="accept", fields=5)), "fields is not a list of names"),
+        (_hostile(asked=_answer(action="delete")), "action is 'delete', not accept, decline or cancel"),
+        (_hostile(asked=_answer(sampled="hi")), "a recorded model reply is not an object"),
         (
-            '{"replay": {"version": 1, "method": "tools/call", "server": "shop", "name": "order", "arguments": [], "withheld": [], "asked": [], "outcome": {}}}',
-            "the recording's 'arguments' is missing or not a dict",
-        ),  # fmt: skip
-        (
-            '{"replay": {"version": 1, "method": "sampling/createMessage", "server": "shop", "name": "order", "arguments": {}, "withheld": [], "asked": [], "outcome": {}}}',
-            "is not one this client replays",
-        ),  # fmt: skip
-        (
-            '{"replay": {"version": 1, "method": "tools/call", "server": "shop", "name": "order", "arguments": {}, "withheld": [], "asked": [{"round": "1"}], "outcome": {}}}',
-            "has no round or method",
-        ),  # fmt: skip
+            json.dumps({"replay": {**json.loads(_hostile())["replay"], "sig": "hmac-sha256:\u00e9"}}),
+            "was not written by you",
+        ),
     ],
 )
 def test_a_hostile_or_broken_file_is_refused_with_what_is_wrong(ip: InteractiveShell, tmp_path: Path, content: str, error: str) -> None:  # fmt: skip
@@ -260,6 +292,45 @@ def test_a_hostile_or_broken_file_is_refused_with_what_is_wrong(ip: InteractiveS
     assert error in str(raised.value)
     with pytest.raises(UsageError, match="could not read"):
         mcp(ip, f"replay {tmp_path / 'missing.json'}")
+
+
+def test_a_trusted_file_s_text_reaches_the_cell_spelled_out(ip: InteractiveShell, tmp_path: Path) -> None:
+    """A file's and a server's text in the differences: terminal escapes and bidi characters spelled out."""
+    connect(ip, make_shop())
+    path = tmp_path / "escapes.json"
+    asked = [
+        {
+            "round": 1,
+            "key": "k\u202e",
+            "method": "elicitation/create",
+            "message": "\x1b[2JSize?",
+            "fields": [],
+            "answer": {},
+        }
+    ]
+    path.write_text(_hostile(asked=asked, outcome={"state": "done\x1b[31m", "sha256": "x"}))
+    with pytest.raises(FlowError) as raised:
+        mcp(ip, f"replay {path} --trust --answer size=M")
+    text = str(raised.value)
+    assert "\x1b" not in text and "\u202e" not in text
+    assert "'k\\u202e' (“\\u001b[2JSize?”) is no longer asked" in text, text
+    assert "(before: done\\u001b[31m)" in text
+
+
+def test_a_trace_is_written_whole_or_not_at_all(ip: InteractiveShell, tmp_path: Path) -> None:
+    """A lone surrogate (a file name from os.listdir) in the arguments: written as JSON escapes, and it replays."""
+    connect(ip, make_shop())
+    path = tmp_path / "surrogate.json"
+    with pytest.raises(FlowError, match="surrogates not allowed"):  # it cannot even be sent
+        mcp(ip, 'call shop.order --json \'{"item": "caf\\udcff"}\' --answer size=M')
+    mcp(ip, f"trace --save {path}")  # but the trace of that failure is written, as JSON escapes
+    text = path.read_text()
+    assert text.isascii() and "caf\\udcff" in text
+    assert json.loads(text)["replay"]["arguments"] == {"item": "caf\udcff"}  # a whole recording, read back
+    blocked = tmp_path / "no-such-folder" / "t.json"
+    with pytest.raises(UsageError, match="could not write"):
+        mcp(ip, f"trace --save {blocked}")
+    assert not blocked.parent.exists()
 
 
 def test_a_file_you_did_not_write_is_shown_whole_and_nothing_is_sent(ip: InteractiveShell, tmp_path: Path) -> None:
@@ -281,9 +352,9 @@ def test_a_file_you_did_not_write_is_shown_whole_and_nothing_is_sent(ip: Interac
     with pytest.raises(UsageError) as raised:
         mcp(ip, f"replay {path}")
     assert str(raised.value) == (
-        f"{path} was not written by you: its recording is not signed with your Jupyter notary secret (a file you received, "
-        "or one edited since). Replayed, it calls tool 'drop_table' on connection 'shop' with arguments "
-        '{"table": "customers\\u202e"}, and answers 0 questions as recorded. Nothing was sent.'
+        f"{json.dumps(str(path))} was not written by you: its recording is not signed with your Jupyter notary secret "
+        '(a file you received, or one edited since). Replayed, it calls tool "drop_table" on connection "shop" with '
+        'arguments {"table": "customers\\u202e"}, and answers no question. Nothing was sent.'
         f" If you trust it as shown, run: %mcp replay {path} --trust"
     )
     assert calls == ["scratch"]  # nothing reached the server
@@ -293,6 +364,23 @@ def test_a_file_you_did_not_write_is_shown_whole_and_nothing_is_sent(ip: Interac
     with pytest.raises(FlowError, match="the result changed"):  # trusted: it runs, and its result differs
         mcp(ip, f"replay {path} --trust")
     assert calls == ["scratch", "customers\u202e"]
+
+
+def test_what_an_unsigned_file_would_send_is_shown_whole_or_not_at_all(ip: InteractiveShell, tmp_path: Path) -> None:
+    """Every argument and every recorded answer is shown; what is too long to show whole is not shown in part."""
+    connect(ip, make_shop())
+    path = tmp_path / "long.json"
+    path.write_text(_hostile(arguments={"a_note": "harmless " * 35, "sql": "DROP TABLE users"}))
+    with pytest.raises(UsageError) as raised:
+        mcp(ip, f"replay {path}")
+    text = str(raised.value)
+    assert '"sql": "DROP TABLE users"' in text and 'answers as recorded: round 1 "k": {"action": "accept"' in text
+    assert '"content": {"size": "M"}' in text
+    path.write_text(_hostile(arguments={"a_note": "harmless " * 600, "sql": "DROP TABLE users"}))
+    with pytest.raises(UsageError) as raised:
+        mcp(ip, f"replay {path}")
+    assert "too long to show here whole: read the file first. Nothing was sent." in str(raised.value)
+    assert "harmless" not in str(raised.value)
 
 
 def test_a_recording_names_a_connection_that_is_not_there(ip: InteractiveShell, tmp_path: Path) -> None:

@@ -131,3 +131,20 @@ def test_a_record_is_bounded_and_a_bad_format_does_not_break_the_call() -> None:
     assert len(entry["data"]) < 20_100 and entry["data"].endswith("(10,000 more characters)")
     broken = logging.LogRecord("srv", logging.WARNING, __file__, 1, "%d items", ("many",), None)
     assert entry_of(broken)["data"] == "%d items"
+
+
+def test_answering_a_server_s_question_is_the_user_s_own_code(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Inside a server's call, the answer (a form, the user's sampling function) logs as the user's code, not the server's."""
+    from mcp_notebook.wire.server_logs import not_serving
+
+    monkeypatch.setattr(logging.getLogger(), "handlers", [])
+    install()
+    kept: list[dict[str, Any]] = []
+    with serving(kept.append):
+        with not_serving():
+            logging.getLogger("my.sampling.function").warning("my own warning")
+        logging.getLogger("a.server.tool").warning("the server's")
+    assert capsys.readouterr().err == "my own warning\n"
+    assert [e["data"] for e in kept] == ["the server's"]
