@@ -37,6 +37,9 @@ def load_ipython_extension(ipython: Any) -> None:
     The greeting asks the JupyterLab extension for the flows saved in the notebook; its answer
     arrives after this cell, so ``%mcp flows`` / ``%mcp resume`` in a later cell see them.
     """
+    from .core.lazy_imports import defer_rfc3987_syntax
+
+    defer_rfc3987_syntax()  # first: jsonschema's import then builds no IRI parsers (1.8 s) before an IRI is checked
     from .magics.completion import register
     from .magics.magics import MCPMagics
     from .notebook.views import attach_page
@@ -149,7 +152,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'mcp_notebook' has no attribute {name!r}")
 
 
-from .core.lazy_imports import defer_rfc3987_syntax  # noqa: E402 - after the lazy API above, on purpose
-
-defer_rfc3987_syntax()  # jsonschema's import no longer builds 39 IRI parsers (1.8 s) before any IRI is checked
 _in_ipython()  # a Flow reached through any submodule shows its report in a shell that is already running

@@ -8,7 +8,7 @@ of the RFC 3987 grammar, about 1.8 s on this machine, in every kernel: it was mo
 call's wait in a fresh kernel (bench/first_call.py P10) and of the first ``%mcp flows`` on a
 notebook holding saved records (bench/store.py S3), although no IRI is checked there.
 
-``defer_rfc3987_syntax()`` puts a stand-in for the package in ``sys.modules`` before ``jsonschema``
+``defer_rfc3987_syntax()`` (called by ``%load_ext`` and by every ``Session``) puts a stand-in for the package in ``sys.modules`` before ``jsonschema``
 is imported: its ``is_valid_syntax`` (the one name ``jsonschema`` imports) and every other name
 load the real ``rfc3987_syntax.syntax_helpers`` on first use and answer exactly as it does, so
 ``jsonschema`` registers the same checkers and they give the same answers, later. Nothing is done

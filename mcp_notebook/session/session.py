@@ -79,6 +79,9 @@ class Session:
         tell: Callable[[str], None] | None = None,
         views: Views | None = None,
     ) -> None:
+        from ..core.lazy_imports import defer_rfc3987_syntax
+
+        defer_rfc3987_syntax()  # before anything imports jsonschema: its IRI parsers wait until an IRI is checked
         self.settings = settings if settings is not None else SessionSettings()
         self.shell = shell
         # Notes for the person (a saved flow reconnected, the one not-saved notice, file warnings). The
