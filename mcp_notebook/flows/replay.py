@@ -222,7 +222,7 @@ def read_recording(data: Any) -> dict[str, Any]:
         raise ValueError("the file is not a JSON object")
     rec = data.get("replay")
     if not isinstance(rec, dict):
-        raise ValueError("the file holds no recording (written by %mcp trace --save before replay existed?); save the trace again")  # fmt: skip
+        raise ValueError("the file holds no recording (a trace saved before replay existed?); save the trace again")
     if rec.get("version") != RECORDING_VERSION:
         raise ValueError(
             f"the recording is version {rec.get('version')!r}; this client reads version {RECORDING_VERSION}"
@@ -312,8 +312,14 @@ class ReplayAnswerer(Answerer):
         before = self.replay_ui.match(asked)
         sampled = before.answer.get("sampled") if before is not None else None
         if isinstance(sampled, dict):
+            from pydantic import ValidationError
+
+            try:
+                reply = CreateMessageResult.model_validate(sampled)
+            except ValidationError as exc:
+                raise FlowError(f"the recorded model reply for {visible(key)!r} is not a reply: {exc.error_count()} problem(s)") from None  # fmt: skip
             flow.answer_summary.append(f"{key}: the recorded reply")
-            return CreateMessageResult.model_validate(sampled)
+            return reply
         return await super().sample(flow, key, params)  # not kept: the configured model answers
 
 
