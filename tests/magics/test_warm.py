@@ -25,7 +25,7 @@ def test_a_fresh_kernel_imports_them_after_load_ext_and_the_first_call_is_quick(
             now = kernel.text_of_cell(kernel.execute(probe)).strip()
             if now == "['jsonschema', 'mcp', 'mcp.client.streamable_http']":
                 break
-            time.sleep(0.3)
+            time.sleep(1.5)  # each probe is a cell: the imports wait for a second without one
         assert now == "['jsonschema', 'mcp', 'mcp.client.streamable_http']"  # imported while the kernel was idle
         start = time.perf_counter()
         kernel.execute(
@@ -45,7 +45,7 @@ def test_without_a_running_loop_nothing_is_scheduled_and_a_failing_module_is_ski
     sys.modules.pop(wanted, None)
 
     async def idle() -> bool:
-        scheduled = warm_up([name, wanted], pause=0)
+        scheduled = warm_up([name, wanted], pause=0, idle=0)
         await asyncio.sleep(0.2)  # the loop idles: the steps run
         return scheduled
 
@@ -67,7 +67,7 @@ def test_no_step_runs_while_a_cell_runs() -> None:
 
     async def cells() -> list[bool]:
         seen = []
-        assert warm_up([wanted], pause=0.01, shell=shell) is True
+        assert warm_up([wanted], pause=0.01, shell=shell, idle=0.1) is True
         await asyncio.sleep(0.3)  # still inside the %load_ext cell: nothing imported
         seen.append(wanted in sys.modules)
         shell.events.trigger("post_run_cell", None)

@@ -258,12 +258,13 @@ def put_notebook(url: str, name: str, nb: dict[str, Any]) -> None:
 def saved_flows(url: str, name: str) -> dict[str, Any]:
     """The records on disk; ``{}`` while the server is still writing the file.
 
-    Caught mid-write, the contents API answers 500, or 400 "Unreadable Notebook" for a half-written file.
+    Caught mid-write, the contents API answers 500, 400 "Unreadable Notebook" for a half-written file,
+    or 404 for an instant while a save swaps the file (seen once in a fresh clone's Notebook 7 run).
     """
     try:
         model = api(url, f"contents/{name}?content=1")
     except urllib.error.HTTPError as exc:
-        if exc.code == 400 or exc.code >= 500:
+        if exc.code in (400, 404) or exc.code >= 500:
             return {}
         raise
     return dict(model["content"]["metadata"].get("mcp_notebook", {}).get("flows", {}))
