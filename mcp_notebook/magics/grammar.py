@@ -500,10 +500,9 @@ def headers_of(items: list[str]) -> dict[str, str]:
     return headers
 
 
-def call_options(ns: argparse.Namespace) -> Any:
-    """The ``CallOptions`` of a ``call`` / ``prompt`` / ``read`` / ``resume`` line (answers and flags)."""
-    from ..forms.model import Answers, parse_answer_value
-    from ..session.session import CallOptions
+def answer_fields(ns: argparse.Namespace) -> tuple[dict[str, Any], dict[str, str]]:
+    """``--answers JSON`` and every ``--answer FIELD=VALUE`` of a line: the values, and each as typed."""
+    from ..forms.model import parse_answer_value
     from .args import parse_json_object
 
     fields: dict[str, Any] = parse_json_object(ns.answers, "--answers") if ns.answers else {}
@@ -513,6 +512,15 @@ def call_options(ns: argparse.Namespace) -> Any:
         if not sep or not key:
             raise UsageError(f"--answer wants FIELD=VALUE, got {item!r}")
         fields[key], raw[key] = parse_answer_value(value), value
+    return fields, raw
+
+
+def call_options(ns: argparse.Namespace) -> Any:
+    """The ``CallOptions`` of a ``call`` / ``prompt`` / ``read`` / ``resume`` line (answers and flags)."""
+    from ..forms.model import Answers
+    from ..session.session import CallOptions
+
+    fields, raw = answer_fields(ns)
     output = getattr(ns, "output", None)
     if output is not None and (not output.isidentifier() or keyword.iskeyword(output)):
         raise UsageError(f"-o wants a Python variable name, got {output!r}")

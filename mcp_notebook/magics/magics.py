@@ -27,7 +27,7 @@ from ..notebook.views import NotebookViews
 from ..notebook.watching import Watches
 from ..session.session import Session, SessionSettings
 from .args import build_arguments, parse_body, parse_json_object, parse_pairs
-from .grammar import Help, build_parsers, call_options, check_choice, full_usage, headers_of, summary
+from .grammar import Help, answer_fields, build_parsers, call_options, check_choice, full_usage, headers_of, summary
 from .hints import connect_line, flow_failure, for_magics, saved_trace_line, tool_failure, with_hint
 from .line_expand import expand_braces, strip_comment
 from .listings import listing_rows
@@ -576,8 +576,10 @@ class MCPMagics(Magics, SessionSettings):
 
     def _do_replay(self, words: list[str], cell: str | None) -> Any:
         ns, _ = self._parsers["replay"].parse(words)
-        options = call_options(argparse.Namespace(**{**vars(ns), "accept_defaults": False, "decline": [], "cancel": False, "confirm": False, "no_save": True, "trace": False}))  # fmt: skip
-        outcome = self.session.replay(ns.file, ns.server, options.answers, ns.timeout, trust=ns.trust)
+        from ..forms.model import Answers
+
+        fields, raw = answer_fields(ns)
+        outcome = self.session.replay(ns.file, ns.server, Answers(fields=fields, raw=raw), ns.timeout, trust=ns.trust)
         if ns.output:
             assert self.shell is not None  # a line magic runs in its shell
             self.shell.user_ns[ns.output] = outcome

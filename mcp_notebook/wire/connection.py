@@ -695,13 +695,11 @@ class Connection:
 
     @property
     def server_sink(self) -> Callable[[dict[str, Any]], None] | None:
-        """Where an in-process server's log records go while its code runs (``None`` for other targets)."""
-        if self.target.kind == "inproc":
-            from .server_logs import install
+        """Where an in-process server's log records go while its code runs (``None`` for other targets).
 
-            install()
-            return self.server_log
-        return None
+        The handler that routes them is installed when the connection opens (``_own``), not per call.
+        """
+        return self.server_log if self.target.kind == "inproc" else None
 
     async def _on_log(self, params: LoggingMessageNotificationParams) -> None:
         entry = {"level": params.level, "logger": params.logger, "data": params.data}

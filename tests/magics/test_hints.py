@@ -94,3 +94,22 @@ def test_a_2025_session_s_internal_error_names_the_generation_and_the_line_that_
     finally:
         for name in ("asking_legacy", "asking_new"):
             ip.run_line_magic("mcp", f"disconnect {name}")
+
+
+def test_the_saved_trace_line_encodes_server_field_names_for_the_mcp_grammar() -> None:
+    """A form's field names are the server's: in the printed --answer flags they are encoded (braces doubled, quoted)."""
+    from types import SimpleNamespace
+
+    from mcp_notebook.magics.hints import saved_trace_line
+
+    recording = {
+        "withheld": ["api_key"],
+        "answers_kept": False,
+        "asked": [{"answer": {"action": "accept", "fields": ["{__import__('os').system('x')}", "size"]}}],
+    }
+    line = saved_trace_line(SimpleNamespace(label="shop.order"), "a {b}.json", recording)
+    assert line == (
+        "Wrote the trace of shop.order to a {b}.json; %mcp replay 'a {{b}}.json' calls it again. A replay needs "
+        "--answer api_key=VALUE --answer '{{__import__('\"'\"'os'\"'\"').system('\"'\"'x'\"'\"')}}'=VALUE "
+        "--answer size=VALUE (or save with --keep-answers)."
+    )
