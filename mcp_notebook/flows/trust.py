@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import os
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -93,12 +94,24 @@ class RecordSigner:
 
 
 def _notary_secret() -> bytes:
-    """The secret Jupyter signs notebooks with (created with mode 0600 when there is none yet)."""
+    """The secret Jupyter signs notebooks with (created with mode 0600 when there is none yet).
+
+    An existing secret is read from its file as ``NotebookNotary`` reads it (``notebook_secret`` in
+    the Jupyter data folder, its bytes as they are): importing ``nbformat.sign`` imports ``nbformat``
+    and ``jsonschema``, most of a first ``%mcp flows`` in a fresh kernel. The notary itself makes a
+    missing one, so the file is written as Jupyter writes it.
+    """
     from jupyter_core.paths import jupyter_data_dir
+
+    data_dir = jupyter_data_dir()
+    try:
+        with open(os.path.join(data_dir, "notebook_secret"), "rb") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        pass
     from jupyter_core.utils import ensure_dir_exists
     from nbformat.sign import MemorySignatureStore, NotebookNotary
 
-    data_dir = jupyter_data_dir()
     ensure_dir_exists(data_dir, mode=0o700)  # the notary writes its secret file but not the folder
     # An in-memory signature store: only the secret is wanted, not the notary's SQLite database.
     notary = NotebookNotary(data_dir=data_dir, store_factory=MemorySignatureStore)

@@ -438,13 +438,13 @@ class MCPMagics(Magics, SessionSettings):
         or a line the cell cannot await (inside a ``def``, or a kernel older than ipykernel 7.4), gives
         the ``Flow`` at once when interactive; headless waits in the cell and shows the report.
         """
-        from ..notebook.live_view import ChoicePanel
+        from ..flows.flow import Flow  # not the panel's module: a headless call imports no widgets
         from .cell_await import InCell
 
         background = getattr(ns, "background", False)
         if flow is None:
             return None
-        if isinstance(flow, ChoicePanel):  # a panel was shown instead (consent to resume, continue or start over)
+        if not isinstance(flow, Flow):  # a panel was shown instead (consent to resume, continue or start over)
             return (
                 InCell(None, choice=flow) if self.awaiting and not background else None
             )  # awaited: the click, then its flow

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -91,7 +92,21 @@ def test_read_notebook(tmp_path: Path) -> None:
     assert read_notebook(str(path)) == ({"f1": record()}, [])
     (tmp_path / "broken.ipynb").write_text("{not json")
     records, warnings = read_notebook(str(tmp_path / "broken.ipynb"))
-    assert records == {} and "not a readable notebook" in warnings[0]
+    assert records == {}
+    assert warnings == [
+        f"{tmp_path / 'broken.ipynb'} is not a readable notebook (not JSON: Expecting property name enclosed "
+        "in double quotes at line 1); no saved flows read from it"
+    ]
+    for name, content, why in [
+        ("list.ipynb", b"[1, 2]", "not a JSON object"),
+        ("v3.ipynb", json.dumps({"nbformat": 3, "metadata": {"mcp_notebook": {"flows": {"f1": record()}}}}).encode(), "not an nbformat 4 notebook"),
+        ("latin1.ipynb", b'{"nbformat": 4, "metadata": {"x": "\xe9"}}', "not UTF-8 text"),
+    ]:  # fmt: skip
+        (tmp_path / name).write_bytes(content)
+        assert read_notebook(str(tmp_path / name)) == (
+            {},
+            [f"{tmp_path / name} is not a readable notebook ({why}); no saved flows read from it"],
+        )
     with pytest.raises(OSError):
         read_notebook(str(tmp_path / "missing.ipynb"))
 
