@@ -1,9 +1,9 @@
 """Overhead of the notebook client against the raw SDK, measured side by side in one run.
 
 P1  ``%mcp call`` headless / raw ``Client.call_tool``, sequential calls on the same echo server,
-    over stdio (target <= 1.10) and in-process (target <= 1.5).
+    over stdio (target <= 1.15) and in-process (target <= 1.5).
 P2  a three-round flow with preset answers / the raw SDK manual loop, over stdio (target <= 1.15).
-P1 also over streamable HTTP (target <= 1.10): the path with the OAuth provider and the back-channel router.
+P1 also over streamable HTTP (target <= 1.15): the path with the OAuth provider and the back-channel router.
 P3  ``%load_ext mcp_notebook`` / ``import mcp`` wall time in fresh processes (target <= 0.10).
 
 The raw client of P1 and P2 advertises what the notebook's client advertises (``same_capabilities``):
@@ -295,9 +295,9 @@ def main(argv: list[str] | None = None) -> int:
     results = {
         "P1 stdio": (
             p1(ip, "stdio", f"-- {' '.join(ECHO_STDIO)}", stdio_params(ECHO_STDIO), args.calls, args.blocks),
-            1.10,
+            1.15,
         ),
-        "P1 streamable HTTP": (http, 1.10),
+        "P1 streamable HTTP": (http, 1.15),
         "P1 in-process": (p1(ip, "inproc", "mcp_notebook.demo:echo_server", make_echo(), args.calls, args.blocks), 1.5),
         "P2 three rounds, stdio": (p2(ip, args.calls, args.blocks), 1.15),
         "P3 load_ext / import mcp": (p3(5), 0.10),

@@ -37,9 +37,9 @@ def load_ipython_extension(ipython: Any) -> None:
     The greeting asks the JupyterLab extension for the flows saved in the notebook; its answer
     arrives after this cell, so ``%mcp flows`` / ``%mcp resume`` in a later cell see them.
     """
-    from .core.lazy_imports import defer_rfc3987_syntax
+    from .core.lazy_imports import defer_format_libraries
 
-    defer_rfc3987_syntax()  # first: jsonschema's import then builds no IRI parsers (1.8 s) before an IRI is checked
+    defer_format_libraries()  # first: jsonschema's import then builds no IRI parsers (1.8 s) nor URI regex before use
     from .magics.completion import register
     from .magics.magics import MCPMagics
     from .notebook.views import attach_page

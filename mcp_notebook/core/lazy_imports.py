@@ -1,19 +1,26 @@
-"""``jsonschema`` imported in milliseconds: its optional IRI checker is loaded when an IRI is first checked.
+"""``jsonschema`` imported in milliseconds: its optional format checkers' libraries load when first used.
 
-``jsonschema`` (which validates a form's answers and a call's arguments, and which ``nbformat``
-imports to read a notebook) registers its ``iri`` / ``iri-reference`` format checkers at import
-time with ``from rfc3987_syntax import is_valid_syntax``, when that package is installed (Jupyter
-installs it: ``jsonschema[format-nongpl]``). Importing ``rfc3987_syntax`` builds 39 Lark parsers
-of the RFC 3987 grammar, about 1.8 s on this machine, in every kernel: it was most of the first
-call's wait in a fresh kernel (bench/first_call.py P10) and of the first ``%mcp flows`` on a
-notebook holding saved records (bench/store.py S3), although no IRI is checked there.
+``jsonschema`` (which validates a form's answers and a call's arguments) registers its format
+checkers at import time with ``from LIBRARY import FUNCTION`` for each optional library that is
+installed (Jupyter installs them: ``jsonschema[format-nongpl]``). Three of them build their
+grammar when imported, in every kernel, although a call's arguments rarely have a ``format``:
 
-``defer_rfc3987_syntax()`` (called by ``%load_ext`` and by every ``Session``) puts a stand-in for the package in ``sys.modules`` before ``jsonschema``
-is imported: its ``is_valid_syntax`` (the one name ``jsonschema`` imports) and every other name
-load the real ``rfc3987_syntax.syntax_helpers`` on first use and answer exactly as it does, so
-``jsonschema`` registers the same checkers and they give the same answers, later. Nothing is done
-when ``jsonschema`` or ``rfc3987_syntax`` is already imported (the user's own import came first)
-or the package is not installed.
+* ``rfc3987_syntax`` (``iri``, ``iri-reference``) builds 39 Lark parsers of the RFC 3987 grammar,
+  about 1.8 s on this machine: it was most of the first call's wait in a fresh kernel
+  (bench/first_call.py P10) and of the first ``%mcp flows`` (bench/store.py S3);
+* ``rfc3986_validator`` (``uri``, ``uri-reference``) compiles one very large regular expression,
+  15 ms alone and about 0.1 s in a kernel that has imported the rest of a first call (the compile
+  makes garbage collections walk a heap that is large by then);
+* ``rfc3339_validator`` (``date-time``) a smaller one, with ``six``.
+
+``defer_format_libraries()`` (called by ``%load_ext`` and by every ``Session``) puts a stand-in for
+each in ``sys.modules`` before ``jsonschema`` is imported. A stand-in's function (the one name
+``jsonschema`` imports) and every other name load the real module on first use and answer exactly
+as it does; the real module then takes the stand-in's place in ``sys.modules``, so a later
+``import`` gets it. ``jsonschema`` registers the same checkers and they give the same answers,
+later. Nothing is done when ``jsonschema`` or the library is already imported (the user's own
+import came first) or the library is not installed, or cannot import (``rfc3987_syntax`` without
+``lark``: then ``jsonschema`` registers no IRI checker, and neither do we).
 """
 
 from __future__ import annotations
@@ -21,56 +28,106 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
+import threading
 import types
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["defer_rfc3987_syntax"]
-
-PACKAGE = "rfc3987_syntax"
-REAL = "rfc3987_syntax.syntax_helpers"  # what the package's __init__ re-exports with ``import *``
+__all__ = ["DEFERRED", "defer_format_libraries"]
 
 
-def _real() -> types.ModuleType:
-    return importlib.import_module(REAL)
+@dataclass(frozen=True)
+class Deferred:
+    """A library ``jsonschema`` imports ``function`` from; ``real`` is the module that defines it."""
+
+    package: str
+    function: str
+    real: str | None = None  # a submodule the package re-exports (None: the module itself)
+    needs: tuple[str, ...] = ()  # without these the real import fails: no stand-in then
 
 
-def is_valid_syntax(term: str, value: str) -> bool:
-    """``rfc3987_syntax.is_valid_syntax``, its parsers built on this first use."""
-    result: bool = _real().is_valid_syntax(term, value)
-    return result
+DEFERRED: tuple[Deferred, ...] = (
+    Deferred("rfc3987_syntax", "is_valid_syntax", real="rfc3987_syntax.syntax_helpers", needs=("lark",)),
+    Deferred("rfc3986_validator", "validate_rfc3986"),
+    Deferred("rfc3339_validator", "validate_rfc3339", needs=("six",)),
+)
+
+_LOCK = threading.RLock()  # a first use from the loop thread and the kernel's at once load it once
 
 
-def _dir() -> list[str]:
-    return sorted({*dir(_real()), "__path__", "__spec__"})
-
-
-def _getattr(name: str) -> Any:
-    if name.startswith("__"):
-        raise AttributeError(name)
-    return getattr(_real(), name)
-
-
-def defer_rfc3987_syntax() -> bool:
-    """Stand in for ``rfc3987_syntax`` until it is used (see the module docstring); ``True`` when it did."""
-    if PACKAGE in sys.modules or "jsonschema" in sys.modules:
-        return False
+def _found(name: str) -> importlib.machinery.ModuleSpec | None:
     try:
-        spec = importlib.util.find_spec(PACKAGE)
+        return importlib.util.find_spec(name)
     except (ImportError, ValueError):
+        return None
+
+
+class _StandIn:
+    """What a stand-in module forwards to: the real module, loaded on first use."""
+
+    def __init__(self, deferred: Deferred, spec: importlib.machinery.ModuleSpec, module: types.ModuleType) -> None:
+        self.deferred, self.spec, self.module = deferred, spec, module
+        self._real: types.ModuleType | None = None
+
+    def real(self) -> types.ModuleType:
+        with _LOCK:
+            if self._real is None:
+                if self.deferred.real is not None:  # a package: its submodules import under the stand-in
+                    self._real = importlib.import_module(self.deferred.real)
+                else:  # one file: run it into a module of its own, which then takes the stand-in's place
+                    real = importlib.util.module_from_spec(self.spec)
+                    assert self.spec.loader is not None
+                    self.spec.loader.exec_module(real)
+                    if sys.modules.get(self.deferred.package) is self.module:
+                        sys.modules[self.deferred.package] = real
+                    self._real = real
+            return self._real
+
+    def function(self) -> Callable[..., Any]:
+        def forward(*args: Any, **kwargs: Any) -> Any:
+            return getattr(self.real(), self.deferred.function)(*args, **kwargs)
+
+        forward.__name__ = forward.__qualname__ = self.deferred.function
+        forward.__doc__ = f"``{self.deferred.package}.{self.deferred.function}``, loaded on this first use."
+        return forward
+
+    def getattr(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.real(), name)
+
+    def dir(self) -> list[str]:
+        extra = ["__path__", "__spec__"] if self.deferred.real is not None else ["__spec__"]
+        return sorted({*dir(self.real()), *extra})
+
+
+def _defer(deferred: Deferred) -> bool:
+    if deferred.package in sys.modules:
         return False
-    if spec is None or spec.submodule_search_locations is None:
+    spec = _found(deferred.package)
+    if spec is None or spec.loader is None or any(_found(n) is None for n in deferred.needs):
         return False
-    try:  # without its parser library the real import fails, and jsonschema registers no IRI checker: keep that
-        if importlib.util.find_spec("lark") is None:
-            return False
-    except (ImportError, ValueError):
-        return False
-    stand_in = types.ModuleType(PACKAGE, "rfc3987_syntax, loaded on first use (mcp_notebook.core.lazy_imports)")
-    stand_in.__spec__ = spec
-    stand_in.__path__ = list(spec.submodule_search_locations)  # the real submodules import under it
-    stand_in.__file__ = spec.origin
-    stand_in.is_valid_syntax = is_valid_syntax  # type: ignore[attr-defined]
-    stand_in.__getattr__ = _getattr  # type: ignore[method-assign]
-    stand_in.__dir__ = _dir  # type: ignore[method-assign]
-    sys.modules[PACKAGE] = stand_in
+    if (deferred.real is not None) != (spec.submodule_search_locations is not None):
+        return False  # not laid out as this version was: leave it to its own import
+    module = types.ModuleType(
+        deferred.package, f"{deferred.package}, loaded on first use (mcp_notebook.core.lazy_imports)"
+    )
+    module.__spec__ = spec
+    module.__file__ = spec.origin
+    if spec.submodule_search_locations is not None:
+        module.__path__ = list(spec.submodule_search_locations)
+    stand_in = _StandIn(deferred, spec, module)
+    setattr(module, deferred.function, stand_in.function())
+    module.__getattr__ = stand_in.getattr  # type: ignore[method-assign]
+    module.__dir__ = stand_in.dir  # type: ignore[method-assign]
+    sys.modules[deferred.package] = module
     return True
+
+
+def defer_format_libraries() -> list[str]:
+    """Stand in for the libraries of ``DEFERRED`` until used (see the module docstring); the ones it did."""
+    with _LOCK:
+        if "jsonschema" in sys.modules:
+            return []
+        return [d.package for d in DEFERRED if _defer(d)]

@@ -79,9 +79,9 @@ class Session:
         tell: Callable[[str], None] | None = None,
         views: Views | None = None,
     ) -> None:
-        from ..core.lazy_imports import defer_rfc3987_syntax
+        from ..core.lazy_imports import defer_format_libraries
 
-        defer_rfc3987_syntax()  # before anything imports jsonschema: its IRI parsers wait until an IRI is checked
+        defer_format_libraries()  # before anything imports jsonschema: its format libraries wait until a format is checked
         self.settings = settings if settings is not None else SessionSettings()
         self.shell = shell
         # Notes for the person (a saved flow reconnected, the one not-saved notice, file warnings). The
