@@ -34,7 +34,6 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import ada_url
-from confusable_homoglyphs import categories, confusables
 
 __all__ = ["BrowserURL", "URLWarning", "read_url", "visible"]
 
@@ -170,7 +169,13 @@ def _seems(text: str) -> str:
 
 
 def _lookalike(name: str) -> str:
-    """Why the Unicode host name looks like another one, or "" (ASCII names are what they seem)."""
+    """Why the Unicode host name looks like another one, or "" (ASCII names are what they seem).
+
+    ``confusable_homoglyphs`` loads its Unicode tables (about 20 ms) here, for the first non-ASCII
+    host: not in every kernel's first call.
+    """
+    from confusable_homoglyphs import categories
+
     for label in name.split("."):
         if label.isascii():
             continue
@@ -189,6 +194,8 @@ def _latin_twin(char: str) -> str:
     """An ASCII letter or digit ``char`` is confusable with, or ""."""
     if char.isascii():
         return ""
+    from confusable_homoglyphs import confusables
+
     for found in confusables.is_confusable(char, greedy=True) or []:
         for glyph in found["homoglyphs"]:
             if glyph["c"].isascii() and glyph["c"].isalnum():
