@@ -108,6 +108,7 @@ def running_lab(
     env: dict[str, str] | None = None,
     collaborative: bool = False,
     disabled: tuple[str, ...] = (),
+    args: tuple[str, ...] = (),
 ) -> Iterator[tuple[str, Path]]:
     """JupyterLab (``app="lab"``) or Notebook 7 (``"notebook7"``) on a free port serving ``base/root``
     (with ``notebooks`` written there); yields (url, root).
@@ -124,6 +125,7 @@ def running_lab(
     so the other tests see the plain one-page-one-model JupyterLab whatever is installed.
     ``disabled`` names labextensions switched off for this server only, as a user does it
     (``jupyter labextension disable --level=user NAME``, into this server's private config folder).
+    ``args`` are more options on the server's command line (e.g. ``--LabApp.labextensions_path=DIR``).
     """
     if app not in APPS:
         raise ValueError(f"app must be one of {APPS}, not {app!r}")
@@ -156,7 +158,7 @@ def running_lab(
             "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True",
             f"--ServerApp.root_dir={root}", f"--{app_class}.user_settings_dir={settings}", f"--{app_class}.workspaces_dir={workspaces}",
             f"--ServerApp.base_url={base_url}", *(["--expose-app-in-browser"] if expose_app else []),
-            *([] if collaborative else ["--YDocExtension.disable_rtc=True"]),
+            *([] if collaborative else ["--YDocExtension.disable_rtc=True"]), *args,
         ],
         env=server_env, stdout=log, stderr=subprocess.STDOUT, cwd=root,
     )  # fmt: skip

@@ -3,26 +3,64 @@
  * (view.ts, where the App's frames, policy and bridge live) on a Lumino
  * widget, reaching the kernel over the notebook's comm through the page's
  * hub, asking about links in a JupyterLab dialog.
+ *
+ * `view.ts` and what it imports (`csp.ts`, ext-apps' AppBridge, the MCP SDK
+ * and zod under it) are not part of the extension's start: `loadView`
+ * fetches them, once per page, as an async chunk of the bundle when the
+ * first App output renders.  Until then an output is an empty node with the
+ * classes the view gives it (so a kernel restart marks it stale as it would
+ * a live one); the view shows the output's data once its code is in.
  */
 
 import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Kernel } from '@jupyterlab/services';
 import { Widget } from '@lumino/widgets';
 
-import { JSONObject } from '../common';
+import { FORM_CLASS, JSONObject, reasonText } from '../common';
 import { showFailure } from '../failures';
-import { APP_MIME, APP_RANK, readAppData } from './data';
+import {
+  APP_CLASS,
+  APP_FALLBACK_TEXT_CLASS,
+  APP_MIME,
+  APP_NOTE_CLASS,
+  APP_RANK,
+  APP_STATUS_CLASS,
+  IAppData,
+  readAppData
+} from './data';
 import { AppHub, IAppHost, IAppRenderer } from './hub';
 import { confirmOpenLink } from './links';
-import { AppView, IAppChannel } from './view';
-
-export { UNSIGNED_NOTE } from './view';
+import type { AppView, IAppChannel } from './view';
 
 const NO_COMM_NOTE =
   'No mcp-notebook connection to the kernel: run %load_ext mcp_notebook in this notebook to activate the App.';
 
 /** The title of the (one per page) dialog for an App that could not open. */
 const APP_FAILED_TITLE = 'MCP App could not open';
+
+type ViewModule = typeof import('./view');
+
+let viewModule: Promise<ViewModule> | null = null;
+
+/**
+ * The App's view code (`view.ts` and everything under it), fetched once per
+ * page as the bundle's async chunk `mcp-notebook-apps`; a fetch that failed
+ * is tried again by the next output that renders.
+ */
+export function loadView(): Promise<ViewModule> {
+  if (!viewModule) {
+    const loading = import(
+      /* webpackChunkName: "mcp-notebook-apps" */ './view'
+    );
+    viewModule = loading;
+    loading.catch(() => {
+      if (viewModule === loading) {
+        viewModule = null;
+      }
+    });
+  }
+  return viewModule;
+}
 
 /** A renderer factory for App outputs, bound to the page's hub. */
 export function appRendererFactory(hub: AppHub): IRenderMime.IRendererFactory {
@@ -43,15 +81,10 @@ export class AppOutput
     super();
     this.hub = hub;
     this.mimeType = options.mimeType;
-    this.view = new AppView(this.node, {
-      channel: () => this.channel(),
-      noChannelNote: () =>
-        this.host
-          ? NO_COMM_NOTE
-          : 'This output is not in a notebook with an mcp-notebook kernel connection.',
-      confirmLink: url => confirmOpenLink(url),
-      failure: text => showFailure('app', APP_FAILED_TITLE, text)
-    });
+    // What AppView's constructor sets, at once: while the view's code loads,
+    // the output is an App's (stale.ts marks it after a kernel restart).
+    this.node.classList.add(APP_CLASS, FORM_CLASS);
+    this.node.dataset.appState = 'new';
   }
 
   readonly mimeType: string;
@@ -64,15 +97,29 @@ export class AppOutput
         : Array.isArray(fallback)
           ? fallback.join('')
           : '';
-    this.view.show(readAppData(model.data[this.mimeType]), text, this.isAttached);
-    return Promise.resolve();
+    const data = readAppData(model.data[this.mimeType]);
+    if (this.view) {
+      this.view.show(data, text, this.isAttached);
+      return Promise.resolve();
+    }
+    // Before the code is in, each render waits for it (in their order).
+    return loadView().then(
+      module => {
+        if (this.isDisposed) {
+          return;
+        }
+        this.view ??= this.createView(module);
+        this.view.show(data, text, this.isAttached);
+      },
+      reason => this.notLoaded(data, text, reason)
+    );
   }
 
   dispose(): void {
     if (this.isDisposed) {
       return;
     }
-    this.view.dispose();
+    this.view?.dispose();
     if (this.host) {
       this.hub.unregister(this.host.key, this);
     }
@@ -80,23 +127,68 @@ export class AppOutput
   }
 
   reloadIfServer(server: string): void {
-    this.view.reloadIfServer(server);
+    this.view?.reloadIfServer(server);
   }
 
   commAvailable(): void {
-    this.view.channelAvailable(this.isAttached);
+    this.view?.channelAvailable(this.isAttached);
   }
 
   kernelGone(): void {
-    this.view.kernelGone();
+    this.view?.kernelGone();
   }
 
   protected onAfterAttach(): void {
-    this.view.attached();
+    this.view?.attached();
   }
 
   protected onBeforeDetach(): void {
-    this.view.detaching();
+    this.view?.detaching();
+  }
+
+  /** The view on this node, now that its code is in. */
+  private createView(module: ViewModule): AppView {
+    this.node.replaceChildren(); // what notLoaded showed, if an earlier fetch failed
+    return new module.AppView(this.node, {
+      channel: () => this.channel(),
+      noChannelNote: () =>
+        this.host
+          ? NO_COMM_NOTE
+          : 'This output is not in a notebook with an mcp-notebook kernel connection.',
+      confirmLink: url => confirmOpenLink(url),
+      failure: text => showFailure('app', APP_FAILED_TITLE, text)
+    });
+  }
+
+  /** The view's code could not be fetched: the tool's text, and why (the next render tries again). */
+  private notLoaded(
+    data: IAppData | null,
+    text: string,
+    reason: unknown
+  ): void {
+    if (this.isDisposed || this.view) {
+      return;
+    }
+    console.warn('mcp-notebook: could not load the App code', reason);
+    const status = document.createElement('div');
+    status.className = APP_STATUS_CLASS;
+    status.textContent = data
+      ? `App: ${data.tool} from ${data.server} (${data.uri})`
+      : 'App: (invalid App output)';
+    const note = document.createElement('div');
+    note.className = APP_NOTE_CLASS;
+    note.setAttribute('role', 'status');
+    note.textContent = `The App could not be shown: its code did not load (${reasonText(reason)}).`;
+    const pre = document.createElement('pre');
+    pre.className = APP_FALLBACK_TEXT_CLASS;
+    pre.textContent = text;
+    this.node.replaceChildren(status, note, pre);
+    this.node.dataset.appState = 'fallback';
+    showFailure(
+      'app',
+      APP_FAILED_TITLE,
+      `The App code of mcp-notebook could not be loaded: ${reasonText(reason)}.`
+    );
   }
 
   /** The notebook's comm, as the view's way to the kernel (null without one). */
@@ -127,5 +219,5 @@ export class AppOutput
 
   private hub: AppHub;
   private host: IAppHost | null = null;
-  private view: AppView;
+  private view: AppView | null = null;
 }
