@@ -93,6 +93,7 @@ bench: venv
 	$(BIN)/python bench/store.py
 	$(BIN)/python bench/tasks.py
 	$(BIN)/python bench/map.py
+	$(BIN)/python bench/memory.py
 	$(BIN)/python bench/page_load.py
 
 clean:

@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from ..core.kept import Kept
 from ..core.limits import Limits
 from ..core.redact import masked, secret_arguments
 from ..core.text import one_line
@@ -60,7 +61,25 @@ if TYPE_CHECKING:
     from .record import SavedFlow
     from .store import Store
 
-__all__ = ["Flow", "FlowState", "Method", "Round"]
+__all__ = ["ANSWERS_KEPT", "LOGS_KEPT", "NOTES_KEPT", "ROUNDS_KEPT", "Flow", "FlowState", "Method", "Round"]
+
+ROUNDS_KEPT = 100
+"""Rounds a flow keeps for its trace (``Flow.rounds``, ``%mcp trace``): the newest, the earlier ones counted.
+
+``max_rounds`` (10) bounds the rounds of a 2026-07-28 call, but a raised ``max_rounds`` lets a 'not ready'
+server poll on, and a 2025 server asks over the back-channel as often as it likes inside one call. A
+trace is read by a person, round by round: past a hundred rounds nobody reads the first ones, and a
+round can hold a whole question. ``Flow.sent`` still counts every request."""
+NOTES_KEPT = 50
+"""Notes a flow keeps (``Flow.notes``: how each sampling request or roots request was answered, what went
+unanswered...), the newest. One per answered back-channel request of a 2025 server, so without a bound
+a server asking all day grows the flow; the report shows each as a line, and fifty lines is a page."""
+ANSWERS_KEPT = 50
+"""Answer summaries a flow keeps (``Flow.answer_summary``, the report's one "answered:" line), the newest,
+for the same reason as ``NOTES_KEPT``: one per answered question, whatever the number of rounds."""
+LOGS_KEPT = 200
+"""Server log messages a flow keeps (``Flow.logs``, the report's "server log"), the newest: as many as its
+live view shows (``notebook.live_view.LOG_LINES_KEPT``). The connection keeps its own 500 (``%mcp log``)."""
 
 
 class Flow(TaskFollowing):
@@ -102,11 +121,11 @@ class Flow(TaskFollowing):
         self.state = FlowState.RUNNING
         self.round = 0
         self.sent = 0  # requests sent (the header's rounds; a resumed flow counts the earlier ones)
-        self.rounds: list[Round] = []
+        self.rounds: Kept[Round] = Kept(ROUNDS_KEPT)
         self.pending: dict[str, Any] = {}  # questions of the waiting round (SDK requests or dicts)
-        self.answer_summary: list[str] = []  # what was answered, without values
-        self.notes: list[str] = []
-        self.logs: list[dict[str, Any]] = []
+        self.answer_summary: Kept[str] = Kept(ANSWERS_KEPT)  # what was answered, without values
+        self.notes: Kept[str] = Kept(NOTES_KEPT)
+        self.logs: Kept[dict[str, Any]] = Kept(LOGS_KEPT)
         self.progress_info: Progress | None = None
         self.wants_progress = True  # asks the server for progress (a map's rows do not: one bar counts rows)
         self.value: Any = None

@@ -18,7 +18,18 @@ from typing import Any, Literal, Protocol
 from .record import DEFAULT_MAX_RECORD_BYTES, SavedFlow, record_size
 from .trust import RecordSigner
 
-__all__ = ["Origin", "Store", "StoreBackend"]
+__all__ = ["GONE_KEPT", "Origin", "Store", "StoreBackend"]
+
+GONE_KEPT = 1_000
+"""Deleted ids a ``Store`` remembers (the newest), so that a restore cannot bring their records back.
+
+Only ids whose record the store held are remembered: a call that never waited has no record any
+page or file could hold, so the ten thousand calls of a long session add none. A restore that was
+computed before a delete arrives within seconds, and a page that reloads after missing deletes
+holds at most the records of its notebook: the last thousand deletes cover both. A record deleted
+longer ago that a page still offers is taken back as waiting; resuming it, the server refuses its
+expired state, which the notebook explains (``state_refused``).
+"""
 
 
 Origin = Literal["kernel", "notebook", "file"]
@@ -54,7 +65,7 @@ class Store:
         self._origin: dict[str, Origin] = {}
         self._trusted: set[str] = set()  # written by this kernel, or consented to
         self._verified: dict[str, bool] = {}  # signature checks of taken records, made when first asked
-        self._gone: set[str] = set()
+        self._gone: dict[str, None] = {}  # deleted here, newest last, at most GONE_KEPT
         self._lock = threading.Lock()
         self.signer = signer or RecordSigner()
         # a number, or a function reading it where the setting lives (a session's traitlets)
@@ -84,19 +95,22 @@ class Store:
             self._records[record["id"]] = signed
             self._origin[record["id"]] = "kernel"
             self._trusted.add(record["id"])
-            self._gone.discard(record["id"])
+            self._gone.pop(record["id"], None)
         backend = self.backend
         if backend is not None:
             backend.save(signed)
         return None
 
     def delete(self, flow_id: str) -> None:
+        """Drop the record of ``flow_id`` (nothing when there is none), remembering that it is gone."""
         with self._lock:
             existed = self._records.pop(flow_id, None) is not None
+            if not existed:
+                return  # never held here, so in no page or file this kernel wrote: nothing to remember
             self._origin.pop(flow_id, None)
             self._trusted.discard(flow_id)
             self._verified.pop(flow_id, None)
-            self._gone.add(flow_id)
+            self._remember_gone([flow_id])
         backend = self.backend
         if existed and backend is not None:
             backend.delete(flow_id)
@@ -193,8 +207,17 @@ class Store:
             self._origin.clear()
             self._trusted.clear()
             self._verified.clear()
-            self._gone.update(ids)
+            self._remember_gone(ids)
         return ids
+
+    def _remember_gone(self, ids: Iterable[str]) -> None:
+        """Note ``ids`` as deleted (under the lock), forgetting the oldest past ``GONE_KEPT``."""
+        gone = self._gone
+        for flow_id in ids:
+            gone.pop(flow_id, None)
+            gone[flow_id] = None  # newest last
+        while len(gone) > GONE_KEPT:
+            del gone[next(iter(gone))]
 
     def kernel_records(self, exclude: Iterable[str] = ()) -> list[dict[str, Any]]:
         """Records written by flows of this kernel, except ``exclude`` (for a page that reconnects)."""

@@ -63,6 +63,11 @@ OUTPUT_MIME = "application/vnd.mcp-notebook.app+json"
 MAX_HTML_CHARS = 5_000_000  # an App's page; larger ones are refused (the page would carry it over the comm)
 MAX_RESULT_BYTES = 200_000  # a tool result kept in the output for the App (larger: the App gets none on reopen)
 MAX_KEPT = 100  # messages an App sent that are kept on its LiveApp
+APPS_KEPT = 200
+"""Live Apps a session keeps (``AppHost.apps``), the newest: each holds its call's arguments and result (up to
+``MAX_RESULT_BYTES``), and a notebook that calls an App's tool in a loop must not grow the kernel. Each App is
+a page in a frame of its own: far fewer than two hundred are in use at once. An older one's output is as one
+of a reopened notebook: the page shows its text and an Activate App button, which makes it live again."""
 APP_ID = re.compile(r"^[0-9a-f]{16}$")
 
 
@@ -186,9 +191,16 @@ class AppHost:
             signer.signature(app.body()) if signer.ready else await asyncio.to_thread(signer.signature, app.body())
         )
         app.by_widget = self.session.frontend.status != "connected"
-        with self._lock:
-            self.apps[app.id] = app
+        self._keep(app)
         return app
+
+    def _keep(self, app: LiveApp) -> None:
+        """``app`` as the newest live App, forgetting the oldest past ``APPS_KEPT``."""
+        with self._lock:
+            self.apps.pop(app.id, None)
+            self.apps[app.id] = app
+            while len(self.apps) > APPS_KEPT:
+                del self.apps[next(iter(self.apps))]
 
     # ------------------------------------------------------------------ from the page (comm thread)
     def handle(self, data: dict[str, Any], reply: Callable[[dict[str, Any]], None]) -> None:
@@ -229,7 +241,8 @@ class AppHost:
         app = self.get(app_id)
         if app is None:
             raise FlowError(
-                "this kernel does not know that App (the notebook was reopened, or the kernel restarted)",
+                "this kernel does not know that App (the notebook was reopened, the kernel restarted, "
+                f"or more than {APPS_KEPT} Apps were shown since)",
                 kind="not_live",
             )
         return {"op": "app_resource", **await self._resource(app)}
@@ -269,8 +282,7 @@ class AppHost:
         signed = await self._signed_by_user(saved.body(), data.get("sig"))
         app = saved if signed else LiveApp(app_id, server, tool, uri, {}, None)
         app.sig = data.get("sig") if signed else None
-        with self._lock:
-            self.apps[app_id] = app
+        self._keep(app)
         return {"op": "app_resource", **await self._resource(app), "saved_data": "used" if signed else "unsigned"}
 
     async def _signed_by_user(self, body: dict[str, Any], sig: Any) -> bool:

@@ -37,6 +37,7 @@ import re
 import time
 from typing import TYPE_CHECKING, Any
 
+from ..core.kept import Kept
 from ..core.limits import Limits
 from ..core.text import clip as _clip
 from ..core.text import content_text, esc
@@ -158,6 +159,11 @@ def task_line(flow: Flow) -> str:
 
 def note_html(text: str) -> str:
     return f'<div class="note">{esc(text)}</div>'
+
+
+def _dropped(items: Any, what: str) -> str | None:
+    """What a bounded list of a flow let go (``core.kept.Kept.marker``): "N earlier WHAT dropped (...)", or ``None``."""
+    return items.marker(what) if isinstance(items, Kept) else None
 
 
 def safe_mime(value: Any) -> str | None:
@@ -725,6 +731,10 @@ class TraceView(ShownOnce):
         version = flow.conn.protocol_version or "?"
         plain = [f"trace of {flow.label} (protocol {version})"]
         rows = []
+        earlier = _dropped(flow.rounds, "rounds")
+        if earlier:
+            plain.append(f"  … {earlier}")
+            rows.append(f"<tr><td colspan='4' style='text-align:left'>{note_html('… ' + earlier)}</td></tr>")
         for event in self.events():
             arrow = (
                 "client → server" if event["from"] == "client" else "server → client"
@@ -796,8 +806,11 @@ class FlowReport:
             plain.append(line)
             rich.append(f"<div class='hdr'>{esc(line)}</div>")
         if flow.answer_summary:
-            rich.append(f"<div class='hdr'>answered: {esc('; '.join(flow.answer_summary))}</div>")
-        for note in flow.notes:
+            earlier = _dropped(flow.answer_summary, "answers")
+            answered = "; ".join(([f"… {earlier}"] if earlier else []) + list(flow.answer_summary))
+            rich.append(f"<div class='hdr'>answered: {esc(answered)}</div>")
+        earlier = _dropped(flow.notes, "notes")
+        for note in ([f"… {earlier}"] if earlier else []) + list(flow.notes):
             rich.append(f"<div class='hdr'>{esc(note)}</div>")
         if flow.error is not None and self.show_error:
             text, inner = _text(str(flow.error), budget)
@@ -810,11 +823,17 @@ class FlowReport:
             plain.extend(p)
             rich.extend(h)
         if flow.logs:
+            earlier = _dropped(flow.logs, "lines")
             lines = "\n".join(
-                f"[{e['level']}] {e.get('logger') or ''} {log_text(e['data'])}".replace("  ", " ") for e in flow.logs
+                ([f"… {earlier}"] if earlier else [])
+                + [
+                    f"[{e['level']}] {e.get('logger') or ''} {log_text(e['data'])}".replace("  ", " ")
+                    for e in flow.logs
+                ]
             )
             _, inner = _text(lines, budget)
-            rich.append(f"<details><summary>server log ({len(flow.logs)})</summary><pre>{inner}</pre></details>")
+            count = getattr(flow.logs, "seen", len(flow.logs))  # every line the server sent, dropped ones too
+            rich.append(f"<details><summary>server log ({count})</summary><pre>{inner}</pre></details>")
         logged = getattr(flow, "server_logged", 0)
         if logged:  # an in-process server's records went to its connection's log (wire/server_logs.py)
             from ..core.text import line_word

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as w
 
+from ..core.kept import Kept
 from ..core.limits import Limits
 from ..core.threads import KernelLoop, Reply
 from ..errors import FlowError
@@ -44,7 +45,12 @@ if TYPE_CHECKING:
     from ..flows.record import SavedFlow
     from ..forms.model import Answers, Question
 
-__all__ = ["OUTPUT_KEY", "Choice", "ChoicePanel", "LiveView", "ResumeOffer", "state_refused"]
+__all__ = ["LOG_LINES_KEPT", "OUTPUT_KEY", "Choice", "ChoicePanel", "LiveView", "ResumeOffer", "state_refused"]
+
+LOG_LINES_KEPT = 200
+"""Server log lines a live area keeps and shows (the newest; the title counts them all). The whole text is
+redrawn at each line, so the lines kept are what one redraw costs; a server that logs all day must not grow
+the kernel either. The connection keeps its own 500 (``%mcp log``)."""
 
 OUTPUT_KEY = "mcp_notebook"
 """Output metadata key: ``{"display_id": ID}`` on a live area, ``{"display_id": ID, "final": true}`` on its report."""
@@ -96,7 +102,7 @@ class LiveView:
         self.handle = display(
             self.box, display_id=self.display_id, metadata={OUTPUT_KEY: {"display_id": self.display_id}}
         )
-        self._log_lines: list[str] = []
+        self._log_lines: Kept[str] = Kept(LOG_LINES_KEPT)
         self._closed = False
         self._review_area: w.VBox | None = None
 
@@ -274,10 +280,12 @@ class LiveView:
             line if len(line) <= most else line[:most] + f" [… {len(line) - most:,} more characters not shown]"
         )
         self.log_box.layout.display = None
-        self.log_box.set_title(0, f"server log ({len(self._log_lines)})")
-        text = "\n".join(self._log_lines[-200:])
+        self.log_box.set_title(0, f"server log ({self._log_lines.seen})")
+        text = "\n".join(self._log_lines)
         if len(text) > most:  # the newest lines, within max_result_chars
             text = "[… earlier lines not shown]\n" + text[-most:]
+        elif self._log_lines.dropped:
+            text = f"[… {self._log_lines.marker('lines')}]\n" + text
         self.log_html.value = "<pre>" + html.escape(text) + "</pre>"
 
     def _show_form(

@@ -29,6 +29,11 @@ __all__ = ["TaskBoard"]
 
 REFRESH = 0.5  # seconds between redraws while calls change
 MESSAGE_CHARS = 80
+ROWS_KEPT = 200
+"""Calls a board keeps as rows: every call still running, and the newest finished ones up to this many rows in all.
+
+A cell that starts tasks in a loop all day would otherwise hold every finished flow (and its result) and redraw an
+ever longer table at each change. The summary line still counts every call, finished rows let go included."""
 
 
 class TaskBoard(HeadlessUI):
@@ -39,7 +44,8 @@ class TaskBoard(HeadlessUI):
 
         self.title = title
         self.key = key  # the cell it belongs to (its execution count): a later cell makes its own board
-        self.flows: list[Flow] = []
+        self.flows: list[Flow] = []  # running ones, and the newest finished ones (ROWS_KEPT rows)
+        self.let_go: Counter[str] = Counter()  # the shown states of the finished calls no longer listed
         self.main = KernelLoop()
         self._lock = threading.Lock()
         self._scheduled = False
@@ -51,6 +57,11 @@ class TaskBoard(HeadlessUI):
     def add(self, flow: Flow) -> None:
         with self._lock:
             self.flows.append(flow)
+            over = len(self.flows) - ROWS_KEPT
+            if over > 0:  # the oldest finished calls go; a running one stays, however many there are
+                for old in [f for f in self.flows if f.finished][:over]:
+                    self.flows.remove(old)
+                    self.let_go[_state(old)] += 1
         self._redraw_soon()
 
     # ------------------------------------------------------------------ FlowUI (loop thread)
@@ -83,15 +94,24 @@ class TaskBoard(HeadlessUI):
     def table(self) -> Table:
         with self._lock:
             flows = list(self.flows)
-        states = Counter(_state(f) for f in flows)
+            let_go = Counter(self.let_go)
+        states = Counter(_state(f) for f in flows) + let_go
         summary = ", ".join(f"{n} {state}" for state, n in sorted(states.items()))
+        total = len(flows) + let_go.total()
         rows = [
             [f.id, f.label, shown_state(f), f.task.status if f.task is not None else "", one_line(f.task.message if f.task is not None else _error(f), MESSAGE_CHARS), f"{_elapsed(f):.1f} s"]
             for f in flows
         ]  # fmt: skip
-        title = f"{self.title}: {len(flows)} ({summary})" if flows else self.title
+        title = f"{self.title}: {total} ({summary})" if total else self.title
+        notes = (
+            [f"{let_go.total():,} earlier finished calls not listed (the last {ROWS_KEPT} rows kept)"] if let_go else []
+        )
         return Table(
-            ["flow", "call", "state", "task", "message", "time"], rows, title=title, empty=f"{self.title}: none yet"
+            ["flow", "call", "state", "task", "message", "time"],
+            rows,
+            title=title,
+            empty=f"{self.title}: none yet",
+            notes=notes,
         )
 
 

@@ -25,7 +25,10 @@ __all__ = ["Asking", "Reviewer"]
 class Asking(Protocol):
     """The flow a sampling request belongs to (``flows.Flow``)."""
 
-    notes: list[str]
+    @property
+    def notes(self) -> list[str]:
+        """Where the asker's notes go (``append``); a flow's keeps its newest (``core.kept.Kept``)."""
+        ...
 
     @property
     def finished(self) -> bool: ...

@@ -32,6 +32,9 @@ def save_trace(flow: Flow, path: str, keep_answers: bool, signer: RecordSigner) 
     """Write the trace and its recording, signed as saved records are (a replay of a file you did not write asks first)."""
     rec = signer.sign(recording(flow, keep_answers))
     trace = {"flow": flow.label, "protocol": flow.conn.protocol_version, "events": flow.trace(), "replay": rec}
+    earlier = flow.rounds.marker("rounds")  # a long flow's trace keeps its newest rounds (flows.flow.ROUNDS_KEPT)
+    if earlier:
+        trace["dropped"] = earlier
     text = json.dumps(trace, indent=2, default=str)  # ASCII: a lone surrogate from a server cannot break the write
     folder = os.path.dirname(os.path.abspath(path))
     try:  # written whole or not at all: a failure leaves the previous file as it was

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from ..auth.sdk_provider import OAuthOptions
 from ..auth.vault import TokenVault
+from ..core.kept import Kept
 from ..core.threads import Runtime
 from ..errors import FlowError, Note, SessionError
 from ..flows.answering import Answerer
@@ -53,7 +54,13 @@ if TYPE_CHECKING:
     from ..notebook.apps import AppHost
     from ..notebook.watching import Watches
 
-__all__ = ["CallOptions", "Session", "SessionSettings"]
+__all__ = ["NOTES_KEPT", "CallOptions", "Session", "SessionSettings"]
+
+NOTES_KEPT = 100
+"""Notes a session without a ``tell`` keeps (``Session.notes``: plain Python, a Dask worker), the newest.
+
+A note is told per event (a saved flow waiting in the cell, a file's warning), so a script that calls
+all day would grow the list; a person reads the last ones, and ``notes.dropped`` counts the others."""
 
 
 class _Started(TypedDict):
@@ -86,7 +93,7 @@ class Session:
         self.shell = shell
         # Notes for the person (a saved flow reconnected, the one not-saved notice, file warnings). The
         # session never prints: the magics pass ``print``; without them the notes are kept in ``notes``.
-        self.notes: list[str] = []
+        self.notes: Kept[str] = Kept(NOTES_KEPT)
         self.tell: Callable[[str], None] = tell or self.notes.append
         self.runtime = Runtime()
         self.registry = Registry(self.runtime)

@@ -20,12 +20,14 @@ from mcp.types import (
     ElicitRequest,
     ElicitRequestFormParams,
     InputRequiredResult,
+    ListRootsRequest,
     ListToolsResult,
     TextContent,
     Tool,
 )
 
 from mcp_notebook.errors import FlowError
+from mcp_notebook.flows.flow import ANSWERS_KEPT, LOGS_KEPT, NOTES_KEPT, ROUNDS_KEPT
 from mcp_notebook.forms.model import Answers
 from mcp_notebook.notebook.display import FlowReport, TraceView
 from mcp_notebook.session.session import Session
@@ -33,6 +35,7 @@ from mcp_notebook.session.session import Session
 from ..conftest import REPO_ROOT
 
 TRANSPORTS = ["inproc", "stdio", "http"]
+DEMO = "mcp_notebook.demo:demo"
 GENERATIONS = ["auto", "legacy"]
 
 
@@ -562,3 +565,71 @@ def test_a_question_reworded_every_round_is_said_once_with_the_rule(rounds_hub: 
     [note] = [n for n in flow.notes if "new wording" in n]
     assert "'Go ahead? (asked at request 1)', now 'Go ahead? (asked at request 2)'" in note
     assert "Build the message from the tool's arguments, not from per-call data" in note
+
+
+# ---------------------------------------------------------------------- every per-flow list bounded (issue 26)
+# A real in-process 2026-07-28 server whose ``ask_many`` asks the same question and for the roots in each of
+# MANY rounds before it answers: one flow goes past ROUNDS_KEPT rounds, ANSWERS_KEPT answers and NOTES_KEPT
+# notes (each roots request answered leaves one); the demo's ``slow_count`` logs past LOGS_KEPT lines.
+
+MANY = ROUNDS_KEPT + 10
+
+
+async def _many_tools(_ctx: Any, _params: Any) -> ListToolsResult:
+    return ListToolsResult(tools=[Tool(name="ask_many", input_schema={"type": "object", "properties": {}})])
+
+
+async def _many_call(_ctx: Any, params: Any) -> Any:
+    asked = int(params.request_state or 0)
+    if asked == MANY:
+        return CallToolResult(content=[TextContent(type="text", text=f"asked {asked} times")])
+    return InputRequiredResult(
+        input_requests={"again": _rounds_question("again"), "where": ListRootsRequest()}, request_state=str(asked + 1)
+    )
+
+
+def test_a_long_flow_keeps_its_newest_rounds_answers_and_notes_and_says_how_many_went(tmp_path: Any) -> None:
+    import json
+
+    session = Session()
+    try:
+        session.settings.max_rounds = MANY + 5
+        conn = session.connect("many", Server("many", on_list_tools=_many_tools, on_call_tool=_many_call))
+        flow = session.start("tools/call", conn, "ask_many", {}, answers=Answers(fields={"again": "yes"}), save=False)
+        assert flow.result(timeout=120).content[0].text == f"asked {MANY} times"
+        session.save_trace(flow, str(tmp_path / "trace.json"))
+    finally:
+        session.close()
+    saved = json.loads((tmp_path / "trace.json").read_text())
+    assert saved["dropped"] == f"{MANY + 1 - ROUNDS_KEPT} earlier rounds dropped (the last {ROUNDS_KEPT} kept)"
+    assert len(saved["events"]) == 2 * ROUNDS_KEPT and saved["replay"]["requests"] == MANY + 1
+    assert flow.sent == MANY + 1  # every request counted
+    assert len(flow.rounds) == ROUNDS_KEPT and flow.rounds.dropped == MANY + 1 - ROUNDS_KEPT
+    assert flow.rounds[0].number == MANY + 2 - ROUNDS_KEPT and flow.rounds[-1].number == MANY + 1
+    assert len(flow.trace()) == 2 * ROUNDS_KEPT
+    earlier = f"… {MANY + 1 - ROUNDS_KEPT} earlier rounds dropped (the last {ROUNDS_KEPT} kept)"
+    trace = TraceView(flow)._repr_mimebundle_()
+    assert trace["text/plain"].splitlines()[1] == f"  {earlier}" and earlier in trace["text/html"]
+    assert len(flow.answer_summary) == ANSWERS_KEPT and flow.answer_summary.dropped == MANY - ANSWERS_KEPT
+    assert len(flow.notes) == NOTES_KEPT and flow.notes.dropped == MANY - NOTES_KEPT
+    report = FlowReport(flow)._repr_mimebundle_()["text/html"]
+    answered = f"answered: … {MANY - ANSWERS_KEPT} earlier answers dropped (the last {ANSWERS_KEPT} kept); "
+    assert answered in report and report.count("accept (again)") == ANSWERS_KEPT
+    assert f"… {MANY - NOTES_KEPT} earlier notes dropped (the last {NOTES_KEPT} kept)" in report
+    assert report.count("roots: answered with 0 roots (none)") == NOTES_KEPT
+    assert f"</b> · {MANY + 1} rounds · " in report
+
+
+def test_a_flow_keeps_its_newest_log_lines_and_counts_them_all() -> None:
+    session = Session()
+    try:
+        conn = session.connect("demo", DEMO)
+        flow = session.start("tools/call", conn, "slow_count", {"n": LOGS_KEPT + 5, "delay": 0}, save=False)
+        assert flow.result(timeout=120).content[0].text == f"Counted to {LOGS_KEPT + 5}."
+    finally:
+        session.close()
+    steps = [entry["data"] for entry in flow.logs]
+    assert len(steps) == LOGS_KEPT and flow.logs.dropped == 5 and steps[0] == f"step 6 of {LOGS_KEPT + 5}"
+    report = FlowReport(flow)._repr_mimebundle_()["text/html"]
+    assert f"server log ({LOGS_KEPT + 5})" in report
+    assert f"… 5 earlier lines dropped (the last {LOGS_KEPT} kept)\n[info] step 6 of" in report

@@ -130,7 +130,10 @@ def test_age_and_questions() -> None:
 def test_store_merge_never_resurrects_deleted_flows() -> None:
     store = Store()
     store.save(record("mine"))
-    store.delete("done")  # finished here before the restore arrived
+    store.save(record("done"))
+    store.delete("done")  # waited here, then finished before the restore arrived
+    store.delete("never")  # a call that never waited: no page or file holds its id, nothing to remember
+    assert list(store._gone) == ["done"]
     added, stale = store.merge(
         {"mine": record("mine", round=9), "done": record("done"), "other": record("other")}, "notebook"
     )
@@ -143,6 +146,27 @@ def test_store_merge_never_resurrects_deleted_flows() -> None:
     assert store.get("filed")["round"] == 2
     assert [r["id"] for r in store.for_cell("c1")]  # by cell
     assert sorted(store.forget_all()) == ["filed", "mine", "other"] and len(store) == 0
+
+
+def test_the_store_remembers_the_last_gone_kept_deletes() -> None:
+    """Deleted ids are remembered (a late restore cannot revive them) up to ``GONE_KEPT``, the newest."""
+    from mcp_notebook.flows.store import GONE_KEPT
+
+    store = Store()
+    ids = [f"f{n:07d}" for n in range(GONE_KEPT + 5)]
+    for flow_id in ids:
+        store.save(record(flow_id))
+        store.delete(flow_id)
+    assert len(store._gone) == GONE_KEPT and list(store._gone) == ids[5:]
+    added, stale = store.merge({i: record(i) for i in (ids[0], ids[5], ids[-1])}, "notebook")
+    assert stale == [ids[5], ids[-1]]  # remembered: the notebook's copy is stale
+    assert added == [ids[0]]  # forgotten: taken back as a record of the notebook
+    store.save(record(ids[-1]))  # the same id waiting again is no longer gone
+    assert len(store._gone) == GONE_KEPT - 1 and ids[-1] not in store._gone
+    store.delete(ids[-1])
+    assert len(store._gone) == GONE_KEPT and list(store._gone)[-1] == ids[-1]  # the newest again
+    store.forget_all()  # forgets ids[0], the one record left
+    assert len(store._gone) == GONE_KEPT and list(store._gone)[-1] == ids[0]
 
 
 # ---------------------------------------------------------------------- the comm client

@@ -454,3 +454,41 @@ def test_without_anywidget_installed_no_widget_is_made(monkeypatch: pytest.Monke
         assert app.widget is None
     finally:
         app_widget.app_widget_class.cache_clear()
+
+
+def test_a_session_keeps_its_newest_live_apps_and_an_older_one_reads_as_not_live() -> None:
+    """A tool with an App called in a loop: the host keeps the last ``APPS_KEPT`` Apps; an older one is as after a restart."""
+    from mcp_notebook.errors import FlowError
+    from mcp_notebook.notebook.apps import APPS_KEPT
+
+    apps = Apps()
+
+    @apps.tool(resource_uri="ui://clock/app.html")
+    def clock() -> str:
+        return "tick"
+
+    apps.add_html_resource("ui://clock/app.html", "<p>clock</p>")
+    session = Session(views=NotebookViews())
+    try:
+        conn = session.connect("clock", MCPServer("clock", extensions=[apps]))
+        host = session.apps
+        assert host is not None
+        shown = []
+        for _ in range(APPS_KEPT + 3):
+            flow = session.start("tools/call", conn, "clock", {}, save=False)
+            flow.result(timeout=30)
+            app = session.runtime.run(host.register(flow, None))  # what a flow shown with the extension does
+            shown.append(app.id)
+        assert len(host.apps) == APPS_KEPT and list(host.apps) == shown[3:]
+        assert host.get(shown[0]) is None and host.get(shown[-1]) is not None
+        with pytest.raises(FlowError) as gone:
+            session.runtime.run(host._open(shown[0], {}))
+        assert gone.value.kind == "not_live"
+        assert str(gone.value) == (
+            "this kernel does not know that App (the notebook was reopened, the kernel restarted, "
+            f"or more than {APPS_KEPT} Apps were shown since)"
+        )
+        opened = session.runtime.run(host._open(shown[-1], {}))
+        assert opened["op"] == "app_resource" and opened["html"] == "<p>clock</p>"
+    finally:
+        session.close()

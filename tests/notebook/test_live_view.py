@@ -128,6 +128,29 @@ def test_log_lines_are_cut_at_max_result_chars() -> None:
     assert view.log_html.value == "<pre>[… earlier lines not shown]\nharacters not shown]</pre>"
 
 
+def test_a_live_area_keeps_its_newest_log_lines_and_counts_them_all() -> None:
+    """A real flow of the demo's ``slow_count`` logging past ``LOG_LINES_KEPT`` lines into its live area."""
+    from mcp_notebook.notebook.live_view import LOG_LINES_KEPT
+
+    session = Session()
+    try:
+        conn = session.connect("demo", "mcp_notebook.demo:demo")
+        view = LiveView("demo.slow_count")
+        flow = session.make_flow(
+            "tools/call", conn, "slow_count", {"n": LOG_LINES_KEPT + 7, "delay": 0}, view=view, save=False
+        )
+        view.attach(flow)
+        flow.start().result(timeout=120)
+    finally:
+        session.close()
+    assert len(view._log_lines) == LOG_LINES_KEPT and view._log_lines.dropped == 7
+    assert view.log_box.get_title(0) == f"server log ({LOG_LINES_KEPT + 7})"
+    assert view.log_html.value.startswith(
+        f"<pre>[… 7 earlier lines dropped (the last {LOG_LINES_KEPT} kept)]\n[info] step 8 of {LOG_LINES_KEPT + 7}\n"
+    )
+    assert view.log_html.value.endswith(f"[info] step {LOG_LINES_KEPT + 7} of {LOG_LINES_KEPT + 7}</pre>")
+
+
 # ---------------------------------------------------------------------- forms and review panels (Reply across threads)
 def test_ask_shows_the_form_and_returns_what_was_sent_from_another_thread(view: LiveView) -> None:
     questions = [question({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]})]

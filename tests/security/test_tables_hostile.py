@@ -55,6 +55,9 @@ def test_the_task_board_escapes_and_cuts_status_messages() -> None:
 
     board = TaskBoard.__new__(TaskBoard)  # the table alone: no cell to display in
     board.title, board.flows = "calls started in this cell", []
+    from collections import Counter
+
+    board.let_go = Counter()
     import threading
 
     board._lock = threading.Lock()

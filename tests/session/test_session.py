@@ -187,6 +187,38 @@ def test_notes_carry_their_kind_and_the_magics_add_the_hint(session: Session) ->
     assert session.notes == [note] and session.notes[0].kind == "saved_flow_waiting"
 
 
+def test_a_session_keeps_its_newest_notes(session: Session) -> None:
+    """Re-running a cell whose flow waits tells a note each time; a session without ``tell`` keeps the last ``NOTES_KEPT``."""
+    from mcp_notebook.session.session import NOTES_KEPT
+
+    conn = session.connect("demo", DEMO)
+
+    def in_cell(options: CallOptions) -> Any:
+        return session.call(
+            "tools/call", conn, "provision_db", {"name": "orders"}, options, interactive=False, cell_id="c1"
+        )
+
+    waiting = in_cell(answers(region="us-west-2"))  # stops at round two: its record stays, for cell c1
+    with pytest.raises(FlowError):
+        waiting.result(timeout=30)
+    for _ in range(NOTES_KEPT + 5):
+        in_cell(answers(accept_defaults=True, region="us-west-2")).result(timeout=30)
+    assert len(session.notes) == NOTES_KEPT and session.notes.dropped == 5
+    assert {note.kind for note in session.notes} == {"saved_flow_waiting"}
+    assert session.notes.marker("notes") == f"5 earlier notes dropped (the last {NOTES_KEPT} kept)"
+
+
+def test_calls_that_never_waited_leave_no_deleted_id_behind(session: Session) -> None:
+    """The store remembers a deleted id only when it held its record: ten thousand plain calls add nothing."""
+    conn = session.connect("demo", DEMO)
+    for _ in range(20):
+        session.start("tools/call", conn, "echo", {"text": "hi"}).result(timeout=30)
+    assert session.store._gone == {}
+    flow = provision(session, "orders", answers(accept_defaults=True, region="us-west-2"))  # waits, saved, done
+    flow.result(timeout=30)
+    assert list(session.store._gone) == [flow.id] and session.store.get(flow.id) is None
+
+
 def test_close_leaves_no_loop_thread() -> None:
     before = set(loop_threads())
     s = Session()
