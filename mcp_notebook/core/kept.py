@@ -10,7 +10,7 @@ its bound as a constant next to it, with why that size.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import SupportsIndex, TypeVar
+from typing import Any, SupportsIndex, TypeVar
 
 __all__ = ["Kept"]
 
@@ -21,8 +21,8 @@ class Kept(list[T]):
     """A list that keeps its newest ``limit`` entries; ``dropped`` counts the older ones it let go.
 
     Still a list (it compares equal to one, slices and shows as one), so its readers need not
-    change. Entries arrive through ``append``, ``extend`` or ``insert`` at the end; the oldest go
-    first.
+    change. Entries arrive through ``append``, ``extend``, ``+=`` or ``insert``; the oldest go
+    first. Assigning a slice (``kept[:] = items``) is list's own and not bounded: nothing here does.
     """
 
     __slots__ = ("dropped", "limit")
@@ -56,6 +56,13 @@ class Kept(list[T]):
     def __iadd__(self, items: Iterable[T]) -> Kept[T]:  # type: ignore[override,misc]  # list's returns Self
         self.extend(items)
         return self
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled with its bound and count (list's own way fills the items before ``limit`` exists)."""
+        return (Kept, (self.limit, list(self)), {"dropped": self.dropped})
+
+    def __setstate__(self, state: dict[str, int]) -> None:
+        self.dropped = state["dropped"]
 
     @property
     def seen(self) -> int:

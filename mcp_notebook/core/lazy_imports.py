@@ -16,8 +16,10 @@ grammar when imported, in every kernel, although a call's arguments rarely have 
 ``defer_format_libraries()`` (called by ``%load_ext`` and by every ``Session``) puts a stand-in for
 each in ``sys.modules`` before ``jsonschema`` is imported. A stand-in's function (the one name
 ``jsonschema`` imports) and every other name load the real module on first use and answer exactly
-as it does; the real module then takes the stand-in's place in ``sys.modules``, so a later
-``import`` gets it. ``jsonschema`` registers the same checkers and they give the same answers,
+as it does; for a one-file library the real module then takes the stand-in's place in
+``sys.modules``, so a later ``import`` gets it (``rfc3987_syntax``, a package, stays its stand-in,
+whose names are the real submodule's). The names a library's users read without calling it
+(``__version__``, ``__all__``, ``__author__``) are forwarded too. ``jsonschema`` registers the same checkers and they give the same answers,
 later. Nothing is done when ``jsonschema`` or the library is already imported (the user's own
 import came first) or the library is not installed, or cannot import (``rfc3987_syntax`` without
 ``lark``: then ``jsonschema`` registers no IRI checker, and neither do we).
@@ -53,7 +55,8 @@ DEFERRED: tuple[Deferred, ...] = (
     Deferred("rfc3339_validator", "validate_rfc3339", needs=("six",)),
 )
 
-_LOCK = threading.RLock()  # a first use from the loop thread and the kernel's at once load it once
+_LOCK = threading.Lock()  # two Sessions made at once put one stand-in in place
+FORWARDED_DUNDERS = frozenset({"__version__", "__all__", "__author__"})  # the module's own, read as data
 
 
 def _found(name: str) -> importlib.machinery.ModuleSpec | None:
@@ -69,9 +72,10 @@ class _StandIn:
     def __init__(self, deferred: Deferred, spec: importlib.machinery.ModuleSpec, module: types.ModuleType) -> None:
         self.deferred, self.spec, self.module = deferred, spec, module
         self._real: types.ModuleType | None = None
+        self._lock = threading.RLock()  # a first use from the loop thread and the kernel's at once load it once
 
     def real(self) -> types.ModuleType:
-        with _LOCK:
+        with self._lock:  # one per library: a date-time check does not wait for the IRI parsers
             if self._real is None:
                 if self.deferred.real is not None:  # a package: its submodules import under the stand-in
                     self._real = importlib.import_module(self.deferred.real)
@@ -89,12 +93,13 @@ class _StandIn:
             return getattr(self.real(), self.deferred.function)(*args, **kwargs)
 
         forward.__name__ = forward.__qualname__ = self.deferred.function
+        forward.__module__ = self.deferred.package
         forward.__doc__ = f"``{self.deferred.package}.{self.deferred.function}``, loaded on this first use."
         return forward
 
     def getattr(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
+        if name.startswith("__") and name not in FORWARDED_DUNDERS:
+            raise AttributeError(name)  # the import system's and tools' probes do not load it
         return getattr(self.real(), name)
 
     def dir(self) -> list[str]:

@@ -125,6 +125,7 @@ class Flow(TaskFollowing):
         self.pending: dict[str, Any] = {}  # questions of the waiting round (SDK requests or dicts)
         self.answer_summary: Kept[str] = Kept(ANSWERS_KEPT)  # what was answered, without values
         self.notes: Kept[str] = Kept(NOTES_KEPT)
+        self.said: set[str] = set()  # notes said once per flow, by kind ("oversize", "plain_call"): notes scroll out
         self.logs: Kept[dict[str, Any]] = Kept(LOGS_KEPT)
         self.progress_info: Progress | None = None
         self.wants_progress = True  # asks the server for progress (a map's rows do not: one bar counts rows)
@@ -531,14 +532,15 @@ class Flow(TaskFollowing):
             self.pending = dict(requests)  # dumped only when a record is written
             if self.store is not None and self.save and requests:
                 record = self.record(state)
-                # the first record of a kernel reads Jupyter's notary secret (an nbformat import): off the loop
+                # the first record of a kernel reads Jupyter's notary secret (a file; nbformat's import if none yet): off the loop
                 oversize = (
                     self.store.save(record)
                     if self.store.signer.ready
                     else await asyncio.to_thread(self.store.save, record)
                 )
                 self._saved = oversize is None
-                if oversize is not None and not any(n.startswith("not saved in the notebook") for n in self.notes):
+                if oversize is not None and "oversize" not in self.said:
+                    self.said.add("oversize")
                     self.notes.append(
                         f"not saved in the notebook: the server's state makes the record {oversize:,} bytes, over the "
                         f"limit of {self.store.max_record_bytes:,}; this flow cannot be resumed in another kernel"
@@ -587,7 +589,8 @@ class Flow(TaskFollowing):
                 status = TaskStatus.from_wire(result.model_dump(by_alias=True, mode="json", exclude_none=True))
                 entry.ended, entry.received = time.perf_counter(), task_received(status)
                 return status
-            if self.task_options is not None and self.task_options.requested and not self.notes_about_task:
+            if self.task_options is not None and self.task_options.requested and "plain_call" not in self.said:
+                self.said.add("plain_call")
                 self.notes.append(self._ran_inline(tasks))
         elif self.method == "prompts/get":
             result = await session.get_prompt(self.name, {k: _as_text(v) for k, v in self.arguments.items()}, **common)

@@ -189,10 +189,31 @@ def _kind(value: Any) -> str:
     )
 
 
+MAX_DEPTH = 64
+"""Objects and lists a record may nest (a server's questions and state take a few levels): a deeper
+one, which only a hostile file or page writes, would make signing and showing it recurse too far."""
+
+
+def _depth_over(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether ``value`` nests objects and lists deeper than ``limit`` (without recursing itself)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        for child in children:
+            if isinstance(child, (dict, list)):
+                if depth + 1 > limit:
+                    return True
+                stack.append((child, depth + 1))
+    return False
+
+
 def check_record(key: str, record: Any) -> str | None:
     """Why ``record`` (saved under ``key``) cannot be resumed, or ``None`` when it can."""
     if not isinstance(record, dict):
         return f"saved flow {key!r} is {_kind(record)}, not an object"
+    if _depth_over(record):
+        return f"saved flow {key!r} nests objects or lists more than {MAX_DEPTH} deep"
     version = record.get("v")
     if version != RECORD_VERSION:
         if isinstance(version, int) and version > RECORD_VERSION:
@@ -258,7 +279,11 @@ def parse_flows(
     warnings: list[str] = []
     for key, record in flows.items():
         problem = check_record(key, record)
-        if problem is None and max_bytes is not None and (size := record_size(record)) > max_bytes:
+        try:
+            size = record_size(record) if problem is None and max_bytes is not None else 0
+        except UnicodeEncodeError:  # a "\udc80" escape: no record of ours holds one (saving it fails)
+            problem, size = f"saved flow {key!r} holds text that is not Unicode (a lone surrogate)", 0
+        if problem is None and max_bytes is not None and size > max_bytes:
             problem = f"saved flow {key!r} takes {size:,} bytes, more than the limit of {max_bytes:,} (%config MCPMagics.max_record_bytes)"
         if problem is None:
             records[key] = record
@@ -291,18 +316,20 @@ def read_notebook(
     checked by ``check_record`` anyway, and importing ``nbformat`` (which imports ``jsonschema``
     and its format checkers) and making its ``NotebookNode`` tree cost more than the rest of a first
     ``%mcp flows`` on a notebook of 1,000 records (bench/store.py S3). Records exist only in
-    nbformat 4 files, which is what ``nbformat`` would hand back unchanged.
+    nbformat 4 files; like Jupyter, only UTF-8 text is read.
     """
     with open(path, "rb") as fh:
-        text = fh.read()
+        data = fh.read()
     try:
-        nb = json.loads(text)
+        # strict UTF-8 first, as Jupyter reads a notebook: json.loads of bytes would also take UTF-16,
+        # UTF-32, a byte-order mark and lone surrogates, files JupyterLab itself does not open
+        nb = json.loads(data.decode("utf-8"))
         if not isinstance(nb, dict):
             raise ValueError("not a JSON object")
         if nb.get("nbformat") != 4:
             raise ValueError("not an nbformat 4 notebook")
         meta = nb.get("metadata", {})
-    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, not a v4 notebook
+    except (ValueError, RecursionError, MemoryError) as exc:  # not JSON, not UTF-8, not v4; too deep, too big
         return {}, [f"{path} is not a readable notebook ({_why_unreadable(exc)}); no saved flows read from it"]
     if not isinstance(meta, dict):
         return {}, [f"{path} has no notebook metadata; no saved flows read from it"]
@@ -311,11 +338,15 @@ def read_notebook(
     return merge_sources(records, found, voids), warnings + output_warnings
 
 
-def _why_unreadable(exc: ValueError) -> str:
+def _why_unreadable(exc: Exception) -> str:
     if isinstance(exc, json.JSONDecodeError):
         return f"not JSON: {exc.msg} at line {exc.lineno}"
     if isinstance(exc, UnicodeDecodeError):
         return "not UTF-8 text"
+    if isinstance(exc, RecursionError):
+        return "nested too deep"
+    if isinstance(exc, MemoryError):
+        return "too large to read"
     return str(exc)
 
 

@@ -138,6 +138,7 @@ def recording(flow: Flow, keep_answers: bool = False) -> dict[str, Any]:
         "withheld": withheld,
         "answers_kept": keep_answers,
         "requests": flow.sent,
+        "rounds_dropped": flow.rounds.dropped,  # a flow keeps its newest rounds (flows.flow.ROUNDS_KEPT)
         "asked": [a.to_dict() for a in asked_of(flow, keep_answers)],
         "outcome": outcome_of(flow),
     }
@@ -238,6 +239,16 @@ def read_recording(data: Any) -> dict[str, Any]:
         raise ValueError("the recording's withheld names or argument names are not text")
     if not isinstance(rec.get("requests"), int) or isinstance(rec.get("requests"), bool):
         raise ValueError("the recording's 'requests' is missing or not a number")
+    dropped = rec.get("rounds_dropped", 0)
+    if not isinstance(dropped, int) or isinstance(dropped, bool) or dropped < 0:
+        raise ValueError("the recording's 'rounds_dropped' is not a count")
+    if dropped:
+        from .flow import ROUNDS_KEPT
+
+        raise ValueError(
+            f"the recording lacks the first {dropped:,} rounds of its flow (a flow keeps its newest "
+            f"{ROUNDS_KEPT:,} rounds), so it cannot be replayed as it was answered; the trace still shows the rest"
+        )
     outcome = rec["outcome"]
     if not isinstance(outcome.get("state"), str) or not isinstance(outcome.get("error", {}), dict):
         raise ValueError("the recording's outcome has no state, or an error that is not an object")

@@ -27,8 +27,9 @@ Only ids whose record the store held are remembered: a call that never waited ha
 page or file could hold, so the ten thousand calls of a long session add none. A restore that was
 computed before a delete arrives within seconds, and a page that reloads after missing deletes
 holds at most the records of its notebook: the last thousand deletes cover both. A record deleted
-longer ago that a page still offers is taken back as waiting; resuming it, the server refuses its
-expired state, which the notebook explains (``state_refused``).
+longer ago that a page still offers is taken back as waiting: it is the user's own signed record,
+so ``%mcp resume`` (or Continue) sends its state again, and the server answers as it does for any
+old state (one that expired: refused, which the notebook explains, ``state_refused``).
 """
 
 

@@ -68,10 +68,6 @@ class TaskFollowing:
 
         async def _answer_round(self, requests: dict[str, Any]) -> dict[str, Any]: ...
 
-    @property
-    def notes_about_task(self) -> bool:
-        return any(n.startswith("ran as a plain call") for n in self.notes)
-
     async def _wants_task(self) -> bool:
         """2025: whether to ask for a task: the tool requires one, or ``--task`` and the tool allows one."""
         tools = self.conn.cached_tools
@@ -152,7 +148,7 @@ class TaskFollowing:
                 ).seen(status)
                 if self.store.signer.ready:
                     self._save_task_record()
-                else:  # the first record of this kernel reads Jupyter's notary secret (imports nbformat): off the loop
+                else:  # the first record of this kernel reads Jupyter's notary secret (a file): off the loop
                     await asyncio.to_thread(self._save_task_record)
             if self.conn.target.kind != "http":
                 self.notes.append(

@@ -69,7 +69,7 @@ class RecordSigner:
 
     @property
     def ready(self) -> bool:
-        """Whether the secret is loaded (reading Jupyter's first costs an nbformat import, seconds on a busy machine)."""
+        """Whether the secret is loaded (the first read is a file, or nbformat's import to make one: not on the loop)."""
         return self._secret is not None
 
     @property
@@ -90,7 +90,11 @@ class RecordSigner:
         sig = record.get(SIG_KEY)
         if not isinstance(sig, str) or not sig.startswith(SIG_PREFIX) or not sig.isascii():
             return False  # compare_digest raises on non-ASCII text: a hostile record must not
-        return hmac.compare_digest(sig, self.signature(record))
+        try:
+            expected = self.signature(record)
+        except RecursionError:  # nested past what check_record lets in: not ours
+            return False
+        return hmac.compare_digest(sig, expected)
 
 
 def _notary_secret() -> bytes:

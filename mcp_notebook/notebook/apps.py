@@ -66,8 +66,9 @@ MAX_KEPT = 100  # messages an App sent that are kept on its LiveApp
 APPS_KEPT = 200
 """Live Apps a session keeps (``AppHost.apps``), the newest: each holds its call's arguments and result (up to
 ``MAX_RESULT_BYTES``), and a notebook that calls an App's tool in a loop must not grow the kernel. Each App is
-a page in a frame of its own: far fewer than two hundred are in use at once. An older one's output is as one
-of a reopened notebook: the page shows its text and an Activate App button, which makes it live again."""
+a page in a frame of its own: far fewer than two hundred are in use at once. An older one still shown answers
+its frame's calls with a "not live" error; reopened, its output is as any of a reopened notebook (its text and
+an Activate App button, which makes it live again)."""
 APP_ID = re.compile(r"^[0-9a-f]{16}$")
 
 
@@ -186,7 +187,7 @@ class AppHost:
             main,
         )
         signer = self.session.store.signer
-        # The first use reads Jupyter's secret (an nbformat import): not on the kernel's loop.
+        # The first use reads Jupyter's secret (a file, or nbformat's import to make one): not on the kernel's loop.
         app.sig = (
             signer.signature(app.body()) if signer.ready else await asyncio.to_thread(signer.signature, app.body())
         )

@@ -47,7 +47,7 @@ while a cell awaits, so the kernel also takes comms the page opens to target ``m
 ``{"op": "where"}`` it answers ``{"op": "here", "comm_id": ...}`` (this comm) and closes that one;
 the page then adopts this comm as after a ``comm_info_request``.
 
-Without the extension the records of the saved ``.ipynb`` are read from disk with ``nbformat``
+Without the extension the records of the saved ``.ipynb`` are read from disk (as JSON)
 (``__session__`` where Jupyter sets it, VS Code's ``__vsc_ipynb_file__``, or ``%mcp flows --from
 PATH``), new records go into the outputs of their cells (``output_records.OutputRecords``), and the
 user is told so once, plainly. Which store a save goes to follows the page's answer: ``connected``,

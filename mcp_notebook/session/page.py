@@ -3,7 +3,7 @@
 A session keeps the records of its waiting flows in its ``flows.store.Store``; the store hands every
 save and delete to a backend. ``Page`` is the session's notebook as a session with no page knows it:
 it writes nothing anywhere (records stay in this kernel, and the user is told so once, plainly), and
-reads the records of the saved ``.ipynb`` from disk with ``nbformat``: its metadata and its cells'
+reads the records of the saved ``.ipynb`` from disk (as JSON): its metadata and its cells'
 outputs (``__session__`` where Jupyter sets it, ``__vsc_ipynb_file__`` in VS Code, or
 ``%mcp flows --from PATH``). The notebook side's ``notebook.frontend.Frontend`` is a ``Page`` that
 writes: into the notebook's metadata through the labextension where it runs, else into the output of

@@ -26,3 +26,14 @@ def test_a_kept_list_keeps_its_newest_entries_and_counts_the_others() -> None:
 def test_a_kept_list_keeps_at_least_one_entry() -> None:
     with pytest.raises(ValueError, match="at least one entry"):
         Kept(0)
+
+
+def test_a_kept_list_pickles_and_copies_with_its_bound_and_count() -> None:
+    import copy
+    import pickle
+
+    kept: Kept[int] = Kept(3, [1, 2, 3, 4, 5])
+    for back in (pickle.loads(pickle.dumps(kept)), copy.deepcopy(kept), copy.copy(kept)):
+        assert isinstance(back, Kept) and back == [3, 4, 5] and (back.limit, back.dropped) == (3, 2)
+        back.append(6)
+        assert back == [4, 5, 6] and back.dropped == 3

@@ -26,7 +26,7 @@ from mcp.types import (
     Tool,
 )
 
-from mcp_notebook.errors import FlowError
+from mcp_notebook.errors import FlowError, SessionError
 from mcp_notebook.flows.flow import ANSWERS_KEPT, LOGS_KEPT, NOTES_KEPT, ROUNDS_KEPT
 from mcp_notebook.forms.model import Answers
 from mcp_notebook.notebook.display import FlowReport, TraceView
@@ -598,6 +598,13 @@ def test_a_long_flow_keeps_its_newest_rounds_answers_and_notes_and_says_how_many
         flow = session.start("tools/call", conn, "ask_many", {}, answers=Answers(fields={"again": "yes"}), save=False)
         assert flow.result(timeout=120).content[0].text == f"asked {MANY} times"
         session.save_trace(flow, str(tmp_path / "trace.json"))
+        with pytest.raises(SessionError) as refused:  # its first rounds are gone: not replayed as if they were not
+            session.replay(str(tmp_path / "trace.json"))
+        assert str(refused.value) == (
+            f"{tmp_path / 'trace.json'}: the recording lacks the first {MANY + 1 - ROUNDS_KEPT} rounds of its flow "
+            f"(a flow keeps its newest {ROUNDS_KEPT} rounds), so it cannot be replayed as it was answered; "
+            "the trace still shows the rest"
+        )
     finally:
         session.close()
     saved = json.loads((tmp_path / "trace.json").read_text())

@@ -12,6 +12,7 @@ import pytest
 
 from mcp_notebook.flows.record import age, check_record, parse_block, questions, read_notebook
 from mcp_notebook.flows.store import Store
+from mcp_notebook.flows.trust import RecordSigner
 from mcp_notebook.notebook.frontend import Frontend
 from mcp_notebook.session.page import NOT_SAVED_NOTICE
 
@@ -309,3 +310,51 @@ def test_saved_flow_round_trips_the_dict_form_and_its_signature() -> None:
         assert saved.to_dict() == record  # nothing added, nothing lost
     assert signer.verify(SavedFlow.from_dict(full).to_dict())
     assert SavedFlow.from_dict(full).withheld == ["password"] and SavedFlow.from_dict(minimal).sig is None
+
+
+def test_a_hostile_notebook_file_is_refused_with_a_warning(tmp_path: Path) -> None:
+    """What nbformat refused is refused: too deep, not UTF-8 (UTF-16, a byte-order mark, lone surrogates)."""
+    good = json.dumps({"nbformat": 4, "metadata": {"mcp_notebook": {"flows": {"f1": record()}}}})
+    cases = {
+        "deep.ipynb": (b'{"nbformat": 4, "metadata": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "nested too deep"),
+        "utf16.ipynb": (good.encode("utf-16"), "not UTF-8 text"),
+        "surrogate.ipynb": (good.encode()[:-1] + b', "x": "\xed\xb2\x80"}', "not UTF-8 text"),
+        "bom.ipynb": (b"\xef\xbb\xbf" + good.encode(), "not JSON: Unexpected UTF-8 BOM (decode using utf-8-sig) at line 1"),
+    }  # fmt: skip
+    for name, (content, why) in cases.items():
+        (tmp_path / name).write_bytes(content)
+        assert read_notebook(str(tmp_path / name)) == (
+            {},
+            [f"{tmp_path / name} is not a readable notebook ({why}); no saved flows read from it"],
+        ), name
+    (tmp_path / "good.ipynb").write_text(good)
+    assert read_notebook(str(tmp_path / "good.ipynb")) == ({"f1": record()}, [])
+
+
+def test_a_record_nested_too_deep_is_ignored_and_the_others_kept(tmp_path: Path) -> None:
+    """A record nested past MAX_DEPTH (which signing and showing would recurse through) is left out, with why."""
+    deep: Any = "bottom"
+    for _ in range(600):
+        deep = {"a": deep}
+    flows = {"f1": record(), "f2": record("f2", arguments={"x": deep}, sig="hmac-sha256:00")}
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {"mcp_notebook": {"flows": flows}}, "cells": []}
+    (tmp_path / "nb.ipynb").write_text(json.dumps(nb))
+    assert read_notebook(str(tmp_path / "nb.ipynb")) == (
+        {"f1": record()},
+        ["saved flow 'f2' nests objects or lists more than 64 deep; ignored"],
+    )
+    shallow = record("f3", arguments={"x": {"a": {"b": [1, [2, {"c": 3}]]}}})
+    assert check_record("f3", shallow) is None
+    for _ in range(2000):  # past Python's recursion limit: verify says no, it does not raise
+        deep = {"a": deep}
+    signer = RecordSigner(b"k" * 32)
+    assert signer.verify({**record("f2", arguments={"x": deep}), "sig": "hmac-sha256:00"}) is False
+    assert signer.verify(signer.sign(shallow)) is True
+
+
+def test_a_record_with_a_lone_surrogate_is_ignored_and_the_others_kept() -> None:
+    flows = {"f1": record(), "f2": record("f2", arguments={"name": "\udc80"})}
+    assert parse_block({"flows": flows}) == (
+        {"f1": record()},
+        ["saved flow 'f2' holds text that is not Unicode (a lone surrogate); ignored"],
+    )

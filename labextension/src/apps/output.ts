@@ -8,8 +8,9 @@
  * and zod under it) are not part of the extension's start: `loadView`
  * fetches them, once per page, as an async chunk of the bundle when the
  * first App output renders.  Until then an output is an empty node with the
- * classes the view gives it (so a kernel restart marks it stale as it would
- * a live one); the view shows the output's data once its code is in.
+ * classes and the first state ('new') the view gives it, so stale.ts treats
+ * it as a view that has not started (a kernel restart leaves it to wait for
+ * the new kernel's comm); the view shows the output's data once its code is in.
  */
 
 import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
@@ -82,7 +83,7 @@ export class AppOutput
     this.hub = hub;
     this.mimeType = options.mimeType;
     // What AppView's constructor sets, at once: while the view's code loads,
-    // the output is an App's (stale.ts marks it after a kernel restart).
+    // the output is an App's that has not started (stale.ts skips state 'new').
     this.node.classList.add(APP_CLASS, FORM_CLASS);
     this.node.dataset.appState = 'new';
   }
