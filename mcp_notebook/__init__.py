@@ -49,7 +49,7 @@ def load_ipython_extension(ipython: Any) -> None:
     magics = ipython.magics_manager.registry["MCPMagics"]
     session = magics.session
     attach_page(session)  # the labextension's comm: the notebook keeps the saved flows
-    register(ipython, session)  # Tab after %mcp: subcommands, servers, tools, arguments, values
+    register(ipython, session, magics._parsers)  # Tab after %mcp: subcommands, servers, tools, arguments, values
     _await_calls_in_cells(ipython, magics)
     if magics.warm_up:
         from .magics.warm import warm_up
