@@ -1012,10 +1012,18 @@ def test_deny_in_a_kernel(kernel: Any, fake: ModelServer, conn: str, where: str)
     kernel.execute("%mcp review ask")
     before = set(kernel.comms)
     cell = kernel.execute(f"%mcp call {conn}.summarize text=secret", allow_stdin=True, wait=False)
+    deny = waited(kernel, before, "ButtonModel", description="Deny")  # the request panel's
     if where == "reply":
         kernel.click(waited(kernel, before, "ButtonModel", description="Send"))
         waited(kernel, before, "TextareaModel", description="reply")
-    kernel.click(waited(kernel, before, "ButtonModel", description="Deny"))
+        # the reply panel's own Deny: its widgets open after its text areas, so "the newest Deny" just
+        # after the text area arrived can still be the request panel's, which no longer answers
+        request_deny = deny
+        deny = kernel.wait_for(
+            lambda: (d := newest(kernel, before, "ButtonModel", description="Deny")) != request_deny and d,
+            what="the reply panel's Deny",
+        )
+    kernel.click(deny)
     kernel.wait_for(
         lambda: "The user declined the sampling request" in kernel.text_of_cell(cell),
         what="the declined error in the cell",
