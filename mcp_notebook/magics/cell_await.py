@@ -32,6 +32,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import contextlib
+import re
 import signal
 import threading
 from collections.abc import Iterator
@@ -85,19 +86,34 @@ def rewrite(lines: list[str]) -> list[str]:
         tree = ast.parse(source)
     except SyntaxError:
         return lines  # IPython reports the error as usual
-    edits: list[tuple[int, int, int, str]] = []  # (line index, start col, end col, new text)
+    data = source.encode()  # ast's column offsets count UTF-8 bytes
+    starts = _line_starts(data)
+    edits: list[tuple[int, int, bytes]] = []  # (start byte, end byte, new text)
     for call, bind in _flow_statements(tree.body):
         args = [ast.get_source_segment(source, a) or "" for a in call.args]
         method = "line" if _attr(call) == "run_line_magic" else "cell"
         text = f"(await {HELPER}.{method}({', '.join(args)}, bind={bind}))"
-        edits.append((call.lineno - 1, call.col_offset, call.end_col_offset or call.col_offset, text))
+        row = starts[call.lineno - 1]
+        edits.append((row + call.col_offset, row + (call.end_col_offset or call.col_offset), text.encode()))
     if not edits:
         return lines
-    out = source.splitlines(keepends=True)
-    for index, start, end, text in sorted(edits, reverse=True):
-        row = out[index].encode()  # ast offsets count UTF-8 bytes
-        out[index] = (row[:start] + text.encode() + row[end:]).decode()
-    return out
+    for start, end, new in sorted(edits, reverse=True):
+        data = data[:start] + new + data[end:]
+    return data.decode().splitlines(keepends=True)  # IPython only joins the lines again
+
+
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
+def _line_starts(data: bytes) -> list[int]:
+    """The byte offset where each line starts, as ``ast`` numbers lines.
+
+    Python ends a line only at ``\\n``, ``\\r\\n`` or ``\\r``; ``str.splitlines`` also splits at form
+    feed, vertical tab, ``\\x1c``-``\\x1e``, ``\\x85``, U+2028 and U+2029, which may sit in a string, a
+    comment or (form feed) between statements. Counting lines that way put an edit on the wrong line:
+    a string overwritten, or a second, un-awaited copy of a call.
+    """
+    return [0] + [m.end() for m in _LINE_END.finditer(data)]
 
 
 def _attr(call: ast.Call) -> str:
