@@ -16,11 +16,15 @@ grammar when imported, in every kernel, although a call's arguments rarely have 
 ``defer_format_libraries()`` (called by ``%load_ext`` and by every ``Session``) puts a stand-in for
 each in ``sys.modules`` before ``jsonschema`` is imported. A stand-in's function (the one name
 ``jsonschema`` imports) and every other name load the real module on first use and answer exactly
-as it does; for a one-file library the real module then takes the stand-in's place in
-``sys.modules``, so a later ``import`` gets it (``rfc3987_syntax``, a package, stays its stand-in,
-whose names are the real submodule's). The names a library's users read without calling it
-(``__version__``, ``__all__``, ``__author__``) are forwarded too. ``jsonschema`` registers the same checkers and they give the same answers,
-later. Nothing is done when ``jsonschema`` or the library is already imported (the user's own
+as it does; ``jsonschema`` registers the same checkers and they give the same answers, later.
+
+The stand-in stays in ``sys.modules`` for good, so the user's own imports after ``%load_ext`` see
+one consistent module: its function is the same object before and after first use (pickle, which
+looks a function up by module and name, finds that very object; a real module put in its place
+once made such a function unpicklable), every other name is the real module's, and
+``from LIBRARY import *`` binds what the real module exports (its ``__all__``, or else its public
+names, as Python's own rule for ``import *`` reads them). ``__version__``, ``__author__`` and
+``__email__`` are forwarded too. Nothing is done when ``jsonschema`` or the library is already imported (the user's own
 import came first) or the library is not installed, or cannot import (``rfc3987_syntax`` without
 ``lark``: then ``jsonschema`` registers no IRI checker, and neither do we).
 """
@@ -56,7 +60,7 @@ DEFERRED: tuple[Deferred, ...] = (
 )
 
 _LOCK = threading.Lock()  # two Sessions made at once put one stand-in in place
-FORWARDED_DUNDERS = frozenset({"__version__", "__all__", "__author__"})  # the module's own, read as data
+FORWARDED_DUNDERS = frozenset({"__version__", "__author__", "__email__"})  # the module's own, read as data
 
 
 def _found(name: str) -> importlib.machinery.ModuleSpec | None:
@@ -79,12 +83,10 @@ class _StandIn:
             if self._real is None:
                 if self.deferred.real is not None:  # a package: its submodules import under the stand-in
                     self._real = importlib.import_module(self.deferred.real)
-                else:  # one file: run it into a module of its own, which then takes the stand-in's place
+                else:  # one file: run it into a module of its own, reached through the stand-in
                     real = importlib.util.module_from_spec(self.spec)
                     assert self.spec.loader is not None
                     self.spec.loader.exec_module(real)
-                    if sys.modules.get(self.deferred.package) is self.module:
-                        sys.modules[self.deferred.package] = real
                     self._real = real
             return self._real
 
@@ -98,9 +100,23 @@ class _StandIn:
         return forward
 
     def getattr(self, name: str) -> Any:
+        if name == "__all__":  # what ``import *`` reads first
+            return self.exports()
         if name.startswith("__") and name not in FORWARDED_DUNDERS:
             raise AttributeError(name)  # the import system's and tools' probes do not load it
         return getattr(self.real(), name)
+
+    def exports(self) -> list[str]:
+        """The names ``from LIBRARY import *`` binds from the real module: its ``__all__``, or its public names.
+
+        Without this, ``import *`` would fall back to the stand-in's own few names. For a package
+        the public names include its submodules, which the import system sets on the stand-in.
+        """
+        real = self.real()
+        declared = getattr(real, "__all__", None)
+        if declared is not None:
+            return list(declared)
+        return sorted(n for n in {*vars(real), *vars(self.module)} if not n.startswith("_"))
 
     def dir(self) -> list[str]:
         extra = ["__path__", "__spec__"] if self.deferred.real is not None else ["__spec__"]
