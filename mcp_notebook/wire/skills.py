@@ -33,6 +33,8 @@ from pydantic import ConfigDict
 from ..errors import FlowError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from .connection import Connection
 
 __all__ = [
@@ -55,6 +57,7 @@ MAX_FILES = 100  # files of one skill
 MAX_FILE_BYTES = 1_000_000
 MAX_SKILL_BYTES = 4_000_000  # all files of one skill
 MAX_FRONTMATTER = 16_384
+MAX_FRONTMATTER_DEPTH = 32  # nested mappings and lists: a real frontmatter uses a few
 MAX_PAGES = 20
 _DIGEST = re.compile(r"sha256:([0-9a-fA-F]{64})")
 
@@ -241,7 +244,9 @@ def parse_frontmatter(text: str) -> tuple[dict[str, Any], str]:
     """A ``SKILL.md``'s YAML frontmatter (between its first two ``---`` lines) and the body after it.
 
     Aliases are refused, and so is anything but a mapping: a missing or unreadable frontmatter is a
-    discrepancy like any other (``SkillRefused``).
+    discrepancy like any other (``SkillRefused``). So is nesting deeper than ``MAX_FRONTMATTER_DEPTH``,
+    counted on YAML's event stream before anything is built: PyYAML builds nested collections
+    recursively, and ``[`` a few thousand times (16 KB allows eight thousand) raised ``RecursionError``.
     """
     import yaml
 
@@ -258,8 +263,7 @@ def parse_frontmatter(text: str) -> tuple[dict[str, Any], str]:
             f"the SKILL.md's frontmatter is longer than {MAX_FRONTMATTER} characters", kind="skill_refused"
         )
     try:
-        if any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(source, Loader=yaml.SafeLoader)):
-            raise SkillRefused("the SKILL.md's frontmatter uses YAML aliases, which are refused", kind="skill_refused")
+        _check_events(yaml.parse(source, Loader=yaml.SafeLoader))
         data = yaml.safe_load(source)
     except yaml.YAMLError as exc:
         raise SkillRefused(
@@ -268,3 +272,22 @@ def parse_frontmatter(text: str) -> tuple[dict[str, Any], str]:
     if not isinstance(data, dict):
         raise SkillRefused("the SKILL.md's frontmatter is not a mapping of fields", kind="skill_refused")
     return data, "\n".join(lines[end + 1 :]).lstrip("\n")
+
+
+def _check_events(events: Iterable[Any]) -> None:
+    """Refuse aliases and nesting deeper than ``MAX_FRONTMATTER_DEPTH``, reading YAML's events one by one (no recursion)."""
+    import yaml
+
+    depth = 0
+    for event in events:
+        if isinstance(event, yaml.AliasEvent):
+            raise SkillRefused("the SKILL.md's frontmatter uses YAML aliases, which are refused", kind="skill_refused")
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_FRONTMATTER_DEPTH:
+                raise SkillRefused(
+                    f"the SKILL.md's frontmatter nests lists or mappings more than {MAX_FRONTMATTER_DEPTH} deep",
+                    kind="skill_refused",
+                )
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1

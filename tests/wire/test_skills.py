@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from mcp_notebook.wire.skills import MAX_FILE_BYTES, SkillRefused, parse_frontmatter
+from mcp_notebook.wire.skills import MAX_FILE_BYTES, MAX_FRONTMATTER_DEPTH, SkillRefused, parse_frontmatter
 
 from ..conftest import get_shell, session_of
 from ..support.skills_server import PDF_SKILL, SkillsExtension, entry, make_skills_server
@@ -184,3 +184,51 @@ def test_servers_without_skills_and_names_on_several_servers(ip: Any) -> None:
     assert ip.run_line_magic("mcp", "skill two.pdf-processing").files == PDF_SKILL
     with pytest.raises(UsageError, match=r"no skill 'nope' on any connected server; %mcp skills lists them"):
         ip.run_line_magic("mcp", "skill nope")
+
+
+DEEP = {
+    "flow lists": "x: " + "[" * 5000 + "]" * 5000,
+    "flow lists left open": "x: " + "[" * 5000,
+    "flow mappings": "x: " + "{a: " * 3000 + "1" + "}" * 3000,
+    "block lists": "x:\n  " + "- " * 5000 + "y",
+    "anchored lists": "x: " + "".join(f"&a{i} [" for i in range(1500)) + "]" * 1500,
+}
+
+
+@pytest.mark.parametrize("frontmatter", DEEP.values(), ids=DEEP.keys())
+def test_frontmatter_nested_thousands_deep_is_refused_not_a_recursion_error(frontmatter: str) -> None:
+    """Counted on YAML's event stream before anything is built: PyYAML builds nested values recursively."""
+    text = f"---\nname: deep\n{frontmatter}\n---\nbody\n"
+    assert len(frontmatter) < 16_384  # within the size bound: the depth is what is refused
+    with pytest.raises(SkillRefused) as caught:
+        parse_frontmatter(text)
+    assert (
+        str(caught.value)
+        == f"the SKILL.md's frontmatter nests lists or mappings more than {MAX_FRONTMATTER_DEPTH} deep"
+    )
+    assert caught.value.kind == "skill_refused"
+
+
+def test_frontmatter_as_deep_as_the_bound_is_read() -> None:
+    inner = "x: " + "[" * (MAX_FRONTMATTER_DEPTH - 1) + "1" + "]" * (MAX_FRONTMATTER_DEPTH - 1)  # + the top mapping
+    value: object = 1
+    for _ in range(MAX_FRONTMATTER_DEPTH - 1):
+        value = [value]
+    assert parse_frontmatter(f"---\n{inner}\n---\nbody\n") == ({"x": value}, "body\n")
+    with pytest.raises(SkillRefused, match="nests lists or mappings more than"):
+        parse_frontmatter(f"---\nx: [{inner[3:]}]\n---\nbody\n")
+
+
+def test_a_served_skill_nested_thousands_deep_is_refused_and_says_so(ip: Any) -> None:
+    uri = "skill://deep/SKILL.md"
+    text = "---\nname: deep\ndescription: d\nx: " + "[" * 5000 + "]" * 5000 + "\n---\nbody\n"
+    extension = connect(
+        ip, skills=[({uri: text, "skill://deep/MORE.md": "more\n"}, {"name": "deep", "description": "d"})]
+    )
+    with pytest.raises(SkillRefused) as caught:
+        ip.run_line_magic("mcp", "skill deep")
+    assert str(caught.value).startswith(
+        f"skill 'deep' refused: the SKILL.md's frontmatter nests lists or mappings more than {MAX_FRONTMATTER_DEPTH} "
+        "deep; nothing of it was used and no other file was read"
+    )
+    assert caught.value.kind == "skill_refused" and extension.reads == [uri]
