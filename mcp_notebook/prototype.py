@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from .core.text import mcp_line
 from .errors import FlowError
 
 __all__ = ["Inventory", "Prototypes", "ServedServer", "find_new_server", "inventory_diff", "root_logging_kept"]
@@ -384,7 +385,9 @@ class Prototypes:
     ) -> ServedServer:
         """Serve ``name`` over HTTP; the returned object's ``token`` is what clients must send."""
         if name not in self.objects:
-            raise FlowError(f"no notebook server named {name!r}: define it first with %%mcp server {name}")
+            raise FlowError(
+                f"no notebook server named {name!r}: define it first with {mcp_line('%%mcp', 'server', name)}"
+            )
         served = ServedServer(
             name, self.objects[name], host, port, keys_env, no_auth=no_auth, allowed_hosts=allowed_hosts
         )

@@ -6,5 +6,6 @@ cuts, content blocks as text), the size bounds of one flow (``limits``), secret-
 (``redact``), URLs as browsers read them (``urls``) and 0600 tables in the user's Jupyter data
 folder (``private_table``). It imports only the standard library and third-party packages, never
 another part of ``mcp_notebook`` (checked by ``import-linter`` in ``make test``). ``text`` also
-holds ``line_word``, the encoder of server text for the ``%mcp`` line's grammar.
+holds ``mcp_line``, the one builder of every ``%mcp`` line we suggest, each word encoded for the
+line's grammar (``line_word``).
 """

@@ -2,8 +2,10 @@
 
 Every server string that reaches HTML goes through ``esc``; ``one_line`` and ``clip`` bound a
 string for a line of a table or a header; ``content_text`` reads a content block (or a list of
-them) as one plain line, for a model's prompt or a caller that escapes it. ``line_word`` is the
-same care for the ``%mcp`` line: server text that may become part of one is encoded for its grammar.
+them) as one plain line, for a model's prompt or a caller that escapes it. ``mcp_line`` is the
+same care for the ``%mcp`` line: every line (or part of one) we suggest is built by it, each word
+encoded for the line's grammar by ``line_word`` (tests/security/test_suggested_lines.py fails on
+any ``%mcp`` line put together another way).
 """
 
 from __future__ import annotations
@@ -13,11 +15,15 @@ import json
 import shlex
 from typing import Any
 
-__all__ = ["clip", "content_text", "esc", "line_word", "one_line"]
+__all__ = ["clip", "content_text", "esc", "line_word", "mcp_line", "one_line"]
 
 _QUOTE_IF = set(
-    "'\"\\#{}"
-)  # a word with these (or a space) is quoted: the split, comment stripping or expansion would read it
+    "'\"\\#{}?"
+)  # a word with these (or a space) is quoted: the split, comment stripping or expansion would read it, and
+# IPython reads a line ending in ? as a help request (%mcp resume x? shows help on x)
+UNWRITABLE = "…"
+"""What ``mcp_line`` writes for a word no line can hold (a line break, a control or bidi character): the
+person fills it in, as with a secret left out."""
 
 
 def esc(value: Any) -> str:
@@ -68,10 +74,29 @@ def line_word(text: str) -> str:
 
     For any printable ``text``: ``shlex.split(expand_braces(strip_comment(line_word(text)), ns)) == [text]``.
     ``{`` and ``}`` are doubled (literal braces, inside quotes too), then the word is shell-quoted when
-    the magic's split, comment stripping or expansion would change it; ``eu-west-1`` stays as it is.
-    Server and saved-record text goes through this, never into a line as is.
+    the magic's split, comment stripping, expansion or IPython's trailing ``?`` would change it;
+    ``eu-west-1`` stays as it is. Text that is not printable has no such word (``mcp_line`` writes
+    ``UNWRITABLE`` for it; Tab leaves it out). Server and saved-record text goes through this
+    (``mcp_line`` for a line or part of one), never into a line as is.
     """
     doubled = text.replace("{", "{{").replace("}", "}}")
     if doubled and not any(c.isspace() or c in _QUOTE_IF for c in doubled):
         return doubled
     return shlex.quote(doubled)
+
+
+def mcp_line(*words: str) -> str:
+    """The words as a ``%mcp`` line (or part of one) that the magic reads back as exactly these words.
+
+    The one builder of every line we suggest (``mcp_line("%mcp", "resume", flow_id, "--trust")``,
+    ``mcp_line("--answer", f"{field}=VALUE")``): each word goes through ``line_word``, so a server's
+    or a received record's text is data in the line, never ``{expr}`` to evaluate, a quote that
+    ends the word, a ``#`` comment or a line break that starts Python. Our own words (``%mcp``,
+    flags, ``NAME=VALUE`` placeholders) come out as written.
+
+    A word that is not printable cannot be written at all: IPython splits a cell at U+2028,
+    ``\\x0c``, ``\\x85`` and other line separators even inside quotes, so the rest of the line would
+    run as Python, and a bidi control reorders what the person reads. It is written as
+    ``UNWRITABLE`` (``…``), a word the person must replace.
+    """
+    return " ".join(line_word(word) if word.isprintable() else UNWRITABLE for word in words)

@@ -39,6 +39,7 @@ from typing import Any, Literal
 from urllib.parse import urlparse
 
 from ..core.limits import Limits, schema_size
+from ..core.text import mcp_line
 
 __all__ = [
     "FALSE_WORDS",
@@ -48,6 +49,7 @@ __all__ = [
     "FormModel",
     "MissingAnswer",
     "Question",
+    "answer_words",
     "compiled_validator",
     "parse_answer_value",
     "wire_problem",
@@ -100,6 +102,18 @@ class Answers:
         if any(name == key or name in field_names for name in self.decline):
             return "decline"
         return None
+
+
+def answer_words(field: str) -> list[str]:
+    """The words of a line that answer ``field`` with a placeholder, for ``mcp_line`` to encode.
+
+    ``--answer FIELD=VALUE`` splits at the first ``=``, so a server's field name holding one would
+    answer another field, and one starting with ``-`` would read as a flag of its own: such a name
+    is answered with ``--answers {"FIELD": "VALUE"}`` instead.
+    """
+    if "=" in field or field.startswith("-"):
+        return ["--answers", json.dumps({field: "VALUE"}, ensure_ascii=False)]
+    return ["--answer", f"{field}=VALUE"]
 
 
 def parse_answer_value(text: str) -> Any:
@@ -342,7 +356,7 @@ class FormModel:
         message = f': "{self.message}"' if self.message else ""
         return (
             f"{who}{message} and field {spec.name!r}{what} has no answer. "
-            f"Headless runs answer from presets: add --answer {spec.name}=VALUE"
+            f"Headless runs answer from presets: add {mcp_line(*answer_words(spec.name))}"
             + (" or --accept-defaults" if spec.has_default or not spec.required else "")
             + "."
         )

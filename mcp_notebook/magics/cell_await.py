@@ -255,14 +255,14 @@ def _interrupted(flow: Flow) -> None:
     meant to outlive the kernel. So the flow stops waiting in this kernel, its saved record and
     its task stay, and the cell says how to continue or drop it.
     """
-    from .line_expand import line_word
+    from ..core.text import mcp_line
 
     saved = flow.store is not None and flow.store.get(flow.id) is not None
     flow.cancel(forget=False)
     if saved:
-        fid = line_word(flow.id)
         print(
-            f"Interrupted: {flow.label} stopped waiting here; it stays saved as flow {flow.id} (%mcp resume {fid} continues it, %mcp forget {fid} drops it)."
+            f"Interrupted: {flow.label} stopped waiting here; it stays saved as flow {flow.id} "
+            f"({mcp_line('%mcp', 'resume', flow.id)} continues it, {mcp_line('%mcp', 'forget', flow.id)} drops it)."
         )
     else:
         print(f"Interrupted: {flow.label} was cancelled.")

@@ -13,6 +13,8 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
+from ..core.text import mcp_line
+
 __all__ = [
     "Help",
     "Parser",
@@ -35,7 +37,7 @@ class Parser(argparse.ArgumentParser):
     """argparse that reports through ``UsageError`` instead of exiting the kernel."""
 
     def __init__(self, prog: str, description: str, **kw: Any) -> None:
-        super().__init__(prog=f"%mcp {prog}", description=description, add_help=False, **kw)
+        super().__init__(prog=mcp_line("%mcp", *prog.split()), description=description, add_help=False, **kw)
         self.add_argument("-h", "--help", action="store_true", help="show this help")
 
     def _fast(self, positional: str) -> argparse.Namespace:
@@ -486,7 +488,7 @@ def fresh_namespace(ns: argparse.Namespace) -> argparse.Namespace:
 def check_choice(sub: str, value: str | None, choices: list[str]) -> None:
     """A clear error for a word that is not one of ``choices`` (``None``: nothing was given)."""
     if value is not None and value not in choices:
-        raise UsageError(f"%mcp {sub}: {value!r} is not one of {', '.join(choices)}")
+        raise UsageError(f"{mcp_line('%mcp', sub)}: {value!r} is not one of {', '.join(choices)}")
 
 
 def headers_of(items: list[str]) -> dict[str, str]:

@@ -6,8 +6,9 @@ gives structured fields (``kind``, ``flow_id``, ``server``, ``missing_field``, `
 
 A command printed here is copied into cells, and its words come from servers and saved records
 (a received notebook's flow id and server name, an elicitation's field name, a config's command):
-each such word goes in through ``line_expand.line_word``, so the copied line sends that text as it
-is and never evaluates a ``{...}`` in it.
+every line here is built by ``core.text.mcp_line``, which encodes each word for the line's grammar,
+so the copied line sends that text as it is and never evaluates a ``{...}`` in it
+(tests/security/test_suggested_lines.py refuses a line put together any other way).
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from typing import Any, Never
 
 from IPython.core.error import UsageError
 
+from ..core.text import mcp_line
 from ..errors import FlowError, Kind, Note, SessionError
-from .line_expand import line_word
+from ..forms.model import answer_words
 
 __all__ = [
     "again_line",
@@ -34,25 +36,26 @@ __all__ = [
 def connect_line(conn: Any, protocol: str | None = None) -> str:
     """The ``%mcp connect`` line that opens ``conn`` again (secret values left as ``…``), optionally on another protocol."""
     t = conn.target
-    words = ["%mcp", "connect", line_word(conn.name)]
+    words: list[str] = ["%mcp", "connect", conn.name]
     protocol = protocol or conn.protocol
     if protocol != "auto":
         words += ["--protocol", protocol]
     if t.kind == "stdio":
-        words += ["--cwd", line_word(t.cwd)] if t.cwd else []
-        words += [f"--env {line_word(var)}=…" for var in sorted(t.env)]
-        return " ".join([*words, "--", *map(line_word, t.command)])
+        words += ["--cwd", t.cwd] if t.cwd else []
+        for var in sorted(t.env):
+            words += ["--env", f"{var}=…"]
+        return mcp_line(*words, "--", *t.command)
     if t.kind == "http":
-        words += [f"--header {line_word(header)}:…" for header in sorted(t.headers)]
-        words += ["--bearer-env", line_word(t.bearer_env)] if t.bearer_env else []
+        for header in sorted(t.headers):
+            words += ["--header", f"{header}:…"]
+        words += ["--bearer-env", t.bearer_env] if t.bearer_env else []
         oauth = getattr(t, "oauth", None)
         if oauth is not None:
             words += ["--client-credentials"] if oauth.client_credentials else []
             for name in oauth.named():  # every sign-in flag but --client-credentials names something: VAR, URL, ID
                 value = getattr(oauth, name)
-                words += [f"--{name.replace('_', '-')}", line_word(value)] if value else []
-        return " ".join([*words, line_word(t.describe())])
-    return " ".join([*words, t.describe()])  # an in-process object: the name the user gave it
+                words += [f"--{name.replace('_', '-')}", value] if value else []
+    return mcp_line(*words, t.describe())  # an in-process object's is the name the user gave it
 
 
 def hint(kind: Kind | None, fields: dict[str, Any]) -> str | None:
@@ -67,11 +70,12 @@ def hint(kind: Kind | None, fields: dict[str, Any]) -> str | None:
         fields.get("reason"),
     )
     details = fields.get("details") or {}
-    resume = f"%mcp resume {flow_id}"
+    resume = mcp_line("%mcp", "resume", flow_id)
     match kind:
         case "still_saved":
             if reason == "unanswered":
-                return f"Continue it with {resume} --answer {_word_of(fields.get('missing_field'), 'FIELD')}=VALUE."
+                field = _word_of(fields.get("missing_field"), "FIELD")
+                return f"Continue it with {mcp_line('%mcp', 'resume', flow_id, *answer_words(field))}."
             if reason == "task":
                 return f"Follow it again with {resume} (from this or a new kernel); %mcp tasks lists tasks."
             return f"Continue it with {resume} once the server answers again."
@@ -84,10 +88,10 @@ def hint(kind: Kind | None, fields: dict[str, Any]) -> str | None:
         case "reconnect_needed":
             target = _word_of(details.get("target"), "TARGET")
             how = {
-                "inproc": f"Define the server again (run its cell, or %mcp connect {name} ...)",
-                "headers": f"Connect again with %mcp connect {name} {target} --header NAME:VALUE ...",
-                "env": f"Connect again with %mcp connect {name} --env NAME=VALUE ... -- COMMAND",
-            }.get(reason or "", f"Connect again with %mcp connect {name} ...")
+                "inproc": f"Define the server again (run its cell, or {mcp_line('%mcp', 'connect', name, '...')})",
+                "headers": f"Connect again with {mcp_line('%mcp', 'connect', name, target, '--header', 'NAME:VALUE', '...')}",
+                "env": f"Connect again with {mcp_line('%mcp', 'connect', name, '--env', 'NAME=VALUE', '...', '--', 'COMMAND')}",
+            }.get(reason or "", f"Connect again with {mcp_line('%mcp', 'connect', name, '...')}")
             return f"{how}, then {resume}."
         case "needs_legacy":
             if details.get("connection") is None:
@@ -104,14 +108,18 @@ def hint(kind: Kind | None, fields: dict[str, Any]) -> str | None:
             return "Finish the sign-in in the panel of the cell that ran %mcp connect, then run this again."
         case "auth_required":
             url = _word_of(details.get("url"), "URL")
-            return (f"Give credentials with %mcp connect {name} {url} --bearer-env VAR (a token in environment variable VAR) "
-                    f"or --header Authorization:VALUE.")  # fmt: skip
+            return (f"Give credentials with {mcp_line('%mcp', 'connect', name, url, '--bearer-env', 'VAR')} "
+                    "(a token in environment variable VAR) or --header Authorization:VALUE.")  # fmt: skip
         case "connect_timeout":
-            return (f"If the server is just slow, allow more time: %mcp connect {name} ... --timeout SECONDS, "
-                    f"or %config MCPMagics.connect_timeout = SECONDS.")  # fmt: skip
+            return (f"If the server is just slow, allow more time: {mcp_line('%mcp', 'connect', name, '...', '--timeout', 'SECONDS')}, "
+                    "or %config MCPMagics.connect_timeout = SECONDS.")  # fmt: skip
+        case "consent_needed" if reason == "conflict":
+            return (f"Choose the record you mean by its content digest: {mcp_line('%mcp', 'resume', flow_id, '--trust', 'DIGEST')}\n"
+                    f"Or drop them all: {mcp_line('%mcp', 'forget', flow_id)}.")  # fmt: skip
         case "consent_needed":
-            return (f"If you trust it as shown, run: {resume} --trust\n"
-                    f"Or connect the server yourself first (%mcp connect {name} TARGET), then {resume} --trust.")  # fmt: skip
+            trust = mcp_line("%mcp", "resume", flow_id, "--trust")
+            return (f"If you trust it as shown, run: {trust}\n"
+                    f"Or connect the server yourself first ({mcp_line('%mcp', 'connect', name, 'TARGET')}), then {trust}.")  # fmt: skip
         case "rounds_exceeded":
             return (
                 "Raise the limit with %config MCPMagics.max_rounds = N if this is expected: it bounds the rounds of one call, "
@@ -132,17 +140,18 @@ def hint(kind: Kind | None, fields: dict[str, Any]) -> str | None:
         case "task_gone":
             return "Run the call again to start a new task; %mcp forget ID drops a saved one."
         case "task_handle_missing":
-            return f"Run the call again, or drop the saved task with %mcp forget {flow_id}."
+            return f"Run the call again, or drop the saved task with {mcp_line('%mcp', 'forget', flow_id)}."
         case "replay_changed":
             path = _word_of(details.get("path"), "FILE")
             if fields.get("missing_field"):
-                return f"Give what the recording withheld: %mcp replay {path} --answer {_word_of(fields['missing_field'], 'FIELD')}=VALUE"
-            return (f"If the change is what you meant, record it again: run the call, then %mcp trace --save {path} --keep-answers; "
-                    "%mcp trace shows the replay's messages.")  # fmt: skip
+                answer = answer_words(_word_of(fields["missing_field"], "FIELD"))
+                return f"Give what the recording withheld: {mcp_line('%mcp', 'replay', path, *answer)}"
+            return (f"If the change is what you meant, record it again: run the call, then "
+                    f"{mcp_line('%mcp', 'trace', '--save', path, '--keep-answers')}; %mcp trace shows the replay's messages.")  # fmt: skip
         case "replay_untrusted":
-            return f"If you trust it as shown, run: %mcp replay {_word_of(details.get('path'), 'FILE')} --trust"
+            return f"If you trust it as shown, run: {mcp_line('%mcp', 'replay', _word_of(details.get('path'), 'FILE'), '--trust')}"
         case "skill_refused":
-            return f"Nothing of it was used; %mcp skills {name} lists what the server offers now."
+            return f"Nothing of it was used; {mcp_line('%mcp', 'skills', name)} lists what the server offers now."
         # no hint: the message already says what to do, or there is no %mcp command that helps
         case (
             "bad_config" | "bad_input" | "cancelled" | "failed" | "flow_running" | "map_failed" | "no_backchannel" | "no_subscriptions"
@@ -167,8 +176,8 @@ def _undecided(kind: Never) -> None:
 
 
 def _word_of(value: Any, placeholder: str) -> str:
-    """A field (server or record text) as one word of a printed ``%mcp`` line; the placeholder when there is none."""
-    return line_word(str(value)) if value else placeholder
+    """A field (server or record text) as a word for ``mcp_line`` (which encodes it); the placeholder when there is none."""
+    return str(value) if value else placeholder
 
 
 def with_hint(note: str) -> str:
@@ -196,14 +205,14 @@ def again_line(flow: Any) -> str:
     secrets = flow.secret_arguments
     target = f"{flow.conn.name}.{flow.name}"
     if flow.method == "resources/read":
-        return f"%mcp read {line_word(flow.conn.name)} {line_word(flow.name)}"
+        return mcp_line("%mcp", "read", flow.conn.name, flow.name)
     verb = "call" if flow.method == "tools/call" else "prompt"
     shown = {k: v for k, v in flow.arguments.items() if k not in secrets}
-    words = [f"%mcp {verb}", line_word(target)]
+    words = ["%mcp", verb, target]
     if shown:
-        words += ["--json", line_word(json.dumps(shown, ensure_ascii=False, separators=(",", ":")))]
-    words += [f"{line_word(k)}=…" for k in sorted(secrets & flow.arguments.keys())]
-    return " ".join(words)
+        words += ["--json", json.dumps(shown, ensure_ascii=False, separators=(",", ":"))]
+    words += [f"{k}=…" for k in sorted(secrets & flow.arguments.keys())]
+    return mcp_line(*words)
 
 
 def flow_failure(flow: Any, error: FlowError) -> FlowError:
@@ -265,13 +274,13 @@ def tool_failure(flow: Any) -> FlowError | None:
 
 def saved_trace_line(flow: Any, path: str, recording: dict[str, Any]) -> str:
     """What ``%mcp trace --save`` says: where it went, and what a replay of it will need given."""
-    told = f"Wrote the trace of {flow.label} to {path}; %mcp replay {line_word(path)} calls it again."
-    needs = [f"{line_word(name)}=VALUE" for name in recording["withheld"]]
+    told = f"Wrote the trace of {flow.label} to {path}; {mcp_line('%mcp', 'replay', path)} calls it again."
+    needs = list(recording["withheld"])
     for asked in recording["asked"]:
         answer = asked.get("answer") or {}
         if answer.get("action") == "accept":
             kept = answer.get("content") or {}
-            needs += [f"{line_word(f)}=VALUE" for f in answer.get("fields") or [] if f not in kept]
+            needs += [f for f in answer.get("fields") or [] if f not in kept]
     kept = any(
         (a.get("answer") or {}).get("content") or (a.get("answer") or {}).get("sampled") for a in recording["asked"]
     )
@@ -280,7 +289,7 @@ def saved_trace_line(flow: Any, path: str, recording: dict[str, Any]) -> str:
     if needs:
         unique = list(dict.fromkeys(needs))
         told += (
-            f" A replay needs {' '.join(f'--answer {n}' for n in unique)}"
+            f" A replay needs {mcp_line(*(word for n in unique for word in answer_words(n)))}"
             + ("" if recording["answers_kept"] else " (or save with --keep-answers)")
             + "."
         )

@@ -22,6 +22,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
 from ..auth.sdk_provider import OAuthOptions
+from ..core.text import mcp_line
 from ..errors import FlowError
 from ..notebook.views import NotebookViews
 from ..notebook.watching import Watches
@@ -615,12 +616,12 @@ class MCPMagics(Magics, SessionSettings):
         )
         sealed = f", request state sealed with ${ns.keys_env}" if ns.keys_env else ""
         auth = " (no authentication)" if served.token is None else " (bearer token required)"
-        print(f"Serving {ns.name!r} at {served.url}{auth}{sealed}. Stop with %mcp stop {ns.name}.")
+        print(f"Serving {ns.name!r} at {served.url}{auth}{sealed}. Stop with {mcp_line('%mcp', 'stop', ns.name)}.")
         if served.token is not None:
             # Never printed: outputs are saved with the notebook, and notebooks get shared.
             print(
                 "Clients send 'Authorization: Bearer TOKEN'. The token is .token of what this returns "
-                f"(served = %mcp serve {ns.name}; served.token); %mcp connect from this notebook adds it by itself."
+                f"(served = {mcp_line('%mcp', 'serve', ns.name)}; served.token); %mcp connect from this notebook adds it by itself."
             )
         return served
 
@@ -636,7 +637,7 @@ class MCPMagics(Magics, SessionSettings):
         ns, _ = self._parsers["roots"].parse(words)
         check_choice("roots", ns.action, ["list", "add", "remove", "reset"])
         if ns.action in ("add", "remove") and not ns.path:
-            raise UsageError(f"%mcp roots {ns.action} needs a PATH")
+            raise UsageError(f"{mcp_line('%mcp', 'roots', ns.action)} needs a PATH")
         if ns.action not in (None, "list"):
             told = self.session.change_roots(ns.action, ns.path, ns.name)
             if told:
@@ -672,7 +673,7 @@ class MCPMagics(Magics, SessionSettings):
                                    cost=ns.cost, speed=ns.speed, intelligence=ns.intelligence, timeout=ns.timeout)  # fmt: skip
         elif ns.action in ("use", "remove"):
             if not ns.name:
-                raise UsageError(f"%mcp model {ns.action} NAME (see %mcp model list)")
+                raise UsageError(f"{mcp_line('%mcp', 'model', ns.action, 'NAME')} (see %mcp model list)")
             (self.session.use_model if ns.action == "use" else self.session.remove_model)(ns.name)
         router = self.session.router
 

@@ -46,6 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..core.text import mcp_line
 from ..errors import FlowError
 from ..flows.ui import HeadlessUI
 from ..wire.apps_ext import APP_MIME, checked_csp, checked_permissions, ui_of, visibility_of
@@ -261,7 +262,8 @@ class AppHost:
         registry = self.session.registry
         if server not in registry:
             raise FlowError(
-                f"the App's server {server!r} is not connected in this kernel: connect it (%mcp connect {server} ...) and click again",
+                f"the App's server {server!r} is not connected in this kernel: "
+                f"connect it ({mcp_line('%mcp', 'connect', server, '...')}) and click again",
                 kind="failed",
             )
         conn = registry.get(server)

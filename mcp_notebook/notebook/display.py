@@ -836,9 +836,9 @@ class FlowReport:
             rich.append(f"<details><summary>server log ({count})</summary><pre>{inner}</pre></details>")
         logged = getattr(flow, "server_logged", 0)
         if logged:  # an in-process server's records went to its connection's log (wire/server_logs.py)
-            from ..core.text import line_word
+            from ..core.text import mcp_line
 
-            line = f"{flow.conn.name} logged {logged} line{'s' if logged != 1 else ''} while serving this call: %mcp log {line_word(flow.conn.name)}"  # fmt: skip
+            line = f"{flow.conn.name} logged {logged} line{'s' if logged != 1 else ''} while serving this call: {mcp_line('%mcp', 'log', flow.conn.name)}"  # fmt: skip
             plain.append(line)
             rich.append(note_html(line))
         for note in budget.notes():

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from ..core.text import line_word, one_line
+from ..core.text import mcp_line, one_line
 from ..core.threads import KernelLoop
 from ..core.urls import visible
 from ..flows.record import OUTPUT_MIME, RECORD_VERSION, SavedFlow, questions
@@ -193,7 +193,7 @@ class OutputRecords:
             f"{what}{more}\n"
             f"Its record is saved in this output (not in the notebook's metadata: the mcp-notebook extension is not "
             f"active here). Keep this output and save the notebook; to continue, in any kernel of this notebook run:\n"
-            f"    %mcp resume {line_word(saved.id)}"  # a received notebook's id: encoded for the line's grammar
+            f"    {mcp_line('%mcp', 'resume', saved.id)}"  # a received notebook's id: encoded for the line's grammar
         )
         return {"text/plain": line, OUTPUT_MIME: record}
 

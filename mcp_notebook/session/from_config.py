@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.text import line_word
+from ..core.text import mcp_line
 from ..wire.configs import (
     _CONNECTION_NAME,
     ConfigError,
@@ -206,7 +206,7 @@ def connect_from_config(
         else:
             known = ", ".join(sorted(e.name for e in first.values())) or "none"
             wanted.append(f"{name} failed: no server of that name in the configs found (found: {known}).")
-    again = "%mcp connect --from-config " + (line_word(path) + " " if path else "")
+    again = ["%mcp", "connect", "--from-config", *([path] if path else [])]  # words, for mcp_line to encode
     for item in wanted:
         if isinstance(item, str):
             notes.append(item)
@@ -223,7 +223,7 @@ def connect_from_config(
                     )
             elif all_ and entry not in (first.get(n) for n in names):
                 notes.append(
-                    f"Not connected {name}: a project entry of {_shown_path(entry.file)} you have not approved; {again}{name} shows it and asks."
+                    f"Not connected {name}: a project entry of {_shown_path(entry.file)} you have not approved; {mcp_line(*again, name)} shows it and asks."
                 )
                 continue
             elif interactive:
@@ -232,14 +232,14 @@ def connect_from_config(
                 continue
             else:
                 notes.append(f"{name} refused: {_shown_path(entry.file)} is a project file and this entry is not approved as it is now; "
-                             f"if you trust what its row shows, run {again}{name} {APPROVE_FLAG}")  # fmt: skip
+                             f"if you trust what its row shows, run {mcp_line(*again, name, APPROVE_FLAG)}")  # fmt: skip
                 continue
         notes.append(_connect_one(session, entry, interactive))
         for other in (
             e for e in _shadowed_by(files, shadowed, entry) if entry.scope == "user" and e.scope == "project"
         ):
             notes.append(f"{name}: your entry in {_shown_path(entry.file)} was used; {_shown_path(other.file)} also has a server {other.name!r}, not used "
-                         f"(a project entry never takes the name of yours; {'%mcp connect --from-config ' + line_word(str(other.file)) + ' ' + name} asks first).")  # fmt: skip
+                         f"(a project entry never takes the name of yours; {mcp_line('%mcp', 'connect', '--from-config', str(other.file), name)} asks first).")  # fmt: skip
     if not names and not all_:
         usable = [e for e in first.values() if not e.problem and not e.disabled]
         waiting = [e for e in usable if e.scope == "project" and not approvals.approved(e.file, e.digest, e.name)]

@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..auth.sdk_provider import OAuthOptions
-from ..core.text import line_word
+from ..core.text import mcp_line
 from ..errors import FlowError, Note, SessionError, describe_exception
 from ..flows.flow import Flow, FlowState
 from ..flows.record import SavedFlow
@@ -113,7 +113,7 @@ class SavedFlows:
                 known.add(task_id)
             status = TaskStatus(task_id="", status=task.status, created_at=task.created, ttl_ms=task.ttl_ms)
             where = (
-                "saved: %mcp resume " + line_word(record.id)
+                "saved: " + mcp_line("%mcp", "resume", record.id)
                 if task_id is not None
                 else "saved, but its handle is not on this machine"
             )  # a record's id: encoded for the line

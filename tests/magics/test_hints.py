@@ -110,6 +110,6 @@ def test_the_saved_trace_line_encodes_server_field_names_for_the_mcp_grammar() -
     line = saved_trace_line(SimpleNamespace(label="shop.order"), "a {b}.json", recording)
     assert line == (
         "Wrote the trace of shop.order to a {b}.json; %mcp replay 'a {{b}}.json' calls it again. A replay needs "
-        "--answer api_key=VALUE --answer '{{__import__('\"'\"'os'\"'\"').system('\"'\"'x'\"'\"')}}'=VALUE "
+        "--answer api_key=VALUE --answer '{{__import__('\"'\"'os'\"'\"').system('\"'\"'x'\"'\"')}}=VALUE' "
         "--answer size=VALUE (or save with --keep-answers)."
     )

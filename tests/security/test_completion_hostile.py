@@ -217,14 +217,14 @@ def _hints() -> list[tuple[str, dict[str, Any], list[str]]]:
     )
     http = Connection(name, Target(kind="http", url=url, headers={"X-Key" + BRACES: "v"}, bearer_env="TOKEN" + BRACES,
                                    oauth=OAuthOptions(client_id="client" + BRACES, scope="read" + BRACES)))  # fmt: skip
-    stdio_line = f"%mcp connect 'srv{d}' --cwd '/srv{d}' --env 'VAR{d}'=… -- 'python{d}' -m x"
-    http_words = f"--header 'X-Key{d}':… --bearer-env 'TOKEN{d}' --client-id 'client{d}' --scope 'read{d}' 'http://127.0.0.1:9/{d}'"
+    stdio_line = f"%mcp connect 'srv{d}' --cwd '/srv{d}' --env 'VAR{d}=…' -- 'python{d}' -m x"
+    http_words = f"--header 'X-Key{d}:…' --bearer-env 'TOKEN{d}' --client-id 'client{d}' --scope 'read{d}' 'http://127.0.0.1:9/{d}'"
     return [
-        ("still_saved", {"flow_id": flow, "reason": "unanswered", "missing_field": field}, [f"%mcp resume 'flow{d}' --answer 'field{d}'=VALUE"]),
+        ("still_saved", {"flow_id": flow, "reason": "unanswered", "missing_field": field}, [f"%mcp resume 'flow{d}' --answer 'field{d}=VALUE'"]),
         ("still_saved", {"flow_id": flow, "reason": "task"}, [f"%mcp resume 'flow{d}'"]),
         ("connection_dead", {"details": {"connection": stdio}}, [stdio_line]),
         ("connection_closed", {"details": {"connection": http}}, [f"%mcp connect 'srv{d}' {http_words}"]),
-        ("needs_legacy", {"details": {"connection": stdio}}, [f"%mcp connect 'srv{d}' --protocol legacy --cwd '/srv{d}' --env 'VAR{d}'=… -- 'python{d}' -m x"]),
+        ("needs_legacy", {"details": {"connection": stdio}}, [f"%mcp connect 'srv{d}' --protocol legacy --cwd '/srv{d}' --env 'VAR{d}=…' -- 'python{d}' -m x"]),
         ("sign_in_denied", {"details": {"connection": http}}, [f"%mcp connect 'srv{d}' {http_words}"]),
         ("reconnect_needed", {"flow_id": flow, "server": name, "reason": "headers", "details": {"target": url}},
          [f"%mcp connect 'srv{d}' 'http://127.0.0.1:9/{d}' --header NAME:VALUE", f"%mcp resume 'flow{d}'"]),
