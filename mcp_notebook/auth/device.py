@@ -11,6 +11,12 @@ The SDK's metadata model drops fields it does not know, so the endpoint is read 
 authorization server's metadata document here (``device_endpoint``), from the same discovery
 addresses the SDK used and only when it names the issuer the SDK accepted. Everything the server
 sends (the code, the addresses, the intervals) is checked and bounded before it is shown or used.
+
+The address the code is typed at must be on the issuer's own host (or a subdomain of it), as the
+browser reads both (``foreign_address``): a code shown beside someone else's sign-in page (a
+well-known provider's ``/devicelogin``) is how device-code phishing works, since whoever types it
+there signs in the attacker's device. Such a grant is never shown; the sign-in falls back to the
+redirect.
 """
 
 from __future__ import annotations
@@ -22,7 +28,15 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import httpx2
 
-__all__ = ["DEVICE_GRANT", "DeviceCode", "DeviceGrantError", "device_endpoint", "parse_device_code", "poll_answer"]
+__all__ = [
+    "DEVICE_GRANT",
+    "DeviceCode",
+    "DeviceGrantError",
+    "device_endpoint",
+    "foreign_address",
+    "parse_device_code",
+    "poll_answer",
+]
 
 DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
 MAX_USER_CODE = 64
@@ -113,6 +127,37 @@ def parse_device_code(document: Any) -> DeviceCode:
     )
 
 
+def foreign_address(device: DeviceCode, issuer: str) -> str | None:
+    """The first of the grant's addresses whose host is not the issuer's (nor a subdomain of it), else ``None``.
+
+    Hosts are compared as the browser reads them (ada: lower case, punycode, IP addresses
+    normalized). A look-alike name is another host; an IP address matches only itself.
+    """
+    import ipaddress
+
+    from ..core.urls import read_url
+
+    home = read_url(issuer)
+    base = home.hostname if home is not None else ""
+    for address in (device.verification_uri, device.verification_uri_complete):
+        if address is None:
+            continue
+        read = read_url(address)
+        host = read.hostname if read is not None else ""
+        if not base or not host:
+            return address
+        if host == base:
+            continue
+        try:
+            ipaddress.ip_address(base.strip("[]"))
+            return address  # an IP address has no subdomains
+        except ValueError:
+            pass
+        if not host.endswith("." + base):
+            return address
+    return None
+
+
 def poll_answer(status: int, document: Any) -> str | None:
     """What one poll of the token endpoint says: ``None`` (tokens: done), ``"pending"`` or ``"slow_down"``.
 
@@ -140,7 +185,8 @@ def _seconds(value: Any, default: float, low: float, high: float) -> float:
 
 
 def _web_address(text: str) -> bool:
-    """An https address (http only on a loopback host), as the browser reads it, of bounded length."""
+    """An https address (http only on a loopback host, ``*.localhost`` too as browsers take it), as the
+    browser reads it, of bounded length."""
     from ..core.urls import read_url
 
     if len(text) > MAX_URI:
@@ -148,4 +194,8 @@ def _web_address(text: str) -> bool:
     read = read_url(text)
     if read is None or not read.linkable:
         return False
-    return read.scheme == "https" or read.hostname in ("127.0.0.1", "localhost", "[::1]")
+    return read.scheme == "https" or read.hostname in ("127.0.0.1", "[::1]") or _localhost(read.hostname)
+
+
+def _localhost(hostname: str) -> bool:
+    return hostname == "localhost" or hostname.endswith(".localhost")

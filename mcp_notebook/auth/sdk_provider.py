@@ -28,10 +28,12 @@ from .device import (
     DeviceCode,
     DeviceGrantError,
     device_endpoint,
+    foreign_address,
     parse_device_code,
     poll_answer,
 )
 from .dpop import DpopBinding
+from .pin import IssuerPin, IssuerPinError
 from .sign_in import SignIn, SignInDenied, SignInRefused, SignInTimeout, SignInUnavailable
 from .vault import ResourceTokens, TokenVault
 
@@ -56,7 +58,7 @@ class OAuthOptions:
     id_token_env: str | None = None
     idp_token_endpoint: str | None = None
     idp_client_id: str | None = None
-    issuer: str | None = None
+    issuer: str | None = None  # the authorization server pre-shared credentials may go to (``pin``); any sign-in's
     # workload identity (SEP-1933): a ready-made JWT, from a variable or a file, for the jwt-bearer grant
     assertion_env: str | None = None
     assertion_file: str | None = None
@@ -98,15 +100,29 @@ def build_provider(
 
     secret = _env(options.client_secret_env, "--client-secret-env")
     redirect = sign_in.redirect_uri
-    if options.id_token_env:
+    if options.issuer and not _web_issuer(options.issuer):
+        raise FlowError(
+            f"the --issuer given, {options.issuer[:200]!r}, is not an authorization server's address: give its https issuer URL",
+            kind="bad_input",
+        )
+    if options.id_token_env:  # the SDK's provider fetches metadata from --issuer itself and sends only there
         return _identity_assertion_provider(resource, options, vault, secret, on_failure)
-    if options.assertion_env or options.assertion_file:
-        return _workload_provider(resource, options, vault, on_failure)
+    workload = bool(options.assertion_env or options.assertion_file)
+    key = _env(options.private_key_env, "--private-key-env") if options.client_credentials else None
+    # pre-shared credentials (a secret, a key, a workload JWT) go only where they belong (auth/pin.py)
+    shared = workload or bool(key) or bool(secret and options.client_id)
+    pin = (
+        IssuerPin(vault, resource, options.issuer, credentials=shared, workload=workload)
+        if shared or options.issuer
+        else None
+    )
+    if workload:
+        return _workload_provider(resource, options, vault, on_failure, pin)
     if options.client_credentials:
         if not options.client_id:
             raise FlowError("a client-credentials sign-in needs a client id (--client-id)", kind="bad_input")
         storage = ResourceTokens(vault, resource, None)
-        key = _env(options.private_key_env, "--private-key-env")
+        pinned = pin.pinned() if pin is not None else None  # the SDK then prefers that server where several are named
         if key:
             from mcp.client.auth.extensions.client_credentials import PrivateKeyJWTOAuthProvider, SignedJWTParameters
 
@@ -116,15 +132,18 @@ def build_provider(
                 signing_key=key,
                 signing_algorithm=_jwt_algorithm(key),
             )
+            sign = jwt.create_assertion_provider()
+
+            async def assertion_for(audience: str) -> str:
+                if pin is not None:  # its aud is the issuer checked just before (never another server's)
+                    pin.require_audience(audience)
+                return await sign(audience)
+
             base: type = _recording(PrivateKeyJWTOAuthProvider)
             return base(
-                resource,
-                storage,
-                options.client_id,
-                jwt.create_assertion_provider(),
-                scope=options.scope,
-                on_failure=on_failure,
-            )
+                resource, storage, options.client_id, assertion_for, scope=options.scope, issuer=pinned,
+                on_failure=on_failure, pin=pin,
+            )  # fmt: skip
         if not secret:
             raise FlowError(
                 "a client-credentials sign-in needs a secret (--client-secret-env VAR) or a key (--private-key-env VAR)",
@@ -133,7 +152,10 @@ def build_provider(
         from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
 
         base = _recording(ClientCredentialsOAuthProvider)
-        return base(resource, storage, options.client_id, secret, scope=options.scope, on_failure=on_failure)
+        return base(
+            resource, storage, options.client_id, secret, scope=options.scope, issuer=pinned,
+            on_failure=on_failure, pin=pin,
+        )  # fmt: skip
 
     preset = None
     if options.client_id:
@@ -178,6 +200,7 @@ def build_provider(
         _device_deadline = 0.0
 
         async def _perform_authorization(self) -> httpx2.Request:
+            self._check_pin()  # before the device request or the redirect: a pre-registered secret goes there
             endpoint = await self._device_endpoint() if sign_in.wants_device_grant() else None
             if endpoint is None:
                 return await super()._perform_authorization()
@@ -222,6 +245,10 @@ def build_provider(
             if response.status_code != 200 and not isinstance(document, dict):
                 raise DeviceGrantError(f"HTTP {response.status_code}", "the device authorization endpoint refused")
             device = parse_device_code(document)
+            foreign = foreign_address(device, str(sign_in.issuer))
+            if foreign is not None:  # device-code phishing: never shown; the redirect sign-in instead
+                sign_in.notice = _foreign_device_notice(foreign, str(sign_in.issuer))
+                return await super()._perform_authorization()
             await sign_in.show_device(device)
             self._device = device
             self._device_deadline = asyncio.get_running_loop().time() + min(device.expires_in, sign_in.timeout)
@@ -277,7 +304,7 @@ def build_provider(
 
     provider: OAuthClientProvider = NotebookOAuth(
         resource, metadata, storage, redirect_handler=sign_in.redirect, callback_handler=sign_in.callback,
-        client_metadata_url=client_metadata_url, on_failure=on_failure,
+        client_metadata_url=client_metadata_url, on_failure=on_failure, pin=pin,
     )  # fmt: skip
     return provider
 
@@ -329,7 +356,11 @@ def _identity_assertion_provider(
 
 
 def _workload_provider(
-    resource: str, options: OAuthOptions, vault: TokenVault, on_failure: Callable[[BaseException], None]
+    resource: str,
+    options: OAuthOptions,
+    vault: TokenVault,
+    on_failure: Callable[[BaseException], None],
+    pin: IssuerPin | None,
 ) -> httpx2.Auth:
     """SEP-1933: the workload's own JWT, read where the user said, is the grant (RFC 7523); no person, no secret."""
     from .workload import WorkloadAssertion, workload_provider_class
@@ -346,7 +377,7 @@ def _workload_provider(
     base: type = _recording(workload_provider_class())
     provider: httpx2.Auth = base(
         resource, ResourceTokens(vault, resource, None), options.client_id, assertion,
-        scope=options.scope, on_failure=on_failure,
+        scope=options.scope, on_failure=on_failure, pin=pin,
     )  # fmt: skip
     return provider
 
@@ -372,9 +403,41 @@ def _recording(base: type[OAuthClientProvider]) -> type:
     _quiet_sdk_log()
 
     class Recording(base):  # type: ignore[valid-type,misc]
-        def __init__(self, *args: Any, on_failure: Callable[[BaseException], None], **kwargs: Any) -> None:
+        def __init__(
+            self, *args: Any, on_failure: Callable[[BaseException], None], pin: IssuerPin | None = None, **kwargs: Any
+        ) -> None:
             super().__init__(*args, **kwargs)
             self._on_failure = on_failure
+            self._pin = pin
+
+        # ---- pre-shared credentials go only to their own authorization server (auth/pin.py)
+        def _check_pin(self, assertion: str | None = None) -> None:
+            """Raise ``IssuerPinError`` unless the token request about to be built may carry the credentials."""
+            if self._pin is not None:
+                context = self.context
+                origin = context.get_authorization_base_url(context.server_url)
+                self._pin.check(context.oauth_metadata, self._get_token_endpoint(), origin, assertion)
+
+        def _before_sending(self, assertion: str) -> None:
+            self._check_pin(assertion)  # the workload provider's JWT, exactly as it is about to be sent
+
+        async def _initialize(self) -> None:
+            await super()._initialize()
+            # A new kernel holds tokens but no metadata yet: the SDK would refresh at the MCP server's own
+            # /token, with the client's secret. Unless that origin is the pinned server, discover first.
+            tokens, context = self.context.current_tokens, self.context
+            if self._pin is not None and context.oauth_metadata is None and tokens is not None and tokens.refresh_token:
+                pinned = self._pin.pinned()
+                if pinned is None or pinned.rstrip("/") != context.get_authorization_base_url(context.server_url):
+                    context.current_tokens = tokens.model_copy(update={"refresh_token": None})
+
+        async def _perform_authorization(self) -> Any:
+            self._check_pin()
+            return await super()._perform_authorization()
+
+        async def _refresh_token(self) -> Any:
+            self._check_pin()
+            return await super()._refresh_token()
 
         async def _auth_flow(self, request: Any) -> Any:
             flow = super()._auth_flow(request)
@@ -422,6 +485,32 @@ def _env(name: str | None, flag: str) -> str | None:
     return value
 
 
+def _foreign_device_notice(address: str, issuer: str) -> str:
+    """Why a device grant was refused, in words: its page is not on the authorization server's host."""
+    from ..core.urls import read_url, visible
+
+    read, home = read_url(address), read_url(issuer)
+    host = read.hostname if read is not None else visible(address[:200])
+    own = home.hostname if home is not None else visible(issuer[:200])
+    return (
+        f"The authorization server {visible(issuer[:200])} offered a sign-in code to type at a page on {host}, "
+        f"which is not its own host ({own}). A code typed on another site's page can sign in someone else's "
+        "device, so that code was not shown; sign in here instead."
+    )
+
+
+def _web_issuer(text: str) -> bool:
+    """An issuer identifier a pin can name: https (http only on a loopback host), as the browser reads it."""
+    from ..core.urls import read_url
+
+    read = read_url(text)
+    return (
+        read is not None
+        and read.linkable
+        and (read.scheme == "https" or read.hostname in ("127.0.0.1", "localhost", "[::1]"))
+    )
+
+
 def _jwt_algorithm(pem: str) -> str:
     """ES256 for an EC key, RS256 for RSA (what a private_key_jwt assertion is signed with)."""
     return "RS256" if "RSA" in pem.split("-----", 2)[1] else "ES256"
@@ -446,6 +535,9 @@ def explain(exc: BaseException, server: str, resource: str, issuer: str | None) 
         why = f" ({exc.description})" if exc.description else ""
         text = f"Sign-in to {server}{where} did not complete: the authorization server answered {exc.error!r}{why}. Nothing was sent to the server."
         return FlowError(text, kind="sign_in_denied", server=server, details=details)
+    if isinstance(exc, IssuerPinError):
+        text = f"Sign-in to {server} stopped before any credential was sent: {exc}."
+        return FlowError(text, kind="sign_in_refused", server=server, details=details)
     if isinstance(exc, SignInRefused):
         text = f"Sign-in to {server}{where} stopped before any sign-in page was shown: {exc}. Nothing was opened or sent; tell the server's operator."
         return FlowError(text, kind="sign_in_refused", server=server, details=details)

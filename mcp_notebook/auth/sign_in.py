@@ -58,6 +58,7 @@ class SignInRequest:
     issuer: str | None
     redirect_uri: str | None
     device: DeviceCode | None = None  # a device grant (RFC 8628): its code is typed at ``url``; no way back to paste
+    notice: str | None = None  # why this sign-in is not the one first tried (a device grant refused), shown above it
 
 
 class SignInUnavailable(Exception):
@@ -108,6 +109,7 @@ class SignIn:
         self.device, self.relayed = device, relayed
         self.issuer: str | None = None  # set from the provider's discovered metadata before each redirect
         self.endpoint: str | None = None  # the authorization endpoint the SDK builds on (``expect_endpoint``)
+        self.notice: str | None = None  # said with the next request shown (``SignInRequest.notice``), then dropped
         self.pending: SignInRequest | None = None
         self._future: asyncio.Future[_Answer] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -154,7 +156,10 @@ class SignIn:
         state = self._sdk_state(url)
         self._loop = asyncio.get_running_loop()
         self._future = self._loop.create_future()
-        self.pending = SignInRequest(self.server, self.resource, url, state, self.issuer, self.redirect_uri)
+        notice, self.notice = self.notice, None
+        self.pending = SignInRequest(
+            self.server, self.resource, url, state, self.issuer, self.redirect_uri, notice=notice
+        )
         try:
             self.present(self.pending, self.deliver)
         except BaseException:

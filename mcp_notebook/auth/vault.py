@@ -1,8 +1,9 @@
 """Where OAuth sign-ins are kept: ``TokenVault`` and ``ResourceTokens``.
 
 ``TokenVault``: tokens and client registrations per resource (the server's URL), with the
-authorization server's issuer, in the user's Jupyter data folder (``mcp_notebook/oauth.json``,
-mode 0600, like Jupyter's notary secret). Never in a notebook, an output or a trace.
+authorization server's issuer (and the one pre-shared credentials are pinned to: ``pin``), in
+the user's Jupyter data folder (``mcp_notebook/oauth.json``, mode 0600, like Jupyter's notary
+secret). Never in a notebook, an output or a trace.
 ``ResourceTokens`` is one resource's view, the SDK's ``TokenStorage``; it also keeps the expiry,
 which the SDK does not persist (``sdk_provider`` restores it, so a new kernel refreshes silently
 instead of asking again).
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.private_table import PrivateTable, data_file
+from .pin import REMEMBERED
 
 __all__ = ["ResourceTokens", "TokenVault"]
 
@@ -42,7 +44,7 @@ class TokenVault(PrivateTable):
                 continue
             rows.append({
                 "resource": resource,
-                "issuer": entry.get("issuer") or (entry.get("client") or {}).get("issuer") or "",
+                "issuer": entry.get("issuer") or (entry.get("client") or {}).get("issuer") or entry.get(REMEMBERED) or "",
                 "scope": tokens.get("scope") or "",
                 "expires_at": entry.get("expires_at"),
                 "refreshable": bool(tokens.get("refresh_token")),

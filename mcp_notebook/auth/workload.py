@@ -13,6 +13,8 @@ and never traded for another grant type, since a person cannot fix a workload to
 
 What is read must look like a JWT (three base64url parts, bounded) before it is sent anywhere: a
 received notebook cannot make ``--assertion-file`` post an arbitrary file to an authorization server.
+And it goes only to the authorization server its ``aud`` names (``pin.IssuerPin``, checked in
+``_before_sending``): a server cannot send someone else's workload token to its own.
 """
 
 from __future__ import annotations
@@ -113,9 +115,11 @@ def workload_provider_class() -> type:
 
             if self._refused is not None:  # asked once, refused: a second try would only be refused again
                 raise OAuthTokenError(f"{self._refused}; not sent again: fix the workload token, then connect again")
+            assertion = self._assertion.read()
+            self._before_sending(assertion)
             data: dict[str, Any] = {
                 "grant_type": JWT_BEARER,
-                "assertion": self._assertion.read(),
+                "assertion": assertion,
                 "client_id": self._client.client_id,
             }
             if self.context.should_include_resource_param(self.context.protocol_version):
@@ -124,6 +128,9 @@ def workload_provider_class() -> type:
                 data["scope"] = self.context.client_metadata.scope
             headers = {"Content-Type": "application/x-www-form-urlencoded"}
             return httpx2.Request("POST", self._get_token_endpoint(), data=data, headers=headers)
+
+        def _before_sending(self, assertion: str) -> None:
+            """Called with the JWT just before it is sent: the caller's check that its ``aud`` is this server."""
 
         async def _handle_token_response(self, response: httpx2.Response) -> None:
             if response.status_code != 200:

@@ -147,6 +147,8 @@ class SignIns:
             code = f" and enter the code {request.device.user_code}" if request.device else ""
             from ..core.urls import visible
 
+            if request.notice:
+                self.session.tell(request.notice)
             self.session.tell(f"Sign in to {conn.name}{at}: open {visible(request.url)}{code}")
             (self.open_browser or webbrowser.open)(request.url)
         conn.sign_in_shown()

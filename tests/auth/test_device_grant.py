@@ -18,7 +18,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx2
 import pytest
 
-from mcp_notebook.auth.device import DeviceGrantError, parse_device_code, poll_answer
+from mcp_notebook.auth.device import DeviceCode, DeviceGrantError, foreign_address, parse_device_code, poll_answer
 from mcp_notebook.auth.vault import TokenVault
 from mcp_notebook.errors import FlowError
 from mcp_notebook.session.session import Session
@@ -214,3 +214,90 @@ def test_a_session_settings_trait_names_the_choices() -> None:
             session.settings.device_sign_in = "sometimes"
     finally:
         session.close()
+
+
+# ---------------------------------------------------------------------- issue 34, finding 5: device-code phishing
+@pytest.mark.parametrize(
+    "page",
+    [
+        "https://microsoft.com/devicelogin",  # a well-known sign-in page: the code would sign in the attacker's device
+        "https://127.0.0.1.evil.example/device",  # starts like the issuer's host, is another
+        "https://10.0.0.1/device",  # another IP address
+    ],
+)
+def test_a_device_page_on_another_host_is_refused_and_the_redirect_signs_in(page: str, vault: TokenVault) -> None:
+    with running_oauth_server(consent="click", device_endpoint="default", device_verification=page) as srv:
+        seen: list[str] = []
+        session = new_session(vault, browser("allow", seen))
+        try:
+            session.connect("secure", srv.url)
+            assert call_echo(session, "secure", "by redirect") == "by redirect"
+            stats = srv.stats()
+            # the server issued a device code (it was asked), but it was never shown or polled
+            assert "POST /device_authorization" in stats["requests"]
+            assert (stats["device_grants"], stats["device_polls"], stats["authorization_code_grants"]) == (0, [], 1)
+            host = urlsplit(page).hostname
+            assert not any(host in url for url in seen) and seen[0].startswith(srv.issuer + "/authorize?")
+            assert not any("enter the code" in note for note in session.notes)
+            [notice] = [note for note in session.notes if "offered a sign-in code" in note]
+            assert f"a page on {host}, which is not its own host (127.0.0.1)" in notice
+            assert "that code was not shown; sign in here instead" in notice
+        finally:
+            session.close()
+
+
+def test_a_device_page_on_a_subdomain_of_the_issuer_is_shown(vault: TokenVault) -> None:
+    """An issuer with a name (localhost here) may put its device page on a subdomain of it."""
+    page = "http://device.localhost:{port}/device"
+    with running_oauth_server(
+        consent="click", device_endpoint="default", device_verification=page, host="localhost"
+    ) as srv:
+        seen: list[str] = []
+        port = str(urlsplit(srv.issuer).port)
+        go = person("allow")
+
+        def visit(url: str) -> None:  # a browser takes *.localhost to the loopback address, as Chromium does
+            seen.append(url)
+            go(url.replace("device.localhost", "127.0.0.1"))
+
+        session = new_session(vault, visit)
+        try:
+            session.connect("secure", srv.url)
+            assert call_echo(session, "secure", "by code") == "by code"
+            assert srv.stats()["device_grants"] == 1
+            [url] = seen
+            assert url.startswith(f"http://device.localhost:{port}/device?user_code=")
+            assert not any("offered a sign-in code" in note for note in session.notes)
+        finally:
+            session.close()
+
+
+def test_device_hosts_are_compared_as_the_browser_reads_them() -> None:
+    def grant(uri: str, complete: str | None = None) -> DeviceCode:
+        return DeviceCode("d", "WDJB-MJHT", uri, complete, 600.0, 5.0)
+
+    issuer = "https://as.example.com"
+    for same in [
+        "https://as.example.com/device",
+        "HTTPS://AS.Example.COM/device",  # case
+        "https://login.as.example.com/device",  # a subdomain
+        "https://as.example.com:8443/device",  # another port of the same host
+    ]:
+        assert foreign_address(grant(same), issuer) is None, same
+    for other in [
+        "https://microsoft.com/devicelogin",
+        "https://evilas.example.com/device",  # a suffix, not a subdomain
+        "https://as.example.com.evil.example/device",
+        "https://аs.example.com/device",  # Cyrillic а: a look-alike, xn-- to the browser
+        "https://example.com/device",  # the parent domain is not the issuer's
+    ]:
+        assert foreign_address(grant(other), issuer) == other, other
+    # the complete address counts as much as the plain one
+    assert foreign_address(grant("https://as.example.com/device", "https://evil.example/d?c=1"), issuer) == (
+        "https://evil.example/d?c=1"
+    )
+    # punycode: an international issuer and its xn-- spelling are one host
+    assert foreign_address(grant("https://xn--bcher-kva.example/device"), "https://bücher.example") is None
+    # an IP address has no subdomains
+    assert foreign_address(grant("https://10.0.0.1/device"), "https://10.0.0.1") is None
+    assert foreign_address(grant("https://a.10.0.0.1/device"), "https://10.0.0.1") is not None

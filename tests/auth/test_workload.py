@@ -96,8 +96,9 @@ def test_a_token_file_is_read_again_at_each_exchange_and_a_refusal_is_said_once(
     try:
         session.connect("secure", server.url, oauth=OAuthOptions(client_id="job", assertion_file=str(projected)))
         assert call_echo(session, "secure", "first") == "first"
-        # the file rotates to a token for another audience, and the server forgets the access token
-        projected.write_text(workload_token("https://another.example"))
+        # the file rotates to a token that has already expired, and the server forgets the access token (a
+        # token for another audience is refused before it is sent: tests/security/test_credentials_pinned.py)
+        projected.write_text(workload_token(server.issuer, expires_in=-120))
         server.revoke_all()
         flow = session.start("tools/call", session.registry.get("secure"), "echo", {"text": "second"})
         with pytest.raises(FlowError) as caught:
@@ -106,8 +107,8 @@ def test_a_token_file_is_read_again_at_each_exchange_and_a_refusal_is_said_once(
         assert "refused the token request" in str(caught.value) and "invalid_grant" in str(caught.value)
         after = server.stats()
         assert after["jwt_bearer_grants"] == before["jwt_bearer_grants"] + 1
-        # the new file was sent (its audience refused), once: no retry, and no other grant tried
-        assert after["jwt_bearer_refusals"] == [*before["jwt_bearer_refusals"], "InvalidAudienceError"]
+        # the new file was sent (refused as expired), once: no retry, and no other grant tried
+        assert after["jwt_bearer_refusals"] == [*before["jwt_bearer_refusals"], "ExpiredSignatureError"]
         assert after["authorization_code_grants"] == before["authorization_code_grants"]
         assert after["registrations"] == before["registrations"]
     finally:
@@ -177,6 +178,7 @@ def test_the_connect_line_takes_the_flags_and_asks_for_a_client_id(capsys: pytes
     shell.run_line_magic("mcp", "connect --help")
     shown = capsys.readouterr().out
     assert "--assertion-env VAR" in shown and "--assertion-file PATH" in shown
+    assert "--issuer URL" in shown and "pin sign-in to this" in shown
     with pytest.raises(FlowError, match="a workload sign-in needs the client id .*--client-id") as caught:
         shell.run_line_magic("mcp", "connect wl --assertion-env PATH http://127.0.0.1:9/mcp")
     assert caught.value.kind == "bad_input"

@@ -184,6 +184,7 @@ def test_subcommands_and_flags(kernel: Kernel) -> None:
     # a flag's choices, after a space or an `=`
     assert complete(kernel, "%mcp connect x http://h --protocol ") == ["auto", "legacy", "2026-07-28"]
     assert complete(kernel, "%mcp connect x http://h --protocol=le") == ["legacy"]
+    assert complete(kernel, "%mcp connect x http://h --client-id a --iss") == ["--issuer"]  # the sign-in pin
     # positional words of the grammar
     assert complete(kernel, "%mcp auth ") == ["list", "logout"]
     assert complete(kernel, "%mcp roots ") == ["list", "add", "remove", "reset"]

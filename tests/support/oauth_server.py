@@ -15,8 +15,9 @@ The provider below is ours (an in-memory store); the SDK does every protocol che
 `/authorize` either redirects at once (`--consent auto`) or sends the browser to our
 consent page `/consent?req=<id>` (`--consent click`) with an Allow and a Deny button.
 
-Test-only endpoints (never part of a real AS): `GET /test/stats` (counters and the
-SHA-256 hashes of issued access tokens, never tokens), `POST /test/revoke-all` (every
+Test-only endpoints (never part of a real AS): `GET /test/stats` (counters, every request
+received as "METHOD /path" except these test endpoints, and the SHA-256 hashes of issued access
+tokens, never tokens), `POST /test/revoke-all` (every
 access token stops working, refresh tokens stay) and `POST /test/expire-refresh`
 (every refresh token is marked expired; access tokens are left alone).
 
@@ -93,6 +94,7 @@ class OAuthStats(TypedDict):
     device_polls: list[float]
     jwt_bearer_grants: int
     jwt_bearer_refusals: list[str]
+    requests: list[str]
 
 
 # --------------------------------------------------------------------------- provider
@@ -159,6 +161,10 @@ class InMemoryAuthProvider:
     workload_key: str = ""
     jwt_bearer_grants: int = 0
     jwt_bearer_refusals: list[str] = field(default_factory=list)
+    # every request received, as "METHOD /path" (the test endpoints aside): what a hostile server would have seen
+    requests: list[str] = field(default_factory=list)
+    # the device grant's verification address, when not this server's own /device (a hostile AS)
+    device_verification: str = ""
 
     # ---- registration
 
@@ -331,6 +337,7 @@ class InMemoryAuthProvider:
             device_polls=list(self.device_polls),
             jwt_bearer_grants=self.jwt_bearer_grants,
             jwt_bearer_refusals=list(self.jwt_bearer_refusals),
+            requests=list(self.requests),
         )
 
     # ---- the jwt-bearer grant (RFC 7523 section 2.1), as a workload identity federation AS answers it
@@ -342,7 +349,7 @@ class InMemoryAuthProvider:
         try:
             claims = jwt.decode(
                 form.get("assertion", ""), self.workload_key, algorithms=["ES256", "RS256"],
-                audience=[self.issuer, self.issuer + "/"],
+                audience=[self.issuer, self.issuer + "/", self.issuer + "/token"],  # RFC 7523 §3: either names it
             )  # fmt: skip
         except jwt.PyJWTError as exc:
             self.jwt_bearer_refusals.append(type(exc).__name__)
@@ -368,10 +375,11 @@ class InMemoryAuthProvider:
         user_code = "-".join(secrets.token_hex(2).upper() for _ in range(2))
         scopes = scope.split() if scope else list(self.scopes)
         self.devices[device_code] = _Device(client_id, user_code, scopes, resource, time.time() + CODE_TTL)
+        page = self.device_verification or f"{self.issuer}/device"
         return {
             "device_code": device_code, "user_code": user_code,
-            "verification_uri": f"{self.issuer}/device",
-            "verification_uri_complete": f"{self.issuer}/device?user_code={user_code}",
+            "verification_uri": page,
+            "verification_uri_complete": f"{page}?user_code={user_code}",
             "expires_in": int(CODE_TTL), "interval": DEVICE_INTERVAL,
         }  # fmt: skip
 
@@ -582,6 +590,18 @@ class _MetadataEdit:
         await self.app(scope, receive, rewrite)
 
 
+class _Recorded:
+    """ASGI wrapper of the whole app: every HTTP request is noted as "METHOD /path" before it is answered."""
+
+    def __init__(self, app: Any, provider: InMemoryAuthProvider) -> None:
+        self.app, self.provider = app, provider
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and not scope["path"].startswith("/test/"):
+            self.provider.requests.append(f"{scope['method']} {scope['path']}")
+        await self.app(scope, receive, send)
+
+
 class _ExtraGrants:
     """ASGI wrapper of the SDK's token app: the device grant's and the jwt-bearer grant's token requests are
     answered here (the SDK's authorization server has neither)."""
@@ -659,6 +679,8 @@ def build_app(
     authorize_query: str = "",
     device_endpoint: str = "",
     workload_key: str = "",
+    device_verification: str = "",
+    host: str = "127.0.0.1",
 ) -> tuple[Starlette, InMemoryAuthProvider]:
     """The ASGI app for a server listening on 127.0.0.1:`port`, and its provider (for in-process inspection).
 
@@ -666,11 +688,14 @@ def build_app(
     or careless authorization server might publish it. `device_endpoint` offers the device grant:
     "default" advertises this server's `/device_authorization`, any other text is advertised as is.
     `workload_key` (a PEM public key) offers the jwt-bearer grant to workloads whose tokens it verifies.
+    `device_verification` is the device grant's verification address (else this server's `/device`;
+    `{port}` in it is this server's port);
+    `host` is the name in the issuer (`localhost` gives the issuer a name that can have subdomains).
     """
     from mcp_notebook.demo import make_demo
 
     base = normalize_base_path(base_path)
-    issuer = f"http://127.0.0.1:{port}{base}"
+    issuer = f"http://{host}:{port}{base}"
     resource = f"{issuer}/mcp"
     scope_list = list(scopes)
     provider = InMemoryAuthProvider(
@@ -680,6 +705,7 @@ def build_app(
         token_ttl=token_ttl,
         consent=consent,
         workload_key=workload_key,
+        device_verification=device_verification.replace("{port}", str(port)),
     )
     # Strings, not `AnyHttpUrl(...)`: only validation inside `AuthSettings` keeps a path-less
     # issuer without a trailing slash ("http://h:p"); a bare `AnyHttpUrl` becomes "http://h:p/",
@@ -713,7 +739,7 @@ def build_app(
     return app, provider
 
 
-async def _serve(sock: socket.socket, app: Starlette, issuer: str) -> None:
+async def _serve(sock: socket.socket, app: Any, issuer: str) -> None:
     import uvicorn
 
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
@@ -759,6 +785,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         help='offer the device grant (RFC 8628): "default" (this server\'s /device_authorization) or an address to advertise',
     )
     parser.add_argument(
+        "--device-verification", default="", help="the device grant's verification address (a hostile AS: elsewhere)"
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="the host name in the issuer (it listens on 127.0.0.1)")
+    parser.add_argument(
         "--workload-key",
         default="",
         help="a PEM public key file: offer the jwt-bearer grant (RFC 7523) to workload tokens it verifies",
@@ -781,8 +811,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         authorize_query=args.authorize_query,
         device_endpoint=args.device_endpoint,
         workload_key=Path(args.workload_key).read_text() if args.workload_key else "",
+        device_verification=args.device_verification,
+        host=args.host,
     )
-    asyncio.run(_serve(sock, app, provider.issuer))
+    asyncio.run(_serve(sock, _Recorded(app, provider), provider.issuer))
     return 0
 
 
@@ -832,6 +864,8 @@ def running_oauth_server(
     authorize_query: str = "",
     device_endpoint: str = "",
     workload_key_file: str = "",
+    device_verification: str = "",
+    host: str = "127.0.0.1",
 ) -> Iterator[OAuthServer]:
     """Start `python -m tests.support.oauth_server` on a free port (the child binds port 0) and stop it on exit."""
     scope_text = scopes if isinstance(scopes, str) else " ".join(scopes)
@@ -839,6 +873,7 @@ def running_oauth_server(
         sys.executable, "-m", "tests.support.oauth_server", "--port", "0",
         "--token-ttl", str(token_ttl), "--consent", consent, "--scopes", scope_text, "--base-path", base_path,
         "--authorize-query", authorize_query, "--device-endpoint", device_endpoint, "--workload-key", workload_key_file,
+        "--device-verification", device_verification, "--host", host,
     ]  # fmt: skip
     with running_ready_process(args, "test OAuth server", startup_timeout, cwd=REPO_ROOT) as (issuer, proc):
         yield OAuthServer(issuer=issuer, url=f"{issuer}/mcp", process=proc)
