@@ -103,14 +103,19 @@ export function waitingCells(raw: unknown): Map<string, string[]> {
 }
 
 /**
- * `text` as one word of a `%mcp` line, as the kernel's `line_expand.line_word` writes it: a saved
+ * `text` as one word of a `%mcp` line, as the kernel's `core.text.mcp_line` writes it: a saved
  * flow's id comes from the notebook's metadata, which a received notebook wrote, and the line's
  * `{expr}` expansion runs even inside quotes, so braces are doubled, then the word is quoted
- * (`shlex.quote`) when the magic's split, comment stripping or expansion would change it.
+ * (`shlex.quote`) when the magic's split, comment stripping, expansion or IPython's trailing `?`
+ * would change it. Text with a control, format or line/paragraph separator character cannot be
+ * written (IPython splits a cell at U+2028 even inside quotes): it is written as `…`.
  */
 export function lineWord(text: string): string {
+  if (/[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}]|[^\P{Zs} ]/u.test(text)) {
+    return '…';
+  }
   const doubled = text.replace(/\{/g, '{{').replace(/\}/g, '}}');
-  if (doubled && !/[\s'"\\#{}]/.test(doubled)) {
+  if (doubled && !/[\s'"\\#{}?]/.test(doubled)) {
     return doubled;
   }
   return "'" + doubled.replace(/'/g, `'"'"'`) + "'";

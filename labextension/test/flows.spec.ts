@@ -6,7 +6,7 @@
 
 import { describe, expect, it } from '@jest/globals';
 
-import { METADATA_KEY, readFlows, waitingCells } from '../src/flows';
+import { lineWord, METADATA_KEY, readFlows, waitingCells } from '../src/flows';
 
 describe('readFlows', () => {
   it('keeps every valid record as the kernel wrote it', () => {
@@ -86,5 +86,23 @@ describe('waitingCells', () => {
         ['c2', ['c']]
       ])
     );
+  });
+});
+
+describe('lineWord', () => {
+  // the same words the kernel's core.text.mcp_line writes (tests/security/test_suggested_lines.py)
+  it.each([
+    ['abc', 'abc'],
+    ['a b', "'a b'"],
+    ['x{[__import__("os").system("touch F")]and""}', `'x{{[__import__("os").system("touch F")]and""}}'`],
+    ["it's", `'it'"'"'s'`],
+    ['a?', "'a?'"],
+    ['x\u2028y', '…'],
+    ['x\ny', '…'],
+    ['\u202eevil', '…'],
+    ['x\u00a0y', '…'],
+    ['é', 'é']
+  ])('writes %j as %s', (text, word) => {
+    expect(lineWord(text)).toBe(word);
   });
 });
