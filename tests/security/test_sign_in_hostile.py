@@ -216,3 +216,19 @@ def test_the_relay_keys_a_sign_in_by_the_sdks_state_only() -> None:
     with pytest.raises(Exception, match="not the one this sign-in built"):  # a URL on another endpoint is not shown
         asyncio.run(sign_in.redirect("https://elsewhere.example/authorize?state=the-sdks"))
     assert len(shown) == 1
+
+
+def test_a_refused_device_grants_notice_is_shown_inert_above_the_redirect() -> None:
+    """Issue 34, finding 5: the panel says why the redirect is shown instead of a device code, as text."""
+    request = SignInRequest(
+        server="srv",
+        resource="https://mcp.example.com/mcp",
+        url="https://auth.example.com/authorize?state=s",
+        state="s",
+        issuer="https://auth.example.com",
+        redirect_uri=None,
+        notice=f"offered a sign-in code to type at a page on {PAYLOAD}",
+    )
+    html = panel_html(request)
+    assert find_leaks(html) == [] and 'class="mcp-sign-in-notice"' in html
+    assert "⚠ offered a sign-in code to type at a page on &lt;img src=x onerror=" in html
