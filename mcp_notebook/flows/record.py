@@ -18,7 +18,9 @@ travels in the output of the cell that started its flow: a display whose data ho
 ``OUTPUT_MIME`` next to a ``text/plain`` line (``notebook/output_records.py``). A flow that ended away
 from the output holding its record leaves a *void* there, ``{"v": 1, "ended": ID, "at": "…Z"}`` under
 the same MIME type: it voids every record of that id written at or before ``at``.
-``read_notebook`` reads both places; for one id the newest ``updated`` wins (metadata on a tie).
+``read_notebook`` reads both places; for one id the newest ``updated`` wins (metadata on a tie), and
+the others with different content are handed over too (``others``): the store decides whether two
+records claiming one id are the user's own versions or a conflict to show (``store.Store.merge``).
 
 Reading is forgiving on purpose: a corrupt block or record never stops a notebook from opening. It is
 skipped, and a warning says in plain words what was ignored.
@@ -33,7 +35,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..wire.task_handles import TaskRef
-from .trust import record_label
+from .trust import canonical, record_label
 
 __all__ = [
     "DEFAULT_MAX_RECORD_BYTES",
@@ -304,11 +306,16 @@ def parse_block(
 
 
 def read_notebook(
-    path: str, max_bytes: int | None = DEFAULT_MAX_RECORD_BYTES, *, metadata: bool = True
+    path: str,
+    max_bytes: int | None = DEFAULT_MAX_RECORD_BYTES,
+    *,
+    metadata: bool = True,
+    others: dict[str, list[dict[str, Any]]] | None = None,
 ) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """Records saved in the ``.ipynb`` at ``path``: its metadata and its cells' outputs.
 
     ``metadata=False`` reads the outputs only (the labextension already restored the metadata).
+    ``others`` (when given) receives, per id, the records that lost to the newest but differ from it.
     Raises ``OSError`` when the file cannot be opened; a file that is not a notebook gives a
     warning and no records.
 
@@ -334,8 +341,8 @@ def read_notebook(
     if not isinstance(meta, dict):
         return {}, [f"{path} has no notebook metadata; no saved flows read from it"]
     records, warnings = parse_block(meta.get(METADATA_KEY), max_bytes=max_bytes) if metadata else ({}, [])
-    found, voids, output_warnings = parse_outputs(nb.get("cells"), max_bytes=max_bytes)
-    return merge_sources(records, found, voids), warnings + output_warnings
+    found, voids, output_warnings = parse_outputs(nb.get("cells"), max_bytes=max_bytes, others=others)
+    return merge_sources(records, found, voids, others=others), warnings + output_warnings
 
 
 def _why_unreadable(exc: Exception) -> str:
@@ -351,12 +358,15 @@ def _why_unreadable(exc: Exception) -> str:
 
 
 def parse_outputs(
-    cells: Any, max_bytes: int | None = DEFAULT_MAX_RECORD_BYTES
+    cells: Any,
+    max_bytes: int | None = DEFAULT_MAX_RECORD_BYTES,
+    others: dict[str, list[dict[str, Any]]] | None = None,
 ) -> tuple[dict[str, dict[str, Any]], dict[str, str], list[str]]:
     """The records and voids kept in cell outputs (``OUTPUT_MIME``): ``(records, voids, warnings)``.
 
-    A copied cell carries the same record twice: the newest ``updated`` is kept. ``voids`` maps an
-    id to the time its flow ended away from its record.
+    A copied cell carries the same record twice: the newest ``updated`` is kept (a different record
+    under the same id goes to ``others``, when given). ``voids`` maps an id to the time its flow
+    ended away from its record.
     """
     records: dict[str, dict[str, Any]] = {}
     voids: dict[str, str] = {}
@@ -385,23 +395,53 @@ def parse_outputs(
                 kept = records.get(flow_id)
                 if kept is None or str(record.get("updated", "")) > str(kept.get("updated", "")):
                     records[flow_id] = record
+                    if kept is not None:
+                        _lost(others, flow_id, kept)
+                else:
+                    _lost(others, flow_id, record)
     return records, voids, warnings
 
 
+def _lost(others: dict[str, list[dict[str, Any]]] | None, flow_id: str, record: dict[str, Any]) -> None:
+    if others is not None:
+        others.setdefault(flow_id, []).append(record)
+
+
 def merge_sources(
-    metadata: dict[str, dict[str, Any]], outputs: dict[str, dict[str, Any]], voids: Mapping[str, str]
+    metadata: dict[str, dict[str, Any]],
+    outputs: dict[str, dict[str, Any]],
+    voids: Mapping[str, str],
+    others: dict[str, list[dict[str, Any]]] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """One record per id from the metadata and the outputs: the newest ``updated`` (metadata on a tie), unless voided."""
+    """One record per id from the metadata and the outputs: the newest ``updated`` (metadata on a tie), unless voided.
+
+    ``others`` (when given) gets the records that lost with content different from the one kept
+    (and not voided); it may hold outputs' losers already.
+    """
     merged = dict(metadata)
     for flow_id, record in outputs.items():
         kept = merged.get(flow_id)
         if kept is None or str(record.get("updated", "")) > str(kept.get("updated", "")):
             merged[flow_id] = record
-    return {
-        flow_id: record
-        for flow_id, record in merged.items()
-        if flow_id not in voids or str(record.get("updated", "")) > voids[flow_id]
-    }
+            if kept is not None:
+                _lost(others, flow_id, kept)
+        else:
+            _lost(others, flow_id, record)
+
+    def counts(flow_id: str, record: Mapping[str, Any]) -> bool:
+        return flow_id not in voids or str(record.get("updated", "")) > voids[flow_id]
+
+    kept_records = {flow_id: record for flow_id, record in merged.items() if counts(flow_id, record)}
+    if others is not None:
+        for flow_id in list(others):
+            kept = kept_records.get(flow_id)
+            same = canonical(kept) if kept is not None else None
+            losers = [r for r in others[flow_id] if counts(flow_id, r) and kept is not None and canonical(r) != same]
+            if losers:
+                others[flow_id] = losers
+            else:
+                del others[flow_id]
+    return kept_records
 
 
 def questions(record: Mapping[str, Any]) -> list[str]:

@@ -6,19 +6,30 @@ thread or a subshell thread), and a saved ``.ipynb`` read from disk (``record.re
 ``backend`` (the session's ``Page``: the comm client in ``notebook/frontend.py``) mirrors every save
 and delete into the notebook; without one the records live in memory. Every record this kernel
 saves is signed; a taken one is trusted only once its signature verifies or the user consented.
+Consent is bound to the record's content (``trust.content_digest``), never to its flow id: a
+record taken later under the same id is not covered by it. Two different records claiming one id
+(a received notebook's cell output and its metadata) are a *conflict*: both are kept, neither is
+trusted, and nothing resumes that id until the person chooses one (``choose``) or forgets it.
 What a record holds, and how it is checked and read, is ``record.py``.
 """
 
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal, Protocol
 
 from .record import DEFAULT_MAX_RECORD_BYTES, SavedFlow, record_size
-from .trust import RecordSigner
+from .trust import RecordSigner, content_digest, digest_matches
 
-__all__ = ["GONE_KEPT", "Origin", "Store", "StoreBackend"]
+__all__ = ["CLAIMANTS_KEPT", "GONE_KEPT", "Origin", "Store", "StoreBackend"]
+
+CLAIMANTS_KEPT = 16
+"""Different records kept for one id in conflict (a received notebook may repeat an id in every output)."""
+
+SHOWN_KEPT = 1_000
+"""Flow ids whose last shown content is remembered (for a bare ``--trust``)."""
 
 GONE_KEPT = 1_000
 """Deleted ids a ``Store`` remembers (the newest), so that a restore cannot bring their records back.
@@ -64,8 +75,13 @@ class Store:
     ) -> None:
         self._records: dict[str, dict[str, Any]] = {}
         self._origin: dict[str, Origin] = {}
-        self._trusted: set[str] = set()  # written by this kernel, or consented to
+        self._trusted: dict[str, str] = {}  # id -> content digest written by this kernel, or consented to
+        self._digests: dict[str, str] = {}  # id -> content digest of the record held (made when first asked)
         self._verified: dict[str, bool] = {}  # signature checks of taken records, made when first asked
+        self._claims: dict[
+            str, dict[str, dict[str, Any]]
+        ] = {}  # id in conflict -> digest -> another record claiming it
+        self._shown: OrderedDict[str, str] = OrderedDict()  # id -> digest of the content last shown to the person
         self._gone: dict[str, None] = {}  # deleted here, newest last, at most GONE_KEPT
         self._lock = threading.Lock()
         self.signer = signer or RecordSigner()
@@ -92,10 +108,14 @@ class Store:
         if limit is not None and size > limit:
             self.delete(record["id"])
             return size
+        digest = content_digest(signed)
         with self._lock:
             self._records[record["id"]] = signed
             self._origin[record["id"]] = "kernel"
-            self._trusted.add(record["id"])
+            self._trusted[record["id"]] = digest
+            self._digests[record["id"]] = digest
+            self._verified.pop(record["id"], None)
+            self._claims.pop(record["id"], None)  # a flow of this kernel: its record is the one that counts
             self._gone.pop(record["id"], None)
         backend = self.backend
         if backend is not None:
@@ -109,8 +129,7 @@ class Store:
             if not existed:
                 return  # never held here, so in no page or file this kernel wrote: nothing to remember
             self._origin.pop(flow_id, None)
-            self._trusted.discard(flow_id)
-            self._verified.pop(flow_id, None)
+            self._forget_trust(flow_id)
             self._remember_gone([flow_id])
         backend = self.backend
         if existed and backend is not None:
@@ -139,27 +158,109 @@ class Store:
             return self._origin.get(flow_id)
 
     def is_trusted(self, flow_id: str) -> bool:
-        """Whether this user wrote the record (it verified, or this kernel wrote it) or consented to it.
+        """Whether this user wrote the record held for ``flow_id`` (it verified, or this kernel wrote it) or consented to it.
 
+        The consent must be to this very content (its digest); an id in conflict is never trusted.
         The signature of a record taken from a notebook is checked here, on first asking, not when it
         is taken: a notebook's restore stays as cheap as parsing it, and most records are never listed.
         """
         with self._lock:
-            if flow_id in self._trusted:
-                return True
-            record = self._records.get(flow_id)
-            if record is None:
+            if flow_id in self._claims or flow_id not in self._records:
                 return False
-            verified = self._verified.get(flow_id)
-            if verified is None:
-                verified = self._verified[flow_id] = self.signer.verify(record)
-            return verified
+            return self._vouched(flow_id)
 
-    def trust(self, flow_id: str) -> None:
-        """The user reviewed the record and consented to resume it (for this kernel's life)."""
+    def vouches(self, record: Mapping[str, Any]) -> bool:
+        """Whether ``record`` itself (held or one of a conflict's claimants) is this user's or was consented to."""
+        flow_id = record.get("id")
+        digest = content_digest(record)
         with self._lock:
-            if flow_id in self._records:
-                self._trusted.add(flow_id)
+            if isinstance(flow_id, str) and self._trusted.get(flow_id) == digest:
+                return True
+            if isinstance(flow_id, str) and self._records.get(flow_id) is record:
+                return self._vouched(flow_id)
+        return self.signer.verify(record)
+
+    def _vouched(self, flow_id: str) -> bool:
+        """``is_trusted`` of the record held, conflict aside (under the lock)."""
+        if self._trusted.get(flow_id) == self._digest(flow_id):
+            return True
+        verified = self._verified.get(flow_id)
+        if verified is None:
+            verified = self._verified[flow_id] = self.signer.verify(self._records[flow_id])
+        return verified
+
+    def _digest(self, flow_id: str) -> str:
+        """The content digest of the record held for ``flow_id`` (under the lock; the id is held)."""
+        digest = self._digests.get(flow_id)
+        if digest is None:
+            digest = self._digests[flow_id] = content_digest(self._records[flow_id])
+        return digest
+
+    def digest(self, flow_id: str) -> str | None:
+        """The content digest of the record held for ``flow_id`` (``None``: none held)."""
+        with self._lock:
+            return self._digest(flow_id) if flow_id in self._records else None
+
+    def trust(self, flow_id: str, digest: str) -> bool:
+        """The user reviewed the record with content ``digest`` and consented to resume it (for this kernel's life).
+
+        Returns whether the consent took: only when the store holds exactly that content for
+        ``flow_id`` and no other record claims the id. Otherwise the person must be asked again.
+        """
+        with self._lock:
+            if flow_id in self._claims or flow_id not in self._records or self._digest(flow_id) != digest:
+                return False
+            self._trusted[flow_id] = digest
+            return True
+
+    # -------------------------------------------------------------- what the person was shown, and conflicts
+    def shown(self, flow_id: str, digest: str | None) -> None:
+        """The person was just shown the record of ``flow_id`` with content ``digest`` (``None``: several, none alone)."""
+        with self._lock:
+            self._shown.pop(flow_id, None)
+            if digest is not None:
+                self._shown[flow_id] = digest
+                while len(self._shown) > SHOWN_KEPT:
+                    self._shown.popitem(last=False)
+
+    def last_shown(self, flow_id: str) -> str | None:
+        """The content digest of the record of ``flow_id`` last shown to the person, if any."""
+        with self._lock:
+            return self._shown.get(flow_id)
+
+    def claimants(self, flow_id: str) -> list[dict[str, Any]]:
+        """Every different record claiming ``flow_id`` when it is in conflict, the one held first; else ``[]``."""
+        with self._lock:
+            others = self._claims.get(flow_id)
+            if not others:
+                return []
+            return [self._records[flow_id], *others.values()]
+
+    def conflicts(self) -> list[str]:
+        """Ids that several different records claim."""
+        with self._lock:
+            return list(self._claims)
+
+    def choose(self, flow_id: str, typed: str) -> dict[str, Any] | None:
+        """The person chose, of the records claiming ``flow_id``, the one whose digest ``typed`` names: it is held and consented to.
+
+        ``None`` (and nothing changes) unless ``typed`` names exactly one of them (``trust.digest_matches``).
+        """
+        with self._lock:
+            if flow_id not in self._records:
+                return None
+            held = {self._digest(flow_id): self._records[flow_id], **self._claims.get(flow_id, {})}
+            named = [d for d in held if digest_matches(d, typed)]
+            if len(named) != 1:
+                return None
+            (digest,) = named
+            if held[digest] is not self._records[flow_id]:
+                self._records[flow_id] = held[digest]
+                self._digests[flow_id] = digest
+                self._verified.pop(flow_id, None)
+            self._claims.pop(flow_id, None)
+            self._trusted[flow_id] = digest
+            return held[digest]
 
     def all(self) -> list[dict[str, Any]]:
         """Every record, oldest first."""
@@ -180,9 +281,16 @@ class Store:
     def merge(self, records: Mapping[str, dict[str, Any]], origin: Origin) -> tuple[list[str], list[str]]:
         """Take checked records from the notebook or a file, without echoing them as saves.
 
-        A record this kernel already holds is kept (it is at least as new), unless it was only
-        read from a file and the notebook now has one. Returns ``(added, stale)``: the ids taken,
-        and the ids skipped because this kernel deleted them (a flow finished or was forgotten).
+        A record this kernel wrote is kept (it is at least as new). Another record for an id
+        already held from a notebook or a file is never taken silently in its place:
+
+        * the same content: kept once (the notebook's copy replaces a file's);
+        * both verify as this user's own: the notebook's replaces a file's, else the one held stays;
+        * otherwise the id is in *conflict*: both are kept (``claimants``), neither is trusted, and
+          nothing resumes it until the person chooses one (``choose``) or forgets it.
+
+        Returns ``(added, stale)``: the ids taken, and the ids skipped because this kernel deleted
+        them (a flow finished or was forgotten).
         """
         added: list[str] = []
         stale: list[str] = []
@@ -192,13 +300,44 @@ class Store:
                     stale.append(flow_id)
                     continue
                 current = self._origin.get(flow_id)
-                if current is None or (current == "file" and origin == "notebook"):
-                    self._records[flow_id] = record
-                    self._origin[flow_id] = origin
-                    self._trusted.discard(flow_id)
-                    self._verified.pop(flow_id, None)
+                if current is None:
+                    self._take(flow_id, record, origin)
                     added.append(flow_id)
+                    continue
+                if current == "kernel":
+                    continue
+                replaces = current == "file" and origin == "notebook"
+                digest = content_digest(record)
+                if digest == self._digest(flow_id):
+                    if replaces:
+                        self._take(flow_id, record, origin, keep_trust=True)
+                    continue
+                claims = self._claims.get(flow_id)
+                if claims is None and self._vouched(flow_id) and self.signer.verify(record):
+                    if replaces:  # both this user's own: the notebook's is the newer
+                        self._take(flow_id, record, origin)
+                    continue
+                claims = self._claims.setdefault(flow_id, {})
+                if digest not in claims and len(claims) < CLAIMANTS_KEPT - 1:
+                    claims[digest] = record
         return added, stale
+
+    def _take(self, flow_id: str, record: dict[str, Any], origin: Origin, *, keep_trust: bool = False) -> None:
+        """Hold ``record`` for ``flow_id`` (under the lock): consent to other content does not carry over."""
+        self._records[flow_id] = record
+        self._origin[flow_id] = origin
+        self._digests.pop(flow_id, None)
+        self._verified.pop(flow_id, None)
+        if not keep_trust:
+            self._trusted.pop(flow_id, None)
+
+    def _forget_trust(self, flow_id: str) -> None:
+        """Drop what the store knew of ``flow_id``'s content and consent (under the lock)."""
+        self._trusted.pop(flow_id, None)
+        self._digests.pop(flow_id, None)
+        self._verified.pop(flow_id, None)
+        self._claims.pop(flow_id, None)
+        self._shown.pop(flow_id, None)
 
     def forget_all(self) -> list[str]:
         """Drop every record; returns their ids (the caller tells the notebook)."""
@@ -207,7 +346,10 @@ class Store:
             self._records.clear()
             self._origin.clear()
             self._trusted.clear()
+            self._digests.clear()
             self._verified.clear()
+            self._claims.clear()
+            self._shown.clear()
             self._remember_gone(ids)
         return ids
 

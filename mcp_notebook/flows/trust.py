@@ -27,10 +27,27 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["RecordSigner", "canonical", "describe_record", "record_label", "record_text", "target_of"]
+__all__ = [
+    "DIGEST_SHOWN",
+    "RecordSigner",
+    "canonical",
+    "content_digest",
+    "describe_record",
+    "digest_matches",
+    "is_digest",
+    "record_label",
+    "record_text",
+    "shown_digest",
+    "target_of",
+]
 
 SIG_KEY = "sig"
 SIG_PREFIX = "hmac-sha256:"
+DIGEST_PREFIX = "sha256:"
+DIGEST_SHOWN = 32
+"""Hex digits of a record's content digest shown to the person (128 bits: no two records share them)."""
+DIGEST_TYPED = 16
+"""Fewest hex digits ``%mcp resume ID --trust DIGEST`` takes (a prefix must match exactly one record)."""
 
 
 def canonical(record: Mapping[str, Any]) -> bytes:
@@ -43,6 +60,35 @@ def canonical(record: Mapping[str, Any]) -> bytes:
     return json.dumps(
         _whole_floats(body), sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=str
     ).encode()
+
+
+def content_digest(record: Mapping[str, Any]) -> str:
+    """What consent is bound to: ``sha256:`` and the SHA-256 of the record's canonical JSON (``sig`` left out).
+
+    A person consents to the record they were shown, not to its flow id: every consent (Resume,
+    Continue, ``--trust``) acts only while the store holds a record with this same digest, so a
+    record swapped in under the same id (a received notebook's metadata restored after its cell
+    output was shown) is asked about again.
+    """
+    return DIGEST_PREFIX + hashlib.sha256(canonical(record)).hexdigest()
+
+
+def shown_digest(digest: str) -> str:
+    """The digest as the review shows it (``sha256:`` and its first ``DIGEST_SHOWN`` hex digits)."""
+    return digest[: len(DIGEST_PREFIX) + DIGEST_SHOWN]
+
+
+def is_digest(typed: str) -> bool:
+    """Whether ``typed`` can name a content digest: ``sha256:`` (optional) and ``DIGEST_TYPED`` to 64 hex digits."""
+    hexes = typed.strip().lower().removeprefix(DIGEST_PREFIX)
+    return DIGEST_TYPED <= len(hexes) <= 64 and all(c in "0123456789abcdef" for c in hexes)
+
+
+def digest_matches(digest: str, typed: str) -> bool:
+    """Whether ``typed`` (a shown digest, with or without ``sha256:``, at least ``DIGEST_TYPED`` hex digits) names ``digest``."""
+    if not is_digest(typed):
+        return False
+    return digest.removeprefix(DIGEST_PREFIX).startswith(typed.strip().lower().removeprefix(DIGEST_PREFIX))
 
 
 def _whole_floats(value: Any) -> Any:
@@ -175,6 +221,7 @@ def describe_record(record: Mapping[str, Any]) -> list[tuple[str, str]]:
         lines.append(("with arguments", json.dumps(record.get("arguments") or {}, ensure_ascii=False, sort_keys=True)))
     if record.get("withheld"):
         lines.append(("asks you again for", _names(record["withheld"])))
+    lines.append(("content digest", shown_digest(content_digest(record))))  # what a consent is bound to
     return lines
 
 

@@ -490,7 +490,7 @@ class MCPMagics(Magics, SessionSettings):
     def _do_flows(self, words: list[str], cell: str | None) -> Any:
         from ..core.text import one_line
         from ..core.urls import visible
-        from ..flows.record import age, questions
+        from ..flows.record import SavedFlow, age, questions
         from ..notebook.display import Table
 
         ns, _ = self._parsers["flows"].parse(words)
@@ -508,7 +508,8 @@ class MCPMagics(Magics, SessionSettings):
         rows = [
             [r.id, r.cell_id or "", r.server_name, f"{kinds[r.method]} {r.name}", waits_for(r),
              f"task {r.task.get('status')}" if isinstance(r.task, dict) else r.round, age(r.updated),
-             "yes" if store.is_trusted(r.id) else "NO: review below"]
+             "yes" if store.is_trusted(r.id) else "NO: review below" if not store.claimants(r.id)
+             else f"NO: {len(store.claimants(r.id))} different records claim this id, below"]
             for r in records
         ]  # fmt: skip
         table = Table(
@@ -517,7 +518,7 @@ class MCPMagics(Magics, SessionSettings):
             title=f"flows waiting for input and running tasks ({self.session.frontend.describe()}); continue one with %mcp resume ID",
             empty="No flows are waiting for input.",
         )
-        foreign = [r for r in records if not store.is_trusted(r.id)]
+        foreign = [r for r in records if not store.is_trusted(r.id)]  # an id in conflict among them
         if not foreign:
             return table
         from IPython.display import display
@@ -530,7 +531,10 @@ class MCPMagics(Magics, SessionSettings):
             "or changed outside mcp-notebook). Resuming one asks first; here is all each would do:"
         )
         for record in foreign:
-            display(RecordReview(record, self.session.saved.concerns(record)))
+            claimants = [SavedFlow.from_dict(c) for c in store.claimants(record.id)]
+            for one in claimants or [record]:  # several records claiming one id: each shown, none alone
+                display(RecordReview(one, self.session.saved.concerns(one)))
+            store.shown(record.id, None if claimants else store.digest(record.id))
         return None
 
     def _do_tasks(self, words: list[str], cell: str | None) -> Any:
@@ -547,12 +551,28 @@ class MCPMagics(Magics, SessionSettings):
         )
 
     def _do_resume(self, words: list[str], cell: str | None) -> Any:
+        from dataclasses import replace
+
+        from ..flows.trust import is_digest
+
         ns, _ = self._parsers["resume"].parse(words)
+        typed = ns.trust if isinstance(ns.trust, str) else None
+        if typed is not None and not is_digest(typed):
+            if ns.id is not None:
+                raise UsageError(
+                    f"--trust takes a record's content digest (sha256:..., as the flows listing shows it), not {typed!r}"
+                )
+            ns.id, typed = typed, None  # `resume --trust ID`: the word was the flow's id
         self.session.saved.load(ns.from_path)
         record = self.session.saved.pick(ns.id, self._cell_id())
         interactive = self._is_interactive()
+        # consent is to content: the digest typed, else the record as it was last shown here (a bare --trust,
+        # which never chooses between records claiming one id: they are shown, and one is named by its digest)
+        store = self.session.store
+        consented = typed or (store.last_shown(record.id) if not store.claimants(record.id) else None) or ""
+        options = replace(call_options(ns), trust=ns.trust is not False, consented=consented)
         flow = self.session.saved.resume(
-            record, call_options(ns), interactive=interactive, cell_id=self._cell_id(), wait=ns.wait
+            record, options, interactive=interactive, cell_id=self._cell_id(), wait=ns.wait
         )
         return self._hand_back(flow, ns, interactive and not ns.wait)
 

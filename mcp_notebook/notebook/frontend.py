@@ -447,6 +447,7 @@ class Frontend(Page):
         records, warnings = parse_flows(data.get("flows"), max_bytes=self.store.max_record_bytes)
         self.warnings.extend(warnings)
         _added, stale = self.store.merge(records, "notebook")
+        self.note_conflicts(records)  # a record already held from a file or output differs: said, never merged
         if data.get("reason") == "reconnect":
             # A reloaded page has what was last saved to disk: put back what this kernel
             # knows better (flows waiting here, flows that finished here).

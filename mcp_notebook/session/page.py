@@ -15,7 +15,7 @@ its page when a flow starts in a cell (``begin_flow``), when a headless flow has
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
 from ..flows.record import read_notebook
@@ -143,12 +143,27 @@ class Page:
 
     def read_file(self, path: str, *, metadata: bool = True) -> list[str]:
         """Take the records saved in the notebook at ``path`` (metadata and outputs); returns the ids added."""
-        records, warnings = read_notebook(path, max_bytes=self.store.max_record_bytes, metadata=metadata)
+        others: dict[str, list[dict[str, Any]]] = {}
+        records, warnings = read_notebook(path, max_bytes=self.store.max_record_bytes, metadata=metadata, others=others)
         self.warnings.extend(f"{os.path.basename(path)}: {w}" for w in warnings)
         added, _stale = self.store.merge(records, "file")
+        for flow_id, losers in others.items():  # the same id written twice in the file: the store tells a conflict
+            for loser in losers:
+                self.store.merge({flow_id: loser}, "file")
         self.file_ids.update(records)
         self.files_read.append(path)
+        self.note_conflicts(records)
         return added
+
+    def note_conflicts(self, ids: Iterable[str]) -> None:
+        """Say once, plainly, which of ``ids`` several different records now claim (nothing resumes them until the person chooses)."""
+        for flow_id in ids:
+            count = len(self.store.claimants(flow_id))
+            if count:
+                self.warnings.append(
+                    f"{count} different saved records claim flow {flow_id}; none of them is resumed until you choose "
+                    "one (%mcp flows shows them all, each with its content digest)"
+                )
 
     # ------------------------------------------------------------------ telling the user
     def saves(self, interactive: bool) -> bool:

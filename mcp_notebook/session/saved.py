@@ -12,6 +12,10 @@ Consent (``concerns``): a record from a received notebook could run any command,
 anywhere or call any tool, and a record whose connection name now points elsewhere would hand its
 saved state to another server. Interactive, the notebook side shows the record whole and asks
 (``Views.confirm_resume``); headless, ``consent_needed`` refuses with everything it would do.
+Consent is bound to the content shown (``trust.content_digest``), never to the flow id: Resume,
+Continue and ``--trust`` act only while the store still holds exactly the record the person was
+shown, and ask again, showing it, when it changed. Several different records claiming one id
+(``Store.claimants``) are shown together and none resumes until the person names one by its digest.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from ..core.text import mcp_line
 from ..errors import FlowError, Note, SessionError, describe_exception
 from ..flows.flow import Flow, FlowState
 from ..flows.record import SavedFlow
-from ..flows.trust import record_text, target_of
+from ..flows.trust import content_digest, digest_matches, record_text, target_of
 from ..wire.connection import Connection
 from ..wire.target import Target
 
@@ -223,10 +227,17 @@ class SavedFlows:
                 live.result(timeout=10)
             except Exception:  # noqa: BLE001 - cancelled, as asked
                 pass
+        record = self._one_claimant(record, options)
         concerns = self.concerns(record)
-        if concerns and not options.trust:  # a Continue button passes the call's flags
+        if concerns and not self._consented(record, options):  # a Continue button passes the call's flags
             if interactive:
                 return self._confirm(record, concerns, options, cell_id)
+            if options.trust:  # consent was given, but to other content than this record's
+                concerns.append(
+                    "it is not the record you were shown (it changed since, or was not shown here): "
+                    "read it as it is now before you consent again"
+                )
+            session.store.shown(record.id, content_digest(record.to_dict()))
             raise consent_needed(record, concerns)
         conn, reconnected = self.reconnect(record, interactive=interactive and not wait)
         if reconnected:
@@ -240,12 +251,54 @@ class SavedFlows:
             interactive=interactive and not wait, cell_id=cell_id, resume=record,
         )  # fmt: skip
 
+    def _one_claimant(self, record: SavedFlow, options: CallOptions) -> SavedFlow:
+        """``record``, or, when several different records claim its id, the one the person named by its digest.
+
+        Raises:
+            SessionError: ``consent_needed`` (reason ``conflict``) with every claimant shown whole,
+                unless ``options`` carries ``--trust DIGEST`` naming exactly one of them.
+        """
+        store = self.session.store
+        claimants = store.claimants(record.id)
+        if not claimants:
+            return record
+        chosen = store.choose(record.id, options.consented) if options.trust and options.consented else None
+        if chosen is not None:
+            return SavedFlow.from_dict(chosen)
+        store.shown(record.id, None)  # several shown at once: a bare --trust names none of them
+        raise conflict_refusal(record.id, [SavedFlow.from_dict(c) for c in claimants], self.concerns)
+
+    @staticmethod
+    def _consented(record: SavedFlow, options: CallOptions) -> bool:
+        """Whether ``options`` consent to this very record: ``trust`` with its content's digest (``None``: the record passed)."""
+        if not options.trust:
+            return False
+        return options.consented is None or digest_matches(content_digest(record.to_dict()), options.consented)
+
     def _confirm(self, record: SavedFlow, concerns: list[str], options: CallOptions, cell_id: str | None) -> Choice:
-        """Show what the record would do and resume only when the user says yes (a cell awaits the panel's outcome)."""
+        """Show what the record would do and resume only when the user says yes (a cell awaits the panel's outcome).
+
+        The yes is to the content shown: when the click comes, the store must still hold exactly
+        that record (a restore may have brought another under the same id meanwhile); otherwise
+        the person is asked again, shown what it holds now.
+        """
+        store = self.session.store
+        digest = content_digest(record.to_dict())
+        store.shown(record.id, digest)
 
         def confirmed() -> Flow | Choice | None:
-            self.session.store.trust(record.id)
-            return self.resume(record, replace(options, trust=True), interactive=True, cell_id=cell_id)
+            current = store.get(record.id)
+            if current is None:
+                raise SessionError(
+                    f"flow {record.id} is no longer saved here (it ended or was forgotten); nothing was resumed",
+                    kind="no_saved_flow", flow_id=record.id, details={"ids": []},
+                )  # fmt: skip
+            now = SavedFlow.from_dict(current)
+            if store.claimants(record.id) or not store.trust(record.id, digest):
+                return self.resume(
+                    now, replace(options, trust=False, consented=None), interactive=True, cell_id=cell_id
+                )
+            return self.resume(now, replace(options, trust=True, consented=digest), interactive=True, cell_id=cell_id)
 
         return self.session.views.confirm_resume(record, concerns, confirmed)
 
@@ -273,9 +326,15 @@ class SavedFlows:
         """Re-running the cell of a waiting flow: offer Continue / Start over (a cell awaits the panel's outcome)."""
         session = self.session
 
+        shown = content_digest(record.to_dict())
+
         def resume() -> Flow | Choice | None:
-            current = session.store.saved(record.id) or record
-            return self.resume(current, options, interactive=True, cell_id=cell_id)
+            current = session.store.saved(record.id)
+            if current is not None and (
+                session.store.claimants(record.id) or content_digest(current.to_dict()) != shown
+            ):  # not the flow offered: offer again, as it is now (its resume asks before anything runs)
+                return self.offer(current, method, conn, name, arguments, options, cell_id)
+            return self.resume(current or record, options, interactive=True, cell_id=cell_id)
 
         def start_over() -> Flow | Choice | None:
             live = session.live_flow(record.id)
@@ -327,7 +386,13 @@ class SavedFlows:
         """Why resuming ``record`` needs the user's consent first (empty: it may go on by itself)."""
         session = self.session
         concerns: list[str] = []
-        if not session.store.is_trusted(record.id):
+        others = len(session.store.claimants(record.id)) - 1
+        if others > 0:
+            concerns.append(
+                f"{others} other, different record{'s' if others > 1 else ''} claim{'' if others > 1 else 's'} the same "
+                f"flow id {record.id}: none is resumed until you choose one by its content digest, or forget them all"
+            )
+        if not session.store.vouches(record.to_dict()):
             concerns.append(
                 "it was not saved by you: it carries no valid signature of yours (mcp-notebook signs the flows it "
                 "saves with your Jupyter notebook secret), so it may come from someone else's notebook"
@@ -423,6 +488,23 @@ def consent_needed(record: SavedFlow, concerns: list[str]) -> SessionError:
     return SessionError(
         text, kind="consent_needed", flow_id=record.id, server=record.server_name, details={"concerns": concerns}
     )
+
+
+def conflict_refusal(flow_id: str, claimants: list[SavedFlow], concerns: Any) -> SessionError:
+    """Several different records claim ``flow_id``: every one shown whole, with its digest; nothing resumed.
+
+    ``concerns(record)`` gives each one's reasons (``SavedFlows.concerns``).
+    """
+    shown = "\n".join(record_text(c.to_dict(), concerns(c)) for c in claimants)
+    text = (
+        f"Flow {flow_id} was not resumed: {len(claimants)} different saved records claim this id (for example one "
+        "in a cell output and another in the notebook's metadata), and which one runs is yours to choose. Resume "
+        "the one you mean with --trust and its content digest, or forget them all.\n" + shown
+    )
+    return SessionError(
+        text, kind="consent_needed", flow_id=flow_id, server=claimants[0].server_name, reason="conflict",
+        details={"digests": [content_digest(c.to_dict()) for c in claimants]},
+    )  # fmt: skip
 
 
 def _ttl(status: Any) -> str:

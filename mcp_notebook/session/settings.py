@@ -176,6 +176,9 @@ class CallOptions:
     trace: bool = False
     output: str | None = None  # bind the result to this variable of the namespace when done (-o VAR)
     trust: bool = False  # resume a record that needs consent without asking
+    consented: str | None = (
+        None  # with ``trust``: the content digest the person consented to (``None``: the record passed itself)
+    )
     task: TaskOptions | None = None  # run as a task (--task, --ttl); a tool that requires one does anyway
 
     def fresh_answers(self) -> Answers:

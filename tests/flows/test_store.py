@@ -129,7 +129,7 @@ def test_age_and_questions() -> None:
 
 # ---------------------------------------------------------------------- the store
 def test_store_merge_never_resurrects_deleted_flows() -> None:
-    store = Store()
+    store = Store(signer=RecordSigner(b"user"))
     store.save(record("mine"))
     store.save(record("done"))
     store.delete("done")  # waited here, then finished before the restore arrived
@@ -141,12 +141,18 @@ def test_store_merge_never_resurrects_deleted_flows() -> None:
     assert added == ["other"] and stale == ["done"]
     assert store.get("mine")["round"] == 1  # this kernel's copy is at least as new
     assert store.origin("other") == "notebook" and store.origin("mine") == "kernel"
-    # a record read from a file gives way to the notebook's
-    store.merge({"filed": record("filed", round=1)}, "file")
-    store.merge({"filed": record("filed", round=2)}, "notebook")
-    assert store.get("filed")["round"] == 2
+    # a record of this user's read from a file gives way to the notebook's (both signed: two versions of one flow)
+    store.merge({"filed": store.signer.sign(record("filed", round=1))}, "file")
+    store.merge({"filed": store.signer.sign(record("filed", round=2))}, "notebook")
+    assert store.get("filed")["round"] == 2 and store.is_trusted("filed") and store.conflicts() == []
+    # two different records this user did not both sign, under one id: a conflict, neither taken silently
+    store.merge({"twice": record("twice", round=1)}, "file")
+    store.merge({"twice": record("twice", round=2)}, "notebook")
+    assert [c["round"] for c in store.claimants("twice")] == [1, 2] and store.conflicts() == ["twice"]
+    assert not store.is_trusted("twice")
     assert [r["id"] for r in store.for_cell("c1")]  # by cell
-    assert sorted(store.forget_all()) == ["filed", "mine", "other"] and len(store) == 0
+    assert sorted(store.forget_all()) == ["filed", "mine", "other", "twice"] and len(store) == 0
+    assert store.conflicts() == []
 
 
 def test_the_store_remembers_the_last_gone_kept_deletes() -> None:

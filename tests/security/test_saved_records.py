@@ -93,7 +93,9 @@ def test_store_trusts_only_verified_records_and_what_this_kernel_wrote() -> None
     assert [store.is_trusted(i) for i in ("good", "forged", "plain")] == [True, False, False]
     store.save(planted("mine", {"name": "s", "target": "http://127.0.0.1:1/mcp"}))
     assert store.is_trusted("mine") and signer.verify(store.get("mine") or {})
-    store.trust("plain")  # the user consented
+    assert not store.trust("plain", store.digest("good") or "")  # consent to other content does not take
+    assert not store.is_trusted("plain")
+    assert store.trust("plain", store.digest("plain") or "")  # the user consented to this very record
     assert store.is_trusted("plain")
     store.delete("plain")
     assert not store.is_trusted("plain")
