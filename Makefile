@@ -7,7 +7,7 @@ PORT   ?= 8888
 
 CONFORMANCE := .conformance
 PEERS       := .peers
-.PHONY: venv test lab bench clean chromium conformance-deps peers-deps labext-deps labext-specs
+.PHONY: venv check lint test lab bench clean chromium conformance-deps peers-deps labext-deps labext-specs
 
 venv: $(STAMP)
 
@@ -22,12 +22,26 @@ $(STAMP): pyproject.toml
 	$(BIN)/jupyter labextension list 2>&1 | grep -q "mcp-notebook" || echo "note: labextension not listed (see labextension/README.md)"
 	touch $@
 
-test: venv chromium conformance-deps peers-deps labext-specs
+# The tiers (markers set by folder in tests/conftest.py) that need no browser, no third-party server and no
+# fresh venv: what `make check` runs before each commit.
+CHECK_TIERS := not browser and not conformance and not peers and not nbval and not slow
+
+lint: venv
 	$(BIN)/ruff check mcp_notebook tests bench scripts
 	$(BIN)/ruff format --check mcp_notebook tests bench scripts
 	$(BIN)/mypy
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest
+
+# Before each commit (about five minutes here): the linters, the jest specs and every test of the check tiers.
+# Its tests run on $(CHECK_WORKERS) pytest-xdist workers, each module on one worker (its module fixtures start once).
+CHECK_WORKERS ?= 3
+
+check: lint labext-specs
+	$(BIN)/python -m pytest -m "$(CHECK_TIERS)" -n $(CHECK_WORKERS) --dist loadfile --durations=10
+
+# The whole suite, every tier (CI runs it); the 25 slowest tests are listed at the end.
+test: venv chromium conformance-deps peers-deps lint labext-specs
+	$(BIN)/python -m pytest --durations=25
 
 # The labextension's unit specs (jest; labextension/test/), a few seconds. Its node packages are
 # installed with the venv's jlpm (from jupyter-builder) into labextension/node_modules (git-ignored),

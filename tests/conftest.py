@@ -32,6 +32,45 @@ if TYPE_CHECKING:
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
+# ---------------------------------------------------------------------- tiers
+# Every test gets its tier from where it lives (and, for a unit module that starts real kernels, from what
+# it uses), so a new test cannot forget it. `make check` runs the tiers that need no browser, no third-party
+# server and no fresh venv; `make test` runs them all. The markers are registered in pyproject.toml.
+_FOLDER_TIERS = {"browser": "browser", "kernel": "kernel", "conformance": "conformance", "peers": "peers"}
+_FILE_TIERS = {
+    "tests/security/test_browser_hostile.py": "browser",
+    "tests/security/test_browser_app_leaks.py": "browser",
+    "tests/support/test_app_servers.py": "peers",  # the ext-apps examples on Node 22 from .peers/npm
+    "tests/support/test_task_servers.py": "peers",  # fastmcp-tasks from .peers/venv-tasks
+    "tests/test_binder.py": "slow",  # a fresh venv from binder/'s files
+}
+# a unit module that starts a real kernel (nbclient, jupyter_client, the kernel harness) is in the kernel tier
+_STARTS_KERNELS = ("kernel_harness", "KernelManager", "start_new_kernel", "NotebookClient", "nbclient")
+_kernel_modules: dict[Path, bool] = {}
+
+
+def _tier_of(path: Path) -> str | None:
+    if path.suffix == ".ipynb":
+        return "nbval"
+    relative = path.relative_to(REPO_ROOT).as_posix()
+    if relative in _FILE_TIERS:
+        return _FILE_TIERS[relative]
+    parts = relative.split("/")
+    if len(parts) > 2 and parts[0] == "tests" and parts[1] in _FOLDER_TIERS:
+        return _FOLDER_TIERS[parts[1]]
+    if path not in _kernel_modules:
+        source = path.read_text(encoding="utf-8") if path.suffix == ".py" else ""
+        _kernel_modules[path] = any(word in source for word in _STARTS_KERNELS)
+    return "kernel" if _kernel_modules[path] else None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        tier = _tier_of(Path(str(item.path)))
+        if tier is not None:
+            item.add_marker(getattr(pytest.mark, tier))
+
+
 StartHttpServer = Callable[..., str]
 """`start_http_server(name="demo", keys_env=None, workers=1, stateless=False, env=None) -> url`."""
 

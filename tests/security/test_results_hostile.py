@@ -151,10 +151,10 @@ def test_markup_in_table_keys_and_values_stays_text(hub: Session) -> None:
 
 def test_a_huge_array_of_objects_is_bounded(hub: Session) -> None:
     rows = [{"i": i, "name": f"row {i}", "payload": "<b>x</b>" * 20} for i in range(20_000)]
-    started = time.perf_counter()
+    started = time.process_time()  # CPU seconds: another process's load does not count
     bundle = report(hub, "huge", {"rows": rows})
     html = body(bundle["text/html"])
-    assert time.perf_counter() - started < 30
+    assert time.process_time() - started < 30
     assert len(re.findall(r"<tr><td>", html)) == TABLE_ROWS
     assert f"[{TABLE_ROWS} of 20,000 rows shown;" in text_of(html)
     assert len(bundle["text/html"]) < 2 * Limits().max_result_chars + 10_000
@@ -174,9 +174,9 @@ def test_many_columns_and_long_cells_are_bounded() -> None:
 
 def test_a_budget_bounds_a_tree_of_many_keys() -> None:
     value = {f"<key {i}>": {"v": i, "s": SCRIPT} for i in range(100_000)}
-    started = time.perf_counter()
+    started = time.process_time()  # CPU seconds: another process's load does not count
     html = StructuredView(20_000).html(value)
-    assert time.perf_counter() - started < 10
+    assert time.process_time() - started < 10
     assert len(html) < 20 * 20_000  # markup around what the budget allowed, escaped
     assert re.search(r"\[[\d,]+ more items not shown;", text_of(html))
     assert_inert(html)
@@ -290,7 +290,7 @@ def test_one_long_reference_used_many_times_is_never_rendered(form: str) -> None
     text = "[x]: http://" + "a" * 60_000 + "\n\n" + form * 10_000
     tracemalloc.start()
     try:
-        started = time.perf_counter()
+        started = time.process_time()  # CPU seconds: another process's load does not count
         html = render_markdown(text)
         _, peak = tracemalloc.get_traced_memory()
     finally:
@@ -299,7 +299,7 @@ def test_one_long_reference_used_many_times_is_never_rendered(form: str) -> None
     assert peak < 200 * 1024 * 1024, (
         f"rendering took {peak // 2**20} MB"
     )  # it took 2.3 GB when measured after rendering
-    assert time.perf_counter() - started < 5
+    assert time.process_time() - started < 5
 
 
 @pytest.mark.parametrize(
@@ -318,9 +318,9 @@ def test_one_long_reference_used_many_times_is_never_rendered(form: str) -> None
     ids=["brackets", "emphasis", "quotes", "lists", "angles", "backticks", "underscores", "images", "backslashes"],
 )
 def test_pathological_markdown_renders_quickly_and_bounded(text: str) -> None:
-    started = time.perf_counter()
+    started = time.process_time()  # CPU seconds: another process's load does not count
     html = render_markdown(text)
-    assert time.perf_counter() - started < 10
+    assert time.process_time() - started < 10
     assert len(html) <= 8 * len(text) + 4096
     assert_inert(html)
 

@@ -9,6 +9,7 @@ notification matter.
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -187,11 +188,14 @@ def test_servers_of_both_generations_get_the_roots(ip: InteractiveShell, tmp_pat
     assert mcp(ip, f"call {conn}.list_my_roots").result().content[0].text == "The client offers no roots."
 
 
-def test_roots_command(ip: InteractiveShell, tmp_path: Path) -> None:
+def test_roots_command(ip: InteractiveShell, request: pytest.FixtureRequest) -> None:
+    # a short folder: a listing cuts a long cell, and pytest's folder under an xdist worker (popen-gwN) is long
+    tmp_path = Path(tempfile.mkdtemp(prefix="r"))
+    request.addfinalizer(lambda: tmp_path.rmdir())
     table = mcp(ip, "roots")._repr_mimebundle_()["text/plain"]
     assert table.splitlines() == ["roots offered to servers", "name             uri", f"notebook folder  {here()}"]
     listed = mcp(ip, f"roots add {tmp_path} --name scratch")._repr_mimebundle_()["text/plain"]
-    assert "scratch" in listed and tmp_path.resolve().as_uri() in listed
+    assert f"scratch          {tmp_path.resolve().as_uri()}" in listed.splitlines()
     assert "scratch" in mcp(ip, "roots list")._repr_mimebundle_()["text/plain"]
     assert mcp(ip, "roots reset")._repr_mimebundle_()["text/plain"] == (
         "No roots are offered (the default): servers keep the folders they were started with. %mcp roots add PATH "
