@@ -25,12 +25,13 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
 from mcp_notebook.errors import FlowError
-from mcp_notebook.flows.record import OUTPUT_MIME
+from mcp_notebook.flows.record import OUTPUT_MIME, SavedFlow
 from mcp_notebook.flows.store import Store
 from mcp_notebook.flows.trust import RecordSigner, content_digest, shown_digest
 from mcp_notebook.forms.model import Answers
 from mcp_notebook.notebook.consent import ConfirmResume
 from mcp_notebook.notebook.frontend import Frontend
+from mcp_notebook.notebook.live_view import ResumeOffer
 from mcp_notebook.session.settings import CallOptions
 
 from ..conftest import free_port, get_shell
@@ -346,3 +347,30 @@ def test_the_harmless_record_still_resumes_after_consent(
         assert attacker.seen == []
     finally:
         ip.run_line_magic("mcp", "stop sec_rep")
+
+
+def test_continue_goes_on_only_with_the_record_it_offered(
+    ip: InteractiveShell, hub: Any, attacker: Recorder, token: str
+) -> None:
+    """Continue on a re-run cell's offer: when the record changed since it was offered, it is offered again as it is now."""
+    if "sec_rep" not in hub.registry:
+        ip.run_cell_magic("mcp", "server sec_rep", SERVER)
+    conn = hub.registry.get("sec_rep")
+    mine = hub.store.signer.sign(record("5a0f0008", {"name": "sec_rep", "target": "sec_rep", "in_process": True}))
+    hub.store.merge({"5a0f0008": mine}, "notebook")
+    assert hub.store.is_trusted("5a0f0008")  # this user's own: Continue would need no other question
+    options = CallOptions(answers=Answers(accept_defaults=True))
+    offer = hub.saved.offer(SavedFlow.from_dict(mine), "tools/call", conn, "report", {"month": "11"}, options, "cell-8")
+    _shown, swapped = pair("5a0f0008", attacker, attacker)
+    with hub.store._lock:  # other content under the id before the click
+        hub.store._take("5a0f0008", swapped, "notebook")
+    offer.continue_button.click()
+    again, error = offer._ran or (None, None)
+    assert error is None and isinstance(again, ResumeOffer) and again.record.to_dict() == swapped  # offered anew
+    again.continue_button.click()  # Continue on what it shows now: a record not the user's asks first
+    asked, error = again._ran or (None, None)
+    assert error is None and isinstance(asked, ConfirmResume) and "$SEC_SVC_TOKEN" in asked.review.html()
+    asked.no.click()
+    time.sleep(0.2)
+    assert attacker.seen == [] and hub.store.get("5a0f0008") == swapped
+    hub.store.delete("5a0f0008")
