@@ -5,7 +5,9 @@ string for a line of a table or a header; ``content_text`` reads a content block
 them) as one plain line, for a model's prompt or a caller that escapes it. ``mcp_line`` is the
 same care for the ``%mcp`` line: every line (or part of one) we suggest is built by it, each word
 encoded for the line's grammar by ``line_word`` (tests/security/test_suggested_lines.py fails on
-any ``%mcp`` line put together another way).
+any ``%mcp`` line put together another way). ``spell_out`` writes control, format (bidi,
+zero-width) and separator characters as ``\\uXXXX``; ``plain_text`` is what every ``text/plain``
+output goes through (newlines and tabs kept), so a server's escape sequences never reach a terminal.
 """
 
 from __future__ import annotations
@@ -13,9 +15,13 @@ from __future__ import annotations
 import html
 import json
 import shlex
+import unicodedata
 from typing import Any
 
-__all__ = ["clip", "content_text", "esc", "line_word", "mcp_line", "one_line"]
+__all__ = ["clip", "content_text", "esc", "line_word", "mcp_line", "one_line", "plain_text", "spell_out"]
+
+# control (C0, DEL, C1), format (bidi overrides, zero-width), lone surrogates, line and paragraph separators
+_SPELLED = frozenset(("Cc", "Cf", "Cs", "Zl", "Zp"))
 
 _QUOTE_IF = set(
     "'\"\\#{}?"
@@ -29,6 +35,29 @@ person fills it in, as with a secret left out."""
 def esc(value: Any) -> str:
     """``value`` as text that HTML shows as it is (quotes escaped too, so it is safe in attributes)."""
     return html.escape(str(value), quote=True)
+
+
+def spell_out(text: str, keep: str = "") -> str:
+    """``text`` with every control, format, surrogate and line/paragraph separator character but those
+    in ``keep`` written as ``\\uXXXX``: nothing in it moves the cursor, clears a screen, writes a
+    clipboard (OSC 52) or turns text around (bidi overrides), and nothing hides.
+    """
+    probe = text
+    for char in keep:
+        probe = probe.replace(char, "")
+    if probe.isprintable():  # the common case, at C speed (a space is printable; other spaces go the long way)
+        return text
+    return "".join(f"\\u{ord(c):04x}" if c not in keep and unicodedata.category(c) in _SPELLED else c for c in text)
+
+
+def plain_text(text: str) -> str:
+    """``text`` for a ``text/plain`` output or a printed line: ``spell_out`` keeping newlines and tabs.
+
+    Plain text reaches terminals (``jupyter console``, ``nbconvert --to script`` piped to a shell, a
+    CI log, VS Code's text renderer), which obey escape sequences a server put in its text: every
+    ``text/plain`` twin of an output and every printed note goes through this, as HTML goes through ``esc``.
+    """
+    return spell_out(text, "\n\t")
 
 
 def clip(text: str, width: int) -> str:

@@ -22,6 +22,12 @@ scheme         not ``http``/``https``: not a web page, so it gets no link
 odd-host       a host no real site has (``*``, quotes...): browsers disagree on it, so no link
 =============  ==================================================================================
 
+``consent_url`` is how every consent screen (a saved record's review and its Resume panel, a
+project config's approval and its row, a replay's refusal) shows a URL it would connect to or send
+to: the address as the client reaches it (``xn--`` host) and, under it, each warning, in HTML and
+in one line of text. A look-alike host (``api.gіthub.com``, Cyrillic ``і``) is never shown
+unmarked: its Unicode form appears only inside a warning.
+
 Nothing here fetches anything.
 """
 
@@ -29,13 +35,14 @@ from __future__ import annotations
 
 import ipaddress
 import re
-import unicodedata
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import ada_url
 
-__all__ = ["BrowserURL", "URLWarning", "read_url", "visible"]
+from .text import esc, spell_out
+
+__all__ = ["BrowserURL", "ShownURL", "URLWarning", "consent_url", "read_url", "visible"]
 
 WEB_SCHEMES = ("http", "https")
 # Scripts that are written together: a Japanese or Korean name is not "mixed" in the spoofing sense.
@@ -77,8 +84,8 @@ class BrowserURL:
 
 
 def visible(text: str) -> str:
-    """``text`` with control and format characters (tabs, zero-width, bidi overrides) spelled out."""
-    return "".join(f"\\u{ord(c):04x}" if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") else c for c in text)
+    """``text`` with control and format characters (tabs, zero-width, bidi overrides) spelled out (``text.spell_out``)."""
+    return spell_out(text)
 
 
 def read_url(text: str) -> BrowserURL | None:
@@ -141,6 +148,74 @@ def read_url(text: str) -> BrowserURL | None:
         has_userinfo=has_userinfo,
         warnings=tuple(warnings),
     )
+
+
+class ShownURL(str):
+    """A URL as a consent screen shows it: the string is the one-line text form, ``html`` the HTML one.
+
+    A ``str``, so the lines of a record's or a config entry's description stay strings (compared,
+    joined, escaped as before); the HTML of a consent screen uses ``html`` where it finds one.
+    """
+
+    html: str
+
+    def __new__(cls, text: str, html: str) -> ShownURL:
+        shown = super().__new__(cls, text)
+        shown.html = html
+        return shown
+
+
+_CONSENT_WARN = "color:#b71c1c"
+
+
+def consent_url(text: str) -> ShownURL:
+    """``text`` (a URL a record or a config names) for a consent screen, in text and HTML.
+
+    An address with nothing to warn about is shown as written. Otherwise the address shown is the
+    WHATWG reading (``read_url``: punycode host, control characters dropped or escaped), which is
+    what the client reaches, and each warning follows it, marked ⚠: the written form (control and
+    bidi characters spelled out) and the Unicode form of an ``xn--`` host appear only there.
+    """
+    read = read_url(text)
+    notes: list[str] = []
+    host = ""
+    if read is None:
+        shown = spell_out(text)
+        notes.append("This is not an address a client can reach as written; check where it came from.")
+    else:
+        host = read.hostname + (f":{read.port}" if read.port else "")
+        shown = spell_out(text) if not read.warnings else read.href
+        for warning in read.warnings:
+            notes.append(_consent_note(warning, read, text))
+    line = shown + "".join(f"  ⚠ {spell_out(n)}" for n in notes)
+    opens = (
+        f' <span class="mcp-opens">host <b class="mcp-domain" style="background:#fff3cd;color:#000;padding:0 2px">'
+        f"{esc(host)}</b></span>"
+        if host
+        else ""
+    )
+    warnings = "".join(
+        f'<div class="mcp-url-warning" style="{_CONSENT_WARN}">⚠ {esc(spell_out(n))}</div>' for n in notes
+    )
+    page = f"<code class='mcp-url' style='word-break:break-all'>{esc(shown)}</code>{opens}{warnings}"
+    return ShownURL(line, page)
+
+
+def _consent_note(warning: URLWarning, read: BrowserURL, text: str) -> str:
+    """A warning in a consent screen's words: a connection, not a browser tab, is what the address is for."""
+    host = read.hostname or "(no host)"
+    if warning.kind == "userinfo":
+        return f"The part before @ is not the host: the host is {host}."
+    if warning.kind == "rewritten":
+        seems = spell_out(_seems(text)) or "what the text suggests"
+        return f"This address reads differently from how it looks: a browser reads the host as {host}, not {seems}; programs may disagree on it."
+    if warning.kind == "invisible":
+        return f"The address contains invisible or control characters; as written: {spell_out(text)}"
+    if warning.kind == "odd-host":
+        return f"The host {host} has characters no real site name has."
+    if warning.kind == "scheme":
+        return f"Unusual scheme {read.scheme}: this is not a web address."
+    return warning.text  # punycode, confusable: about the name, the same for a browser and a client
 
 
 def _unicode(hostname: str) -> str:

@@ -29,7 +29,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..core.redact import secret_arguments
-from ..core.text import one_line
+from ..core.text import one_line, plain_text
 from ..core.urls import visible
 from ..errors import FlowError
 from ..forms.model import Answers
@@ -443,4 +443,4 @@ class Replay:
         return self.summary()
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(self.summary())
+        printer.text(plain_text(self.summary()))

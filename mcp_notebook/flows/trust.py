@@ -27,6 +27,8 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+from ..core.urls import consent_url
+
 __all__ = [
     "DIGEST_SHOWN",
     "RecordSigner",
@@ -182,10 +184,18 @@ def _names(value: Any) -> str:
     return str(value)
 
 
+# the sign-in options that are addresses (auth.sdk_provider.OAuthOptions), and how a review names them
+_URL_OPTIONS = {
+    "issuer": "with the authorization server",
+    "idp_token_endpoint": "with the identity provider's token endpoint",
+}
+
+
 def describe_record(record: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Everything resuming ``record`` would do, as (what, value) lines, in full (never clipped).
 
-    The values are the record's own text: callers escape them for HTML.
+    The values are the record's own text: callers escape them for HTML. A URL it connects to is a
+    ``core.urls.ShownURL`` (a ``str`` in text; its ``html`` is what a consent screen's HTML shows).
     """
     server = record.get("server") if isinstance(record.get("server"), dict) else {}
     assert isinstance(server, dict)
@@ -199,20 +209,27 @@ def describe_record(record: Mapping[str, Any]) -> list[tuple[str, str]]:
         if server.get("env"):
             lines.append(("with environment variables", _names(server["env"])))
     else:
-        lines.append(("connects to", target))
+        lines.append(("connects to", consent_url(target)))  # the host reached, look-alikes marked (core.urls)
         if server.get("bearer_env"):
             lines.append(("sends as bearer token", f"the value of ${server['bearer_env']}"))
         if server.get("headers"):
             lines.append(("with headers", _names(server["headers"])))
         oauth = server.get("oauth")
         if isinstance(oauth, dict):
-            said = ", ".join(f"{k} {v}" for k, v in sorted(oauth.items()) if k != "sign_in" and isinstance(v, str))
+            said = ", ".join(
+                f"{k} {v}"
+                for k, v in sorted(oauth.items())
+                if k not in ("sign_in", *_URL_OPTIONS) and isinstance(v, str)
+            )
             lines.append(
                 (
                     "signs in with OAuth",
                     f"{oauth.get('sign_in', 'oauth')}{f' ({said})' if said else ''}; secrets named by variable are read from this kernel",
                 )
             )
+            for option, what in _URL_OPTIONS.items():  # addresses get lines of their own, shown as reached
+                if isinstance(oauth.get(option), str):
+                    lines.append((what, consent_url(oauth[option])))
     kind = {"tools/call": "calls tool", "prompts/get": "gets prompt", "resources/read": "reads resource"}.get(
         str(record.get("method")), "calls"
     )

@@ -13,11 +13,12 @@ so the copied line sends that text as it is and never evaluates a ``{...}`` in i
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Never
 
 from IPython.core.error import UsageError
 
-from ..core.text import mcp_line
+from ..core.text import mcp_line, plain_text
 from ..errors import FlowError, Kind, Note, SessionError
 from ..forms.model import answer_words
 
@@ -192,8 +193,12 @@ def for_magics(error: FlowError) -> Exception:
     extra = hint(error.kind, fields)
     sep = "\n" if "\n" in str(error) else " "
     hinted = error.with_hint(extra, sep) if extra else error
+    text = plain_text(str(hinted))  # a server's words in it: its escape sequences spelled out for a terminal
     if isinstance(error, SessionError):
-        return UsageError(str(hinted))
+        return UsageError(text)
+    if text != str(hinted):
+        hinted = copy.copy(hinted)
+        hinted.args = (text,)
     return hinted
 
 

@@ -22,7 +22,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
 from ..auth.sdk_provider import OAuthOptions
-from ..core.text import mcp_line
+from ..core.text import mcp_line, plain_text
 from ..errors import FlowError
 from ..notebook.views import NotebookViews
 from ..notebook.watching import Watches
@@ -51,7 +51,9 @@ class MCPMagics(Magics, SessionSettings):
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         # first: configuration applied by Magics.__init__ reaches the session's model router
-        self.session = Session(self, shell=shell, tell=lambda note: print(with_hint(note)), views=NotebookViews())
+        self.session = Session(
+            self, shell=shell, tell=lambda note: print(plain_text(with_hint(note))), views=NotebookViews()
+        )
         super().__init__(shell=shell, **kwargs)
         self._parsers = build_parsers()
         type(self).mcp.__doc__ = full_usage(self._parsers)  # %mcp? shows the whole usage, generated from the parsers
@@ -158,7 +160,11 @@ class MCPMagics(Magics, SessionSettings):
         who = (
             conn.server_name or "an unnamed server"
         )  # its own name, never the connection's (that would read as the server's)
-        print(f"Connected {conn.name!r} to {who} at {conn.target.describe()} (protocol {conn.protocol_version}).")
+        print(
+            plain_text(
+                f"Connected {conn.name!r} to {who} at {conn.target.describe()} (protocol {conn.protocol_version})."
+            )
+        )
         return None
 
     def _connect_from_config(self, words: list[str]) -> Any:
@@ -604,14 +610,14 @@ class MCPMagics(Magics, SessionSettings):
         if ns.output:
             assert self.shell is not None  # a line magic runs in its shell
             self.shell.user_ns[ns.output] = outcome
-        print(outcome.check().summary())  # check() raises, listing the differences, when anything changed
+        print(plain_text(outcome.check().summary()))  # check() raises, listing the differences, when anything changed
 
     # ------------------------------------------------------------------ servers in the notebook
     def _do_server(self, words: list[str], cell: str | None) -> Any:
         ns, _ = self._parsers["server"].parse(words)
         if cell is None:
             raise UsageError("%%mcp server is a cell magic: write the server's code in the cell below the magic line")
-        print("\n".join(self.session.define_server(ns.name, cell, ns.var)))
+        print(plain_text("\n".join(self.session.define_server(ns.name, cell, ns.var))))
 
     def _do_serve(self, words: list[str], cell: str | None) -> Any:
         from ..prototype import LOOPBACK

@@ -5,7 +5,8 @@ URL and which variable's value it would send as a token, the tool and its argume
 escaped: it is how ``%mcp flows`` shows records of a received notebook. ``ConfirmResume`` is the
 interactive question: the same review, the reasons it needs consent, and Resume / Don't resume.
 ``ConfirmProjectServer`` asks the same way before an entry of a project's config file (``.mcp.json``,
-``.vscode/mcp.json``: it came with the folder) is started or sent the user's variables.
+``.vscode/mcp.json``: it came with the folder) is started or sent the user's variables. A URL in
+any of them is shown by ``core.urls.consent_url``: the host the client reaches, look-alikes marked.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from typing import Any
 
 import ipywidgets as w
 
+from ..core.text import plain_text
+from ..core.urls import ShownURL
 from ..flows.record import SavedFlow
 from ..flows.trust import describe_record, record_text
 from .display import STYLE, esc
@@ -23,6 +26,16 @@ from .live_view import Choice, ChoicePanel
 __all__ = ["ConfirmProjectServer", "ConfirmResume", "RecordReview"]
 
 _WARN = "#b71c1c"
+
+
+def _rows(lines: list[tuple[str, str]]) -> str:
+    """A review's (what, value) lines as table rows: a URL as ``core.urls.consent_url`` shows it, the rest as code."""
+    return "".join(
+        f"<tr><th>{esc(what)}</th><td>"
+        + (value.html if isinstance(value, ShownURL) else f"<code style='word-break:break-all'>{esc(value)}</code>")
+        + "</td></tr>"
+        for what, value in lines
+    )
 
 
 class RecordReview:
@@ -37,16 +50,13 @@ class RecordReview:
         return record_text(self.record.to_dict(), self.concerns)
 
     def html(self) -> str:
-        rows = "".join(
-            f"<tr><th>{esc(what)}</th><td><code style='word-break:break-all'>{esc(value)}</code></td></tr>"
-            for what, value in self.lines
-        )
+        rows = _rows(self.lines)
         why = "".join(f"<li>{esc(c)}</li>" for c in self.concerns)
         warn = f"<ul style='color:{_WARN};margin:2px 0'>{why}</ul>" if why else ""
         return f'<div class="mcp-record-review"><b>flow {esc(self.record.id)}</b> ({esc(self.record.label)}){warn}<table>{rows}</table></div>'
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return {"text/plain": self.text(), "text/html": STYLE + f'<div class="mcpnb">{self.html()}</div>'}
+        return {"text/plain": plain_text(self.text()), "text/html": STYLE + f'<div class="mcpnb">{self.html()}</div>'}
 
 
 class ConfirmResume(ChoicePanel):
@@ -85,10 +95,7 @@ class ConfirmProjectServer(ChoicePanel):
         self, name: str, lines: list[tuple[str, str]], concerns: list[str], on_approve: Callable[[], Any]
     ) -> None:
         self.lines, self.concerns = lines, list(concerns)
-        rows = "".join(
-            f"<tr><th>{esc(what)}</th><td><code style='word-break:break-all'>{esc(value)}</code></td></tr>"
-            for what, value in lines
-        )
+        rows = _rows(lines)
         why = "".join(f"<li>{esc(c)}</li>" for c in self.concerns)
         text = (
             f'<div class="mcpnb"><div class="hdr" style="color:{_WARN}">⚠ Check this project server before it runs.</div>'

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.kept import Kept
 from ..core.limits import Limits
 from ..core.text import clip as _clip
-from ..core.text import content_text, esc
+from ..core.text import content_text, esc, plain_text
 from .listing import ShownOnce
 
 if TYPE_CHECKING:
@@ -685,7 +685,10 @@ class ResultView:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         plain, rich = self.parts()
-        return {"text/plain": "\n".join(plain), "text/html": STYLE + '<div class="mcpnb">' + "".join(rich) + "</div>"}
+        return {
+            "text/plain": plain_text("\n".join(plain)),
+            "text/html": STYLE + '<div class="mcpnb">' + "".join(rich) + "</div>",
+        }
 
 
 class _Blob:
@@ -774,7 +777,7 @@ class TraceView(ShownOnce):
             + "</table>"
         )
         return {
-            "text/plain": "\n".join(plain),
+            "text/plain": plain_text("\n".join(plain)),
             "text/html": STYLE
             + f'<div class="mcpnb"><div class="hdr">trace of <b>{esc(flow.label)}</b> (protocol {esc(version)})</div>{table}'
             + "".join(note_html(n) for n in notes)
@@ -845,7 +848,7 @@ class FlowReport:
             plain.append(note)
             rich.append(note_html(note))
         bundle: dict[str, Any] = {
-            "text/plain": "\n".join(plain),
+            "text/plain": plain_text("\n".join(plain)),
             "text/html": STYLE + '<div class="mcpnb">' + "".join(rich) + "</div>",
         }
         app = getattr(flow, "app", None)
@@ -863,7 +866,7 @@ class FlowReport:
         if self.trace:
             tb = TraceView(flow, self.limits)._repr_mimebundle_()
             bundle = {
-                "text/plain": bundle["text/plain"] + "\n" + tb["text/plain"],
+                "text/plain": plain_text(bundle["text/plain"] + "\n" + tb["text/plain"]),
                 "text/html": bundle["text/html"] + tb["text/html"],
             }
         return bundle
@@ -887,20 +890,24 @@ class Table(ShownOnce):
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         if not self.rows:
-            return {"text/plain": self.empty, "text/html": f'<div class="mcpnb"><i>{esc(self.empty)}</i></div>'}
-        widths = [max(len(str(c)), *(len(str(r[i])) for r in self.rows)) for i, c in enumerate(self.columns)]
+            return {
+                "text/plain": plain_text(self.empty),
+                "text/html": f'<div class="mcpnb"><i>{esc(self.empty)}</i></div>',
+            }
+        cells = [[plain_text(str(v)) for v in row] for row in self.rows]  # spelled out before they are measured
+        widths = [max(len(str(c)), *(len(r[i]) for r in cells)) for i, c in enumerate(self.columns)]
         widths = [min(w, 60) for w in widths]
         lines = ([self.title] if self.title else []) + [
             "  ".join(str(c).ljust(w) for c, w in zip(self.columns, widths, strict=True)).rstrip()
         ]
         last = len(self.columns) - 1
-        for row in self.rows:
+        for row in cells:
             if not self.wrap or len(row) <= last:
-                lines.append("  ".join(_clip(str(v), w).ljust(w) for v, w in zip(row, widths, strict=False)).rstrip())
+                lines.append("  ".join(_clip(v, w).ljust(w) for v, w in zip(row, widths, strict=False)).rstrip())
                 continue
-            lead = "  ".join(_clip(str(v), w).ljust(w) for v, w in zip(row[:last], widths, strict=False))
+            lead = "  ".join(_clip(v, w).ljust(w) for v, w in zip(row[:last], widths, strict=False))
             indent = " " * (len(lead) + 2)
-            folded = _fold(str(row[last]), widths[last])
+            folded = _fold(row[last], widths[last])
             lines.append(f"{lead}  {folded[0]}".rstrip())
             lines.extend(f"{indent}{part}".rstrip() for part in folded[1:])
         head = "".join(f"<th>{esc(c)}</th>" for c in self.columns)
@@ -914,7 +921,7 @@ class Table(ShownOnce):
         title = f'<div class="hdr">{esc(self.title)}</div>' if self.title else ""
         notes = "".join(note_html(n) for n in self.notes)
         return {
-            "text/plain": "\n".join(lines + self.notes),
+            "text/plain": plain_text("\n".join(lines + self.notes)),
             "text/html": STYLE + f'<div class="mcpnb">{title}<table><tr>{head}</tr>{body}</table>{notes}</div>',
         }
 

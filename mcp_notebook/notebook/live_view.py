@@ -34,6 +34,7 @@ import ipywidgets as w
 
 from ..core.kept import Kept
 from ..core.limits import Limits
+from ..core.text import plain_text
 from ..core.threads import KernelLoop, Reply
 from ..errors import FlowError
 from ..flows.ui import HeadlessUI
@@ -117,7 +118,9 @@ class LiveView:
             view = {"version_major": 2, "version_minor": 0, "model_id": self.box.model_id}
             data = {
                 WIDGET_VIEW_MIME: view,
-                "text/plain": f"MCP flow {flow.label}: live in its kernel (its form shows where this notebook is trusted)",
+                "text/plain": plain_text(
+                    f"MCP flow {flow.label}: live in its kernel (its form shows where this notebook is trusted)"
+                ),
             }
             self._hand_over(
                 self.on_live,
@@ -502,7 +505,10 @@ class ChoicePanel:
         self.main.to_kernel(self._run, choice)
 
     def _run(self, choice: Choice) -> None:
-        summary = {"text/plain": choice.summary, "text/html": f'<div class="mcpnb">{esc(choice.summary)}</div>'}
+        summary = {
+            "text/plain": plain_text(choice.summary),
+            "text/html": f'<div class="mcpnb">{esc(choice.summary)}</div>',
+        }
         self.handle.update(summary, raw=True)
         for child in (self.box, self.text, *(c.button for c in self.choices)):
             child.close()
@@ -515,7 +521,7 @@ class ChoicePanel:
             text = str(exc) or type(exc).__name__
             self.handle.update(
                 {
-                    "text/plain": f"{choice.summary}\nError: {text}",
+                    "text/plain": plain_text(f"{choice.summary}\nError: {text}"),
                     "text/html": summary["text/html"] + f'<div class="mcpnb"><div class="err">{esc(text)}</div></div>',
                 },
                 raw=True,

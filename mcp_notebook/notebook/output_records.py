@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from ..core.text import mcp_line, one_line
+from ..core.text import mcp_line, one_line, plain_text
 from ..core.threads import KernelLoop
 from ..core.urls import visible
 from ..flows.record import OUTPUT_MIME, RECORD_VERSION, SavedFlow, questions
@@ -195,10 +195,10 @@ class OutputRecords:
             f"active here). Keep this output and save the notebook; to continue, in any kernel of this notebook run:\n"
             f"    {mcp_line('%mcp', 'resume', saved.id)}"  # a received notebook's id: encoded for the line's grammar
         )
-        return {"text/plain": line, OUTPUT_MIME: record}
+        return {"text/plain": plain_text(line), OUTPUT_MIME: record}
 
     @staticmethod
     def _void_bundle(flow_id: str) -> dict[str, Any]:
         at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         line = f"mcp-notebook: flow {flow_id} ended here, so any record of it saved earlier in this notebook no longer counts."
-        return {"text/plain": line, OUTPUT_MIME: {"v": RECORD_VERSION, "ended": flow_id, "at": at}}
+        return {"text/plain": plain_text(line), OUTPUT_MIME: {"v": RECORD_VERSION, "ended": flow_id, "at": at}}

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import ipywidgets as w
 
-from ..core.text import content_text, esc
+from ..core.text import content_text, esc, plain_text
 from ..core.threads import Reply
 from ..sampling.router import Choice, Reviewed
 
@@ -121,9 +121,9 @@ def sampling_bundle(server: str, key: str, params: Any, choice: Choice, result: 
     """What the ``always`` policy shows: the request (before sending) or the reply (after)."""
     if result is None:
         plain = f"{server} asks for a model reply ({key}); sending to {choice.config.name} — {choice.why}"
-        return {"text/plain": plain, "text/html": request_html(server, key, params, choice)}
+        return {"text/plain": plain_text(plain), "text/html": request_html(server, key, params, choice)}
     text = content_text(result.content)
-    return {"text/plain": f"reply from {result.model}: {text}", "text/html": reply_html(result)}
+    return {"text/plain": plain_text(f"reply from {result.model}: {text}"), "text/html": reply_html(result)}
 
 
 # ---------------------------------------------------------------------- edits (pure)

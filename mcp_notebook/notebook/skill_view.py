@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.text import esc
+from ..core.text import esc, plain_text
 from ..wire.skills import LoadedSkill
 from .listing import ShownOnce
 
@@ -49,4 +49,4 @@ class SkillView(ShownOnce):
             f"<table><tr><th>file</th><th>bytes</th><th>verified</th></tr>{rows}</table>"
             f'<div class="md">{render_markdown(self.body)}</div>{others}</div>'
         )
-        return {"text/plain": plain, "text/html": html}
+        return {"text/plain": plain_text(plain), "text/html": html}

@@ -36,7 +36,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..core.limits import Limits
-from ..core.text import esc, one_line
+from ..core.text import esc, one_line, plain_text
 from ..core.threads import KernelLoop
 from ..errors import FlowError, describe_exception
 from ..wire.connection import covers
@@ -341,7 +341,7 @@ class WatchView:
         )
         hdr = f'<div class="hdr"><b>{esc(head)}</b> <span class="note">({esc(count + when)})</span></div>'
         html = STYLE + '<div class="mcpnb">' + hdr + "".join(note_html(n) for n in notes) + "".join(rich) + "</div>"
-        return {"text/plain": "\n".join([head, *notes, *plain]), "text/html": html}
+        return {"text/plain": plain_text("\n".join([head, *notes, *plain])), "text/html": html}
 
 
 Row = tuple[str, str, int, str]

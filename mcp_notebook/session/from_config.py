@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.text import mcp_line
+from ..core.text import mcp_line, plain_text
 from ..wire.configs import (
     _CONNECTION_NAME,
     ConfigError,
@@ -278,7 +278,7 @@ def _ask_approval(
 
     def approved() -> None:
         approvals.approve(entry.file, entry.digest, entry.name)
-        print(_connect_one(session, entry, True))
+        print(plain_text(_connect_one(session, entry, True)))  # a server's error text: spelled out for a terminal
 
     panel = session.views.confirm_project_server(entry.connection_name, describe_entry(entry), concerns, approved)
     if panels is not None:

@@ -67,11 +67,12 @@ def _read(path: str, signer: RecordSigner) -> tuple[dict[str, Any], bool]:
         raise SessionError(f"{path}: {exc}", kind="bad_input") from None
 
 
-def _received(path: str, rec: dict[str, Any]) -> SessionError:
+def _received(path: str, rec: dict[str, Any], reaches: str = "") -> SessionError:
     """A recording this user did not write: everything replaying it would send, shown whole, and nothing sent.
 
-    Every string is JSON with ASCII escapes, so no control, bidi or look-alike character hides a
-    part of it; what is too long to show whole is refused without being shown in part.
+    Every string of the file is JSON with ASCII escapes, so no control, bidi or look-alike character
+    hides a part of it; what is too long to show whole is refused without being shown in part.
+    ``reaches`` says where the connection it would use sends it (``_reaches``).
     """
 
     def shown(value: Any) -> str:
@@ -83,7 +84,7 @@ def _received(path: str, rec: dict[str, Any]) -> SessionError:
         for a in rec["asked"]
     ]
     told = (
-        f"Replayed, it {what} {shown(rec['name'])} on connection {shown(rec['server'])} with arguments "
+        f"Replayed, it {what} {shown(rec['name'])} on connection {shown(rec['server'])}{reaches} with arguments "
         f"{shown(rec['arguments'])}" + (f" (and asks you for {shown(rec['withheld'])})" if rec["withheld"] else "")
         + (f", and answers as recorded: {'; '.join(answers)}" if answers else ", and answers no question")
     )  # fmt: skip
@@ -91,6 +92,20 @@ def _received(path: str, rec: dict[str, Any]) -> SessionError:
     if len(told) > SHOWN_LIMIT:
         told = f"What it would send is {len(told):,} characters long, too long to show here whole: read the file first"
     return SessionError(f"{head} {told}. Nothing was sent.", kind="replay_untrusted", server=rec["server"], details={"path": path})  # fmt: skip
+
+
+def _reaches(session: Session, name: str) -> str:
+    """Where connection ``name`` sends what a replay sends, as a consent shows it ("" when it is not known here, or in-process)."""
+    from ..core.urls import consent_url
+
+    if name not in session.registry:
+        return ""
+    target = session.registry.get(name).target
+    if target.kind == "http":
+        return f" (which reaches {consent_url(target.url)})"
+    if target.kind == "stdio":
+        return f" (which runs {target.describe()})"
+    return ""  # a server of this kernel: its name says it
 
 
 def replay(
@@ -103,7 +118,7 @@ def replay(
     """
     before, signed = _read(path, session.store.signer)
     if not signed and not trust:
-        raise _received(path, before)
+        raise _received(path, before, _reaches(session, server or before["server"]))
     conn = session.registry.get(server or before["server"])  # FlowError "unknown_connection" names the connected ones
     arguments = dict(before["arguments"])
     for name in before["withheld"]:

@@ -401,8 +401,10 @@ class SavedFlows:
         if name in session.registry:
             saved, current = target_of(record.server), target_of(session.registry.get(name).target.saved())
             if saved != current:
-                where = f"{saved[0]} (folder {saved[1]})" if saved[1] else saved[0]
-                now = f"{current[0]} (folder {current[1]})" if current[1] else current[0]
+                # URLs as reached, look-alike hosts marked
+                saved_at, now_at = (_target_shown(t[0]) for t in (saved, current))
+                where = f"{saved_at} (folder {saved[1]})" if saved[1] else saved_at
+                now = f"{now_at} (folder {current[1]})" if current[1] else now_at
                 concerns.append(
                     f"connection {name!r} now points to {now}, but the flow was saved against {where}; its saved state would go there"
                 )
@@ -488,6 +490,13 @@ def consent_needed(record: SavedFlow, concerns: list[str]) -> SessionError:
     return SessionError(
         text, kind="consent_needed", flow_id=record.id, server=record.server_name, details={"concerns": concerns}
     )
+
+
+def _target_shown(target: str) -> str:
+    """A saved or current target as a consent shows it: a URL through ``core.urls.consent_url``, the rest as written."""
+    from ..core.urls import consent_url
+
+    return str(consent_url(target)) if target.startswith(("http://", "https://")) else target
 
 
 def conflict_refusal(flow_id: str, claimants: list[SavedFlow], concerns: Any) -> SessionError:

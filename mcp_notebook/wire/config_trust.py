@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.private_table import PrivateTable, data_file
+from ..core.urls import consent_url
 
 if TYPE_CHECKING:
     from .configs import ServerEntry
@@ -104,7 +105,8 @@ def describe_entry(entry: ServerEntry) -> list[tuple[str, str]]:
 
     Variables are named, never read (a command-line variable whose value is not set yet is shown
     as written); literal header and environment values are masked (they are the file's secrets,
-    and outputs are saved with notebooks). The values are the file's own text: callers escape them.
+    and outputs are saved with notebooks). The values are the file's own text: callers escape them;
+    the URL is a ``core.urls.ShownURL`` (its host as reached, a look-alike one marked).
     """
     from .configs import ConfigError, _shown_value
 
@@ -124,7 +126,7 @@ def describe_entry(entry: ServerEntry) -> list[tuple[str, str]]:
         if entry.env_file:
             lines.append(("and the variables of the file", entry.env_file))
     else:
-        lines.append(("connects to", str(target)))
+        lines.append(("connects to", consent_url(str(target))))  # the host reached, look-alikes marked
         if entry.headers:
             lines.append(("sends headers", ", ".join(f"{k}: {_shown_value(v)}" for k, v in entry.headers.items())))
     names = [ref.name for ref in entry.variables()]

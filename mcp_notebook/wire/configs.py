@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..core.redact import MASK, is_secret_name
+from ..core.urls import consent_url
 from ..errors import SessionError
 
 if TYPE_CHECKING:
@@ -392,7 +393,7 @@ class ServerEntry:
             if self.env:
                 extras.append("env " + ", ".join(f"{k}={_shown_value(v)}" for k, v in self.env.items()))
             return text + (f"  [{'; '.join(extras)}]" if extras else "")
-        text = _masked_url(self.url)
+        text = str(consent_url(_masked_url(self.url)))  # a row a --trust-project approves: look-alike hosts marked
         if self.headers:
             text += "  [headers " + ", ".join(f"{k}: {_shown_value(v)}" for k, v in self.headers.items()) + "]"
         return text
