@@ -184,7 +184,11 @@ def build_parsers() -> dict[str, Parser]:
     p.add_argument(
         "--idp-client-id", metavar="ID", help="enterprise sign-in: this client's id at the identity provider"
     )
-    p.add_argument("--issuer", metavar="URL", help="enterprise sign-in: the MCP server's authorization server (issuer)")
+    p.add_argument(
+        "--issuer",
+        metavar="URL",
+        help="pin sign-in to this authorization server (issuer URL): a client secret, key or workload token goes nowhere else",
+    )
     p.add_argument(
         "--assertion-env",
         metavar="VAR",
