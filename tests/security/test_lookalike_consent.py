@@ -133,7 +133,7 @@ def test_the_resume_panel_in_a_kernel_shows_the_host_reached(tmp_path: Path) -> 
 # ---------------------------------------------------------------------- a project's config file
 def test_a_project_config_row_refusal_and_approval_show_the_host_reached(
     home: Path,  # noqa: F811 - the fixture imported above
-    session: Any,  # noqa: F811
+    session: Any,  # noqa: F811 - the fixture imported above
     ip: InteractiveShell,
 ) -> None:
     from mcp_notebook.session.from_config import COLUMNS, connect_from_config
