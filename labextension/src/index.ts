@@ -5,9 +5,10 @@
  * extension keeps them in the notebook's metadata (`flows.ts`), answers the
  * kernel's comm (`comm.ts`, which also writes flows' reports into cells:
  * `reports.ts`), marks the forms of a gone kernel stale (`stale.ts`), relays
- * OAuth sign-ins to the kernel (`oauth.ts`) and renders MCP Apps in outputs
- * (`apps/`).  `panel.ts` sets up each notebook view; this file only wires
- * the plugin.
+ * OAuth sign-ins to the kernel (`oauth.ts`), renders MCP Apps in outputs
+ * (`apps/`) and keeps a notebook that is not trusted from restoring saved
+ * widgets that carry code (`widget_guard.ts`).  `panel.ts` sets up each
+ * notebook view; this file only wires the plugin.
  */
 
 import {

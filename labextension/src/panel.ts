@@ -1,6 +1,7 @@
 /**
  * One notebook view (JupyterLab or Notebook 7): its kernels, its markers,
- * its stale forms, and where its App outputs find their comm.
+ * its stale forms, its saved widget state, and where its App outputs find
+ * their comm.
  */
 
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
@@ -13,6 +14,7 @@ import { hookKernel, latestComm } from './comm';
 import { METADATA_KEY, updateMarkers } from './flows';
 import type { OAuthRelay } from './oauth';
 import { KernelGone, markPanelStale } from './stale';
+import { guardSavedWidgets } from './widget_guard';
 
 /** Set up one notebook view (JupyterLab or Notebook 7). */
 export function setupPanel(
@@ -25,6 +27,8 @@ export function setupPanel(
     return;
   }
   seen.add(panel);
+  // First: the saved widget state must be checked before the manager restores it.
+  guardSavedWidgets(panel);
   const context = panel.context;
   const sessionContext = panel.sessionContext;
   // Each notebook clones the app's registry when it is created; one created

@@ -12,8 +12,10 @@ extension prefers ``OUTPUT_MIME`` (its renderer ranks first), a viewer without w
 
 anywidget is optional (``pip install 'mcp-notebook[app-widget]'``): its JupyterLab extension runs the
 front-end code of any anywidget model restored from a notebook's saved widget state as the notebook
-opens, trusted or not, so installing it is the user's choice. Without it ``widget_for`` gives ``None``
-and the report stays text (and ``OUTPUT_MIME``), as before.
+opens, trusted or not (our labextension, where it is in the page, takes such models out of a notebook
+that is not trusted first: ``labextension/src/widget_guard.ts``), so installing it is the user's
+choice. Without it ``widget_for`` gives ``None`` and the report stays text (and ``OUTPUT_MIME``), as
+before.
 """
 
 from __future__ import annotations

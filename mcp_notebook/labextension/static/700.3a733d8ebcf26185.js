@@ -200,4 +200,28 @@
   content: none;
   display: none;
 }
+
+/* A notebook that is not trusted: its saved widget code was not loaded (widget_guard.ts). */
+.mcp-notebook-widget-state-notice {
+  display: flex;
+  gap: 8px;
+  align-items: flex-start;
+  padding: 4px 8px;
+  background: var(--jp-warn-color3, #ffe0b2);
+  color: var(--jp-ui-font-color1, #000);
+  font-family: var(--jp-ui-font-family, sans-serif);
+  font-size: var(--jp-ui-font-size1, 13px);
+  line-height: 1.4;
+  overflow-wrap: anywhere;
+  user-select: text;
+}
+
+.mcp-notebook-widget-state-notice > span {
+  flex: 1 1 auto;
+}
+
+.mcp-notebook-widget-state-notice > button {
+  flex: 0 0 auto;
+  white-space: nowrap;
+}
 `,""]),t.d(e,{},{A:s})},314(o){o.exports=function(o){var e=[];return e.toString=function(){return this.map(function(e){var t="",n=void 0!==e[5];return e[4]&&(t+="@supports (".concat(e[4],") {")),e[2]&&(t+="@media ".concat(e[2]," {")),n&&(t+="@layer".concat(e[5].length>0?" ".concat(e[5]):""," {")),t+=o(e),n&&(t+="}"),e[2]&&(t+="}"),e[4]&&(t+="}"),t}).join("")},e.i=function(o,t,n,r,a){"string"==typeof o&&(o=[[null,o,void 0]]);var p={};if(n)for(var i=0;i<this.length;i++){var s=this[i][0];null!=s&&(p[s]=!0)}for(var c=0;c<o.length;c++){var l=[].concat(o[c]);n&&p[l[0]]||(void 0!==a&&(void 0===l[5]||(l[1]="@layer".concat(l[5].length>0?" ".concat(l[5]):""," {").concat(l[1],"}")),l[5]=a),t&&(l[2]&&(l[1]="@media ".concat(l[2]," {").concat(l[1],"}")),l[2]=t),r&&(l[4]?(l[1]="@supports (".concat(l[4],") {").concat(l[1],"}"),l[4]=r):l[4]="".concat(r)),e.push(l))}},e}},601(o){o.exports=function(o){return o[1]}},72(o){var e=[];function t(o){for(var t=-1,n=0;n<e.length;n++)if(e[n].identifier===o){t=n;break}return t}function n(o,n){for(var r={},a=[],p=0;p<o.length;p++){var i=o[p],s=n.base?i[0]+n.base:i[0],c=r[s]||0,l="".concat(s," ").concat(c);r[s]=c+1;var f=t(l),d={css:i[1],media:i[2],sourceMap:i[3],supports:i[4],layer:i[5]};if(-1!==f)e[f].references++,e[f].updater(d);else{var u=function(o,e){var t=e.domAPI(e);return t.update(o),function(e){e?(e.css!==o.css||e.media!==o.media||e.sourceMap!==o.sourceMap||e.supports!==o.supports||e.layer!==o.layer)&&t.update(o=e):t.remove()}}(d,n);n.byIndex=p,e.splice(p,0,{identifier:l,updater:u,references:1})}a.push(l)}return a}o.exports=function(o,r){var a=n(o=o||[],r=r||{});return function(o){o=o||[];for(var p=0;p<a.length;p++){var i=t(a[p]);e[i].references--}for(var s=n(o,r),c=0;c<a.length;c++){var l=t(a[c]);0===e[l].references&&(e[l].updater(),e.splice(l,1))}a=s}}},659(o){var e={};o.exports=function(o,t){var n=function(o){if(void 0===e[o]){var t=document.querySelector(o);if(window.HTMLIFrameElement&&t instanceof window.HTMLIFrameElement)try{t=t.contentDocument.head}catch(o){t=null}e[o]=t}return e[o]}(o);if(!n)throw Error("Couldn't find a style target. This probably means that the value for the 'insert' parameter is invalid.");n.appendChild(t)}},540(o){o.exports=function(o){var e=document.createElement("style");return o.setAttributes(e,o.attributes),o.insert(e,o.options),e}},56(o,e,t){o.exports=function(o){var e=t.nc;e&&o.setAttribute("nonce",e)}},206(o){o.exports=function(o){if("u"<typeof document)return{update:function(){},remove:function(){}};var e=o.insertStyleElement(o);return{update:function(t){var n,r,a;n="",t.supports&&(n+="@supports (".concat(t.supports,") {")),t.media&&(n+="@media ".concat(t.media," {")),(r=void 0!==t.layer)&&(n+="@layer".concat(t.layer.length>0?" ".concat(t.layer):""," {")),n+=t.css,r&&(n+="}"),t.media&&(n+="}"),t.supports&&(n+="}"),(a=t.sourceMap)&&"u">typeof btoa&&(n+="\n/*# sourceMappingURL=data:application/json;base64,".concat(btoa(unescape(encodeURIComponent(JSON.stringify(a))))," */")),o.styleTagTransform(n,e,o.options)},remove:function(){var o;null===(o=e).parentNode||o.parentNode.removeChild(o)}}}},113(o){o.exports=function(o,e){if(e.styleSheet)e.styleSheet.cssText=o;else{for(;e.firstChild;)e.removeChild(e.firstChild);e.appendChild(document.createTextNode(o))}}},959(o,e,t){var n=t(72),r=t.n(n),a=t(206),p=t.n(a),i=t(659),s=t.n(i),c=t(56),l=t.n(c),f=t(540),d=t.n(f),u=t(113),m=t.n(u),b=t(646),v={};v.styleTagTransform=m(),v.setAttributes=l(),v.insert=s().bind(null,"head"),v.domAPI=p(),v.insertStyleElement=d(),r()(b.A,v),b.A&&b.A.locals&&b.A.locals}}]);
