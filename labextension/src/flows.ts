@@ -108,10 +108,16 @@ export function waitingCells(raw: unknown): Map<string, string[]> {
  * `{expr}` expansion runs even inside quotes, so braces are doubled, then the word is quoted
  * (`shlex.quote`) when the magic's split, comment stripping, expansion or IPython's trailing `?`
  * would change it. Text with a control, format or line/paragraph separator character cannot be
- * written (IPython splits a cell at U+2028 even inside quotes): it is written as `…`.
+ * written (IPython splits a cell at U+2028 even inside quotes): it is written as `…`. So is a word
+ * starting with `-`: the subcommand's parser reads it as a flag whatever its quotes (an entry whose
+ * id is `--trust=sha256:…` made `%mcp resume ID` consent to another record). Every word written here
+ * is a value (a flow id), never one of our flags.
  */
 export function lineWord(text: string): string {
-  if (/[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}]|[^\P{Zs} ]/u.test(text)) {
+  if (
+    text.startsWith('-') ||
+    /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}]|[^\P{Zs} ]/u.test(text)
+  ) {
     return '…';
   }
   const doubled = text.replace(/\{/g, '{{').replace(/\}/g, '}}');

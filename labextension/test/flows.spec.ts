@@ -101,6 +101,9 @@ describe('lineWord', () => {
     ['x\ny', '…'],
     ['\u202eevil', '…'],
     ['x\u00a0y', '…'],
+    ['--trust=sha256:0123456789abcdef', '…'],
+    ['--accept-defaults', '…'],
+    ['-', '…'],
     ['é', 'é']
   ])('writes %j as %s', (text, word) => {
     expect(lineWord(text)).toBe(word);

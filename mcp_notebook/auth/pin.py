@@ -22,7 +22,7 @@ import base64
 import json
 from typing import TYPE_CHECKING
 
-from ..core.text import mcp_line
+from ..core.text import Flag, mcp_line
 
 if TYPE_CHECKING:
     from mcp.shared.auth import OAuthMetadata
@@ -103,7 +103,7 @@ class IssuerPin:
                 f"the server now sends you to the authorization server {issuer}, but your credentials for it went to "
                 f"{pinned} before (remembered for {self.resource}); nothing was sent to {issuer}. If that change is "
                 f"expected, sign out ({mcp_line('%mcp', 'auth', 'logout', self.resource)}) or connect with "
-                f"{mcp_line('--issuer', issuer)}"  # the issuer is the server's: encoded for the line (issue 34, finding 3)
+                f"{mcp_line(Flag('--issuer'), issuer)}"  # the issuer is the server's: encoded for the line (issue 34, finding 3)
             )
         if assertion is not None:
             audiences = assertion_audiences(assertion)

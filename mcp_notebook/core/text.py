@@ -18,7 +18,7 @@ import shlex
 import unicodedata
 from typing import Any
 
-__all__ = ["clip", "content_text", "esc", "line_word", "mcp_line", "one_line", "plain_text", "spell_out"]
+__all__ = ["Flag", "clip", "content_text", "esc", "line_word", "mcp_line", "one_line", "plain_text", "spell_out"]
 
 # control (C0, DEL, C1), format (bidi overrides, zero-width), lone surrogates, line and paragraph separators
 _SPELLED = frozenset(("Cc", "Cf", "Cs", "Zl", "Zp"))
@@ -114,11 +114,18 @@ def line_word(text: str) -> str:
     return shlex.quote(doubled)
 
 
+class Flag(str):
+    """One of our own words of a ``%mcp`` line that starts with ``-`` (``--trust``, ``-o``, the ``--`` before a
+    stdio command): ``mcp_line`` writes it as a flag. Only code names a flag; text never becomes one."""
+
+    __slots__ = ()
+
+
 def mcp_line(*words: str) -> str:
     """The words as a ``%mcp`` line (or part of one) that the magic reads back as exactly these words.
 
-    The one builder of every line we suggest (``mcp_line("%mcp", "resume", flow_id, "--trust")``,
-    ``mcp_line("--answer", f"{field}=VALUE")``): each word goes through ``line_word``, so a server's
+    The one builder of every line we suggest (``mcp_line("%mcp", "resume", flow_id, Flag("--trust"))``,
+    ``mcp_line(Flag("--answer"), f"{field}=VALUE")``): each word goes through ``line_word``, so a server's
     or a received record's text is data in the line, never ``{expr}`` to evaluate, a quote that
     ends the word, a ``#`` comment or a line break that starts Python. Our own words (``%mcp``,
     flags, ``NAME=VALUE`` placeholders) come out as written.
@@ -126,6 +133,19 @@ def mcp_line(*words: str) -> str:
     A word that is not printable cannot be written at all: IPython splits a cell at U+2028,
     ``\\x0c``, ``\\x85`` and other line separators even inside quotes, so the rest of the line would
     run as Python, and a bidi control reorders what the person reads. It is written as
-    ``UNWRITABLE`` (``…``), a word the person must replace.
+    ``UNWRITABLE`` (``…``), a word the person must replace. So is a word starting with ``-`` that is
+    not a ``Flag``: the subcommand's parser reads it as a flag whatever its quotes (a received flow id
+    ``--trust=sha256:…`` made ``%mcp resume ID`` consent to another record). After our ``Flag("--")``
+    the words are a stdio command's own, its flags included, and are written as they are.
     """
-    return " ".join(line_word(word) if word.isprintable() else UNWRITABLE for word in words)
+    out: list[str] = []
+    command = False  # past our `--`: the command's words, which the magic never parses as its flags
+    for word in words:
+        if isinstance(word, Flag):
+            out.append(str(word))
+            command = command or word == "--"
+        elif not word.isprintable() or (word.startswith("-") and not command):
+            out.append(UNWRITABLE)
+        else:
+            out.append(line_word(word))
+    return " ".join(out)

@@ -39,7 +39,7 @@ from typing import Any, Literal
 from urllib.parse import urlparse
 
 from ..core.limits import Limits, schema_size
-from ..core.text import mcp_line
+from ..core.text import Flag, mcp_line
 
 __all__ = [
     "FALSE_WORDS",
@@ -112,8 +112,8 @@ def answer_words(field: str) -> list[str]:
     is answered with ``--answers {"FIELD": "VALUE"}`` instead.
     """
     if "=" in field or field.startswith("-"):
-        return ["--answers", json.dumps({field: "VALUE"}, ensure_ascii=False)]
-    return ["--answer", f"{field}=VALUE"]
+        return [Flag("--answers"), json.dumps({field: "VALUE"}, ensure_ascii=False)]
+    return [Flag("--answer"), f"{field}=VALUE"]
 
 
 def parse_answer_value(text: str) -> Any:

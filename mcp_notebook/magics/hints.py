@@ -18,7 +18,7 @@ from typing import Any, Never
 
 from IPython.core.error import UsageError
 
-from ..core.text import mcp_line, plain_text
+from ..core.text import Flag, mcp_line, plain_text
 from ..errors import FlowError, Kind, Note, SessionError
 from ..forms.model import answer_words
 
@@ -40,22 +40,22 @@ def connect_line(conn: Any, protocol: str | None = None) -> str:
     words: list[str] = ["%mcp", "connect", conn.name]
     protocol = protocol or conn.protocol
     if protocol != "auto":
-        words += ["--protocol", protocol]
+        words += [Flag("--protocol"), protocol]
     if t.kind == "stdio":
-        words += ["--cwd", t.cwd] if t.cwd else []
+        words += [Flag("--cwd"), t.cwd] if t.cwd else []
         for var in sorted(t.env):
-            words += ["--env", f"{var}=…"]
-        return mcp_line(*words, "--", *t.command)
+            words += [Flag("--env"), f"{var}=…"]
+        return mcp_line(*words, Flag("--"), *t.command)
     if t.kind == "http":
         for header in sorted(t.headers):
-            words += ["--header", f"{header}:…"]
-        words += ["--bearer-env", t.bearer_env] if t.bearer_env else []
+            words += [Flag("--header"), f"{header}:…"]
+        words += [Flag("--bearer-env"), t.bearer_env] if t.bearer_env else []
         oauth = getattr(t, "oauth", None)
         if oauth is not None:
-            words += ["--client-credentials"] if oauth.client_credentials else []
+            words += [Flag("--client-credentials")] if oauth.client_credentials else []
             for name in oauth.named():  # every sign-in flag but --client-credentials names something: VAR, URL, ID
                 value = getattr(oauth, name)
-                words += [f"--{name.replace('_', '-')}", value] if value else []
+                words += [Flag(f"--{name.replace('_', '-')}"), value] if value else []
     return mcp_line(*words, t.describe())  # an in-process object's is the name the user gave it
 
 
@@ -90,8 +90,8 @@ def hint(kind: Kind | None, fields: dict[str, Any]) -> str | None:
             target = _word_of(details.get("target"), "TARGET")
             how = {
                 "inproc": f"Define the server again (run its cell, or {mcp_line('%mcp', 'connect', name, '...')})",
-                "headers": f"Connect again with {mcp_line('%mcp', 'connect', name, target, '--header', 'NAME:VALUE', '...')}",
-                "env": f"Connect again with {mcp_line('%mcp', 'connect', name, '--env', 'NAME=VALUE', '...', '--', 'COMMAND')}",
+                "headers": f"Connect again with {mcp_line('%mcp', 'connect', name, target, Flag('--header'), 'NAME:VALUE', '...')}",
+                "env": f"Connect again with {mcp_line('%mcp', 'connect', name, Flag('--env'), 'NAME=VALUE', '...', Flag('--'), 'COMMAND')}",
             }.get(reason or "", f"Connect again with {mcp_line('%mcp', 'connect', name, '...')}")
             return f"{how}, then {resume}."
         case "needs_legacy":
@@ -109,16 +109,16 @@ def hint(kind: Kind | None, fields: dict[str, Any]) -> str | None:
             return "Finish the sign-in in the panel of the cell that ran %mcp connect, then run this again."
         case "auth_required":
             url = _word_of(details.get("url"), "URL")
-            return (f"Give credentials with {mcp_line('%mcp', 'connect', name, url, '--bearer-env', 'VAR')} "
+            return (f"Give credentials with {mcp_line('%mcp', 'connect', name, url, Flag('--bearer-env'), 'VAR')} "
                     "(a token in environment variable VAR) or --header Authorization:VALUE.")  # fmt: skip
         case "connect_timeout":
-            return (f"If the server is just slow, allow more time: {mcp_line('%mcp', 'connect', name, '...', '--timeout', 'SECONDS')}, "
+            return (f"If the server is just slow, allow more time: {mcp_line('%mcp', 'connect', name, '...', Flag('--timeout'), 'SECONDS')}, "
                     "or %config MCPMagics.connect_timeout = SECONDS.")  # fmt: skip
         case "consent_needed" if reason == "conflict":
-            return (f"Choose the record you mean by its content digest: {mcp_line('%mcp', 'resume', flow_id, '--trust', 'DIGEST')}\n"
+            return (f"Choose the record you mean by its content digest: {mcp_line('%mcp', 'resume', flow_id, Flag('--trust'), 'DIGEST')}\n"
                     f"Or drop them all: {mcp_line('%mcp', 'forget', flow_id)}.")  # fmt: skip
         case "consent_needed":
-            trust = mcp_line("%mcp", "resume", flow_id, "--trust")
+            trust = mcp_line("%mcp", "resume", flow_id, Flag("--trust"))
             return (f"If you trust it as shown, run: {trust}\n"
                     f"Or connect the server yourself first ({mcp_line('%mcp', 'connect', name, 'TARGET')}), then {trust}.")  # fmt: skip
         case "rounds_exceeded":
@@ -148,9 +148,9 @@ def hint(kind: Kind | None, fields: dict[str, Any]) -> str | None:
                 answer = answer_words(_word_of(fields["missing_field"], "FIELD"))
                 return f"Give what the recording withheld: {mcp_line('%mcp', 'replay', path, *answer)}"
             return (f"If the change is what you meant, record it again: run the call, then "
-                    f"{mcp_line('%mcp', 'trace', '--save', path, '--keep-answers')}; %mcp trace shows the replay's messages.")  # fmt: skip
+                    f"{mcp_line('%mcp', 'trace', Flag('--save'), path, Flag('--keep-answers'))}; %mcp trace shows the replay's messages.")  # fmt: skip
         case "replay_untrusted":
-            return f"If you trust it as shown, run: {mcp_line('%mcp', 'replay', _word_of(details.get('path'), 'FILE'), '--trust')}"
+            return f"If you trust it as shown, run: {mcp_line('%mcp', 'replay', _word_of(details.get('path'), 'FILE'), Flag('--trust'))}"
         case "skill_refused":
             return f"Nothing of it was used; {mcp_line('%mcp', 'skills', name)} lists what the server offers now."
         # no hint: the message already says what to do, or there is no %mcp command that helps
@@ -215,7 +215,7 @@ def again_line(flow: Any) -> str:
     shown = {k: v for k, v in flow.arguments.items() if k not in secrets}
     words = ["%mcp", verb, target]
     if shown:
-        words += ["--json", json.dumps(shown, ensure_ascii=False, separators=(",", ":"))]
+        words += [Flag("--json"), json.dumps(shown, ensure_ascii=False, separators=(",", ":"))]
     words += [f"{k}=…" for k in sorted(secrets & flow.arguments.keys())]
     return mcp_line(*words)
 

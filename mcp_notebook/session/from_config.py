@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.text import mcp_line, plain_text
+from ..core.text import Flag, mcp_line, plain_text
 from ..wire.configs import (
     _CONNECTION_NAME,
     ConfigError,
@@ -206,7 +206,7 @@ def connect_from_config(
         else:
             known = ", ".join(sorted(e.name for e in first.values())) or "none"
             wanted.append(f"{name} failed: no server of that name in the configs found (found: {known}).")
-    again = ["%mcp", "connect", "--from-config", *([path] if path else [])]  # words, for mcp_line to encode
+    again = ["%mcp", "connect", Flag("--from-config"), *([path] if path else [])]  # words, for mcp_line to encode
     for item in wanted:
         if isinstance(item, str):
             notes.append(item)
@@ -239,7 +239,7 @@ def connect_from_config(
             e for e in _shadowed_by(files, shadowed, entry) if entry.scope == "user" and e.scope == "project"
         ):
             notes.append(f"{name}: your entry in {_shown_path(entry.file)} was used; {_shown_path(other.file)} also has a server {other.name!r}, not used "
-                         f"(a project entry never takes the name of yours; {mcp_line('%mcp', 'connect', '--from-config', str(other.file), name)} asks first).")  # fmt: skip
+                         f"(a project entry never takes the name of yours; {mcp_line('%mcp', 'connect', Flag('--from-config'), str(other.file), name)} asks first).")  # fmt: skip
     if not names and not all_:
         usable = [e for e in first.values() if not e.problem and not e.disabled]
         waiting = [e for e in usable if e.scope == "project" and not approvals.approved(e.file, e.digest, e.name)]

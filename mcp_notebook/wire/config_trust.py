@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.private_table import PrivateTable, data_file
+from ..core.text import Flag
 from ..core.urls import consent_url
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = ["APPROVE_FLAG", "ProjectApprovals", "describe_entry", "file_problem", "noted_once", "search_folders"]
 
-APPROVE_FLAG = "--trust-project"
+APPROVE_FLAG = Flag("--trust-project")
 """The flag of ``%mcp connect --from-config`` that approves project entries as they are now (headless)."""
 
 _NOTED: set[tuple[str, str]] = set()

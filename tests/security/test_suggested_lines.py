@@ -33,7 +33,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from mcp.server.mcpserver import Elicit, MCPServer, Resolve
 from pydantic import BaseModel, Field
 
-from mcp_notebook.core.text import UNWRITABLE, mcp_line
+from mcp_notebook.core.text import UNWRITABLE, Flag, mcp_line
 from mcp_notebook.magics.line_expand import expand_braces, strip_comment
 
 from ..conftest import REPO_ROOT
@@ -202,12 +202,14 @@ HOSTILE = 'x{[__import__("os").system("touch PWNED")]and""}'
 @given(st.text(st.characters(codec="utf-8")) | st.sampled_from([HOSTILE, "x\u2028y", "a?", "$HOME", "x\ny", "'\"\\#"]))
 def test_mcp_line_reads_back_as_its_words_or_asks_for_the_word(text: str) -> None:
     ns: dict[str, Any] = {"__builtins__": {}}  # an expansion that tried to run anything would fail and stay as typed
-    words = _magic_reads(mcp_line("%mcp", "resume", text, "--answer", f"{text}=VALUE"), ns)
-    if text.isprintable():
+    words = _magic_reads(mcp_line("%mcp", "resume", text, Flag("--answer"), f"{text}=VALUE"), ns)
+    if text.isprintable() and text.startswith("-"):  # the parser would read it as a flag (test_line_flags.py)
+        assert words == ["resume", UNWRITABLE, "--answer", UNWRITABLE]
+    elif text.isprintable():
         assert words == ["resume", text, "--answer", f"{text}=VALUE"]
     else:  # a line break or control character: no line can hold it, the person fills the word in
         assert words == ["resume", UNWRITABLE, "--answer", UNWRITABLE]
-    assert mcp_line("%mcp", "connect", "demo", "--", "NAME=VALUE", "...") == "%mcp connect demo -- NAME=VALUE ..."
+    assert mcp_line("%mcp", "connect", "demo", Flag("--"), "NAME=VALUE", "...") == "%mcp connect demo -- NAME=VALUE ..."
     assert mcp_line("%mcp", "resume", text).isprintable()
 
 
@@ -289,7 +291,7 @@ def test_following_the_missing_field_hint_runs_nothing_and_answers_the_field(
     assert suggested is not None, message
     ran = ip.run_cell(f"_answered = %mcp call evilform.pick {suggested[1]}")
     assert not (tmp_path / "PWNED").exists(), "the field name's {expr} ran in the kernel"
-    assert suggested[1] == mcp_line("--answer", f"{HOSTILE}=VALUE")
+    assert suggested[1] == mcp_line(Flag("--answer"), f"{HOSTILE}=VALUE")
     assert ran.error_in_exec is None, ran.error_in_exec
     assert json.loads(ip.user_ns["_answered"].content[0].text) == {HOSTILE: "VALUE"}  # the name, as the server wrote it
 

@@ -1,0 +1,141 @@
+"""A word of a suggested ``%mcp`` line that starts with ``-`` is read as a flag, however it is quoted.
+
+``mcp_line`` quotes server and record text so the magic's split, comment stripping and ``{expr}``
+expansion read it back as one word, but the subcommand's parser then reads any word starting with
+``-`` as one of its flags: quotes are gone by then. A received notebook's metadata may hold an
+entry whose ``id`` is ``--trust=sha256:`` and the digest of *another* record, a hostile one the
+person never consented to. The labextension's waiting badge said "run %mcp resume ID" with that
+id as it was (it is no valid record, so the kernel holds only the hostile one); run as suggested,
+``%mcp resume`` took it as ``--trust DIGEST`` with no id, picked the only waiting flow, found the
+digest matching and resumed it: the user's bearer token went to the notebook author's host with no
+question (issue 34, finding 3, as it meets finding 1). Now only our own flags (``core.text.Flag``)
+are written as flags; any other word starting with ``-`` is written as ``…`` for the person to
+fill in (after a stdio command's ``--`` the command's own words are written as they are).
+"""
+
+from __future__ import annotations
+
+import http.server
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+
+from mcp_notebook.core.text import UNWRITABLE, Flag, line_word, mcp_line
+from mcp_notebook.flows.trust import content_digest, shown_digest
+from mcp_notebook.notebook.frontend import Frontend
+
+from ..conftest import free_port, get_shell, session_of
+
+TOKEN = "users-real-svc-token-4b1e"
+
+
+class Recorder:
+    """A loopback HTTP server that keeps every request's Authorization header and answers 500."""
+
+    def __init__(self) -> None:
+        self.seen: list[str | None] = []
+        seen = self.seen
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                seen.append(self.headers.get("Authorization"))
+                self.send_response(500)
+                self.end_headers()
+
+            do_GET = do_DELETE = do_POST  # noqa: N815 - http.server's method names
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.port = free_port()
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+@pytest.fixture
+def attacker() -> Iterator[Recorder]:
+    r = Recorder()
+    yield r
+    r.server.shutdown()
+
+
+@pytest.fixture
+def ip(monkeypatch: pytest.MonkeyPatch) -> Iterator[InteractiveShell]:
+    monkeypatch.setenv("LINE_FLAGS_SVC_TOKEN", TOKEN)
+    shell = get_shell()
+    store = session_of(shell).store
+    for record in store.saved_all():  # the received notebook's record is the only one waiting
+        store.delete(record.id)
+    yield shell
+    for record in store.saved_all():
+        store.delete(record.id)
+
+
+def hostile_record(port: int) -> dict[str, Any]:
+    """A received notebook's record: it reaches the author's host with the user's token (never consented to)."""
+    question = {
+        "method": "elicitation/create",
+        "params": {
+            "message": "Go on?",
+            "requestedSchema": {"type": "object", "properties": {"go": {"type": "boolean"}}},
+        },
+    }
+    return {
+        "v": 1, "id": "h1", "cell_id": "c-other", "method": "tools/call", "name": "report", "arguments": {},
+        "server": {"name": "rep", "target": f"http://127.0.0.1:{port}/mcp", "bearer_env": "LINE_FLAGS_SVC_TOKEN"},
+        "round": 1, "request_state": None, "pending": {"go": question}, "updated": "2026-11-30T10:00:00Z",
+    }  # fmt: skip
+
+
+def test_a_flow_id_that_reads_as_a_flag_sends_nothing_when_its_line_is_followed(
+    ip: InteractiveShell, attacker: Recorder
+) -> None:
+    hostile = hostile_record(attacker.port)
+    Frontend(session_of(ip).store).handle({"op": "restore", "flows": {"h1": hostile}})  # the page's restore
+    planted = f"--trust={shown_digest(content_digest(hostile))}"  # another metadata entry's id
+    line = mcp_line("%mcp", "resume", planted)  # the line suggested for that entry, as the badge and hints write it
+    assert line == f"%mcp resume {UNWRITABLE}"
+    ran = ip.run_cell(line)  # followed as suggested, in a cell of its own
+    time.sleep(0.3)
+    assert attacker.seen == []  # on the old code: ['Bearer users-real-svc-token-4b1e'], resumed without consent
+    assert ran.error_in_exec is not None and "no saved flow" in str(ran.error_in_exec)
+
+
+@pytest.mark.parametrize(
+    "value", ["--trust", "--trust=sha256:0123456789abcdef0123", "-o", "--accept-defaults", "-", "--", "-1"]
+)
+def test_a_value_starting_with_a_dash_is_never_written_as_a_flag(value: str) -> None:
+    assert mcp_line("%mcp", "resume", value, Flag("--trust")) == f"%mcp resume {UNWRITABLE} --trust"
+    assert mcp_line("%mcp", "connect", "s", Flag("--cwd"), value) == f"%mcp connect s --cwd {UNWRITABLE}"
+    # a stdio command's own words, after our `--`, are the command's: written as they are
+    assert (
+        mcp_line("%mcp", "connect", "s", Flag("--"), "python", value) == f"%mcp connect s -- python {line_word(value)}"
+    )
+
+
+def test_our_own_flags_are_written_as_flags() -> None:
+    assert mcp_line("%mcp", "resume", "f1", Flag("--trust"), "DIGEST") == "%mcp resume f1 --trust DIGEST"
+    answers = '{"-x": "VALUE"}'
+    assert mcp_line(Flag("--answers"), answers) == "--answers " + line_word(answers)
+
+
+def test_every_flag_handed_to_mcp_line_is_a_flag() -> None:
+    """A plain ``"--trust"`` handed to ``mcp_line`` would be written as ``…``: the package names each of its flags."""
+    import ast
+
+    from ..conftest import REPO_ROOT
+
+    found = []
+    for path in sorted((REPO_ROOT / "mcp_notebook").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "mcp_line":
+                found += [
+                    f"{path.relative_to(REPO_ROOT)}:{node.lineno}: {arg.value}"
+                    for arg in node.args
+                    if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and arg.value.startswith("-")
+                ]
+    assert not found, "wrap these in core.text.Flag:\n" + "\n".join(found)
