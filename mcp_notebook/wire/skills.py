@@ -271,6 +271,12 @@ def parse_frontmatter(text: str) -> tuple[dict[str, Any], str]:
         ) from None
     if not isinstance(data, dict):
         raise SkillRefused("the SKILL.md's frontmatter is not a mapping of fields", kind="skill_refused")
+    # YAML reads `1:` or `true:` as a number or a boolean; the listing's JSON names fields with text
+    named = next((k for k in data if not isinstance(k, str)), None)
+    if named is not None:
+        raise SkillRefused(
+            f"the SKILL.md's frontmatter has a field name that is not text ({named!r:.40})", kind="skill_refused"
+        )
     return data, "\n".join(lines[end + 1 :]).lstrip("\n")
 
 

@@ -232,3 +232,19 @@ def test_a_served_skill_nested_thousands_deep_is_refused_and_says_so(ip: Any) ->
         "deep; nothing of it was used and no other file was read"
     )
     assert caught.value.kind == "skill_refused" and extension.reads == [uri]
+
+
+def test_a_field_name_that_is_not_text_is_refused_not_a_type_error(ip: Any) -> None:
+    """YAML reads ``1:`` as the number 1, and the listing's JSON has ``"1"``: the two differed, and naming the
+    differing fields sorted a number with a string (TypeError, the cell failed with a traceback). Issue 34,
+    finding 10's class: a frontmatter a server sends is refused with a reason, never an exception."""
+    uri = "skill://num/SKILL.md"
+    text = "---\nname: num\ndescription: d\n1: one\n---\nbody\n"
+    extension = connect(ip, skills=[({uri: text}, {"name": "num", "description": "d", "1": "one"})])
+    with pytest.raises(SkillRefused) as caught:
+        ip.run_line_magic("mcp", "skill num")
+    assert str(caught.value).startswith(
+        "skill 'num' refused: the SKILL.md's frontmatter has a field name that is not text (1); "
+        "nothing of it was used and no other file was read"
+    )
+    assert caught.value.kind == "skill_refused" and extension.reads == [uri]
