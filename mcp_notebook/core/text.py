@@ -102,16 +102,16 @@ def line_word(text: str) -> str:
     """``text`` as one word of a ``%mcp`` line that reads back as exactly ``text``, whatever it holds.
 
     For any printable ``text``: ``shlex.split(expand_braces(strip_comment(line_word(text)), ns)) == [text]``.
-    ``{`` and ``}`` are doubled (literal braces, inside quotes too), then the word is shell-quoted when
-    the magic's split, comment stripping, expansion or IPython's trailing ``?`` would change it;
-    ``eu-west-1`` stays as it is. Text that is not printable has no such word (``mcp_line`` writes
-    ``UNWRITABLE`` for it; Tab leaves it out). Server and saved-record text goes through this
+    A word the magic's split, comment stripping, ``{expr}`` expansion or IPython's trailing ``?`` would
+    change is put in single quotes (a ``'`` in it written ``'"'"'``, as a shell reads it): inside
+    ``'...'`` the line expands nothing, so a brace is data and ``{"name":"n0"}`` reads as a person
+    writes it. ``eu-west-1`` stays as it is. Text that is not printable has no such word (``mcp_line``
+    writes ``UNWRITABLE`` for it; Tab leaves it out). Server and saved-record text goes through this
     (``mcp_line`` for a line or part of one), never into a line as is.
     """
-    doubled = text.replace("{", "{{").replace("}", "}}")
-    if doubled and not any(c.isspace() or c in _QUOTE_IF for c in doubled):
-        return doubled
-    return shlex.quote(doubled)
+    if text and not any(c.isspace() or c in _QUOTE_IF for c in text):
+        return text
+    return shlex.quote(text)
 
 
 class Flag(str):

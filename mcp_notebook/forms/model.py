@@ -32,12 +32,14 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any, Literal
 from urllib.parse import urlparse
 
+from ..core.json_value import NotFinite, read_json
 from ..core.limits import Limits, schema_size
 from ..core.text import Flag, mcp_line
 
@@ -118,9 +120,12 @@ def answer_words(field: str) -> list[str]:
 
 def parse_answer_value(text: str) -> Any:
     """VALUE of ``--answer FIELD=VALUE`` (or of a ``key=value`` argument with no type to go by):
-    JSON when it parses, else the plain string."""
+    JSON when it parses, else the plain string. ``NaN``, ``Infinity`` (and ``1e999``) raise
+    ``NotFinite``: JSON has no such number, and sent they would reach the server as ``null``."""
     try:
-        return json.loads(text)
+        return read_json(text)
+    except NotFinite:
+        raise
     except ValueError:
         return text
 
@@ -183,12 +188,16 @@ class FieldSpec:
                 number = float(text)
             except ValueError:
                 raise ValueError(f"expected a whole number, got {value!r}") from None
+            if not math.isfinite(number):
+                raise NotFinite(text)
             if number.is_integer():
                 return int(number)
             raise ValueError(f"expected a whole number, got {value!r}")
         if self.kind == "number":
             if isinstance(value, bool):
                 raise ValueError(f"expected a number, got {value!r}")
+            if isinstance(value, float) and not math.isfinite(value):
+                raise NotFinite(str(value))
             if isinstance(value, (int, float)):
                 return value
             text = str(value).strip()
@@ -200,8 +209,8 @@ class FieldSpec:
                 number = float(text)
             except ValueError:
                 raise ValueError(f"expected a number, got {value!r}") from None
-            if number != number or number in (float("inf"), float("-inf")):
-                raise ValueError(f"expected a finite number, got {value!r}")
+            if not math.isfinite(number):  # NaN, Infinity: JSON has none, the server would get null
+                raise NotFinite(text)
             return number
         # multi-select
         if isinstance(value, str):
@@ -394,6 +403,14 @@ class FormModel:
             problem = wire_problem(value)
             if problem and name not in errors:
                 errors[name] = problem
+        for spec in self.fields:  # --answer ratio=NaN stays text (see answer_fields): say why it is no number
+            if spec.kind in ("number", "integer") and isinstance(content.get(spec.name), str):
+                try:
+                    spec.coerce(content[spec.name])
+                except NotFinite as exc:
+                    errors[spec.name] = str(exc)
+                except ValueError:
+                    pass
         return errors
 
 

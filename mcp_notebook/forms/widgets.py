@@ -45,6 +45,7 @@ from typing import Any
 
 import ipywidgets as w
 
+from ..core.json_value import read_json
 from ..core.limits import Limits
 from ..core.redact import is_secret_name
 from .model import CHECKBOX_LIMIT, Answers, FieldSpec, FormModel, Question, wire_problem
@@ -305,7 +306,7 @@ class _QuestionBox:
         problems: dict[str, str] = {}
         if self.json_editor is not None:
             try:
-                content = json.loads(self.json_editor.value or "{}")
+                content = read_json(self.json_editor.value or "{}")
             except ValueError as exc:
                 self._show_form_error(f"not valid JSON: {exc}")
                 return None

@@ -14,6 +14,7 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
+from ..core.json_value import NotFinite, check_finite, read_json
 from ..forms.model import FALSE_WORDS, TRUE_WORDS, compiled_validator, parse_answer_value
 
 __all__ = ["build_arguments", "parse_body", "parse_json_object", "parse_pairs", "describe_parameters"]
@@ -32,7 +33,9 @@ def parse_pairs(words: list[str]) -> dict[str, str]:
 
 def parse_json_object(text: str, what: str = "--json") -> dict[str, Any]:
     try:
-        value = json.loads(text)
+        value = read_json(text)
+    except NotFinite as exc:
+        raise UsageError(f"{what}: {exc}") from None
     except ValueError as exc:
         raise UsageError(f"{what} is not valid JSON: {exc}") from None
     if not isinstance(value, dict):
@@ -45,7 +48,9 @@ def parse_body(body: str) -> dict[str, Any]:
     if not body.strip():
         return {}
     try:
-        value = json.loads(body)
+        value = read_json(body)
+    except NotFinite as exc:
+        raise UsageError(f"the cell body: {exc}") from None
     except ValueError as json_error:
         try:
             import yaml
@@ -55,6 +60,10 @@ def parse_body(body: str) -> dict[str, Any]:
             value = yaml.safe_load(body)
         except yaml.YAMLError as exc:
             raise UsageError(f"the cell body is neither JSON nor YAML: {exc}") from None
+        try:
+            check_finite(value)  # YAML's .nan and .inf, which JSON cannot carry
+        except NotFinite as exc:
+            raise UsageError(f"the cell body: {exc}") from None
     if not isinstance(value, dict):
         raise UsageError(f"the cell body must be an object of arguments, got {type(value).__name__}")
     return value
@@ -77,18 +86,31 @@ def convert(name: str, raw: str, prop: dict[str, Any]) -> Any:
     """One ``key=value`` text converted to the parameter's type."""
     types = _types_of(prop)
     if not types or types == ["null"]:
-        return parse_answer_value(raw)
+        return _untyped(name, raw)
     if "string" in types and ("enum" in prop or len(types) == 1 or not _looks_like_json_of(raw, types)):
         return raw
     # The value reads as JSON of another member of the union: that member first, whatever the
     # order the schema lists them in ("5" for string|integer is 5, "null" for string|null is None).
+    refused: NotFinite | None = None
     for typ in sorted(types, key=lambda t: t == "string"):
         try:
             return _convert_to(typ, raw)
+        except NotFinite as exc:
+            refused = exc
         except ValueError:
             continue
+    if refused is not None:
+        raise UsageError(f"argument {name}={raw!r}: {refused}")
     wanted = " or ".join(types)
     raise UsageError(f"argument {name}={raw!r}: expected {wanted}")
+
+
+def _untyped(name: str, raw: str) -> Any:
+    """A ``key=value`` with no type to go by: JSON when it reads as JSON, else the text; never NaN or Infinity."""
+    try:
+        return parse_answer_value(raw)
+    except NotFinite as exc:
+        raise UsageError(f"argument {name}={raw!r}: {exc}") from None
 
 
 def _looks_like_json_of(raw: str, types: list[str]) -> bool:
@@ -110,7 +132,7 @@ def _convert_to(typ: str, raw: str) -> Any:
     if typ == "number":
         number = float(text)
         if not math.isfinite(number):  # JSON has no NaN or Infinity: the SDK would send null
-            raise ValueError(text)
+            raise NotFinite(text)
         return int(number) if number.is_integer() and "." not in text and "e" not in text.lower() else number
     if typ == "boolean":
         if text.lower() in TRUE_WORDS:
@@ -122,7 +144,7 @@ def _convert_to(typ: str, raw: str) -> Any:
         if text in ("null", "none", "None", ""):
             return None
         raise ValueError(text)
-    value = json.loads(text)
+    value = read_json(text)
     if typ == "array" and isinstance(value, list):
         return value
     if typ == "object" and isinstance(value, dict):
@@ -159,7 +181,7 @@ def build_arguments(
         if key not in props:
             if closed:
                 raise UsageError(f"{tool_name} has no parameter {key!r}. Parameters: {describe_parameters(schema)}")
-            arguments[key] = parse_answer_value(raw)
+            arguments[key] = _untyped(key, raw)
             continue
         prop = props[key] if isinstance(props[key], dict) else {}
         if raw.strip() == "null" and key not in required and _mirrored(prop):

@@ -188,8 +188,13 @@ class CellAwait:
         return rewrite(lines) if getattr(self.shell, "autoawait", True) else lines
 
     async def line(self, magic: str, line: str, *, bind: bool) -> Any:
-        """``%mcp LINE`` in an awaiting cell: the value the line would give, once its flow has ended."""
-        return await self._finish(self._run(lambda: self.shell.run_line_magic(magic, line)), bind)
+        """``%mcp LINE`` in an awaiting cell: the value the line would give, once its flow has ended.
+
+        ``{expr}`` in the line reads the cell's frame, as the line unrewritten would: ``_stack_depth``
+        counts the frames from IPython's ``run_line_magic`` back to the cell (the lambda, ``_run``, this
+        coroutine), so that ``{line}`` is the cell's ``line``, not this method's argument.
+        """
+        return await self._finish(self._run(lambda: self.shell.run_line_magic(magic, line, _stack_depth=4)), bind)
 
     async def cell(self, magic: str, line: str, body: str, *, bind: bool) -> Any:
         """``%%mcp LINE`` + body in an awaiting cell."""

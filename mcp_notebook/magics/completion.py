@@ -15,7 +15,8 @@ what the magic accepts. What it offers:
 * connection names, saved flow ids, model names and the other fixed words of the grammar.
 
 Every name and value offered that a server or a saved record wrote goes into the cell through
-``line_expand.line_word``: braces doubled, then quoted, so running the completed line sends that
+``line_expand.line_word``: put in single quotes when it holds a brace or a quote (nothing in '...' is
+expanded), so running the completed line sends that
 text as it is and never evaluates a ``{...}`` the server put in it. What the user typed is compared
 with the raw names and values through ``line_expand.typed_word`` (quotes undone, never evaluated).
 
@@ -48,7 +49,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from IPython.core.completer import CompletionContext, SimpleCompletion, SimpleMatcherResult, context_matcher
 
 from .grammar import Parser, build_parsers
-from .line_expand import line_word, typed_word, unquoted
+from .line_expand import expand_braces, line_word, typed_word, unquoted
 
 if TYPE_CHECKING:
     from ..session.session import Session
@@ -464,15 +465,15 @@ def _failed(future: concurrent.futures.Future[Any]) -> bool:
 
 
 def _split(text: str) -> list[str]:
-    """The words before the one being typed, as the magic reads them (quotes, doubled braces), forgiving an open quote.
+    """The words before the one being typed, as the magic reads them (quotes, ``{{`` outside '...'), forgiving an open quote.
 
     A ``{expr}`` is left as typed, never evaluated: Tab must not run code.
     """
+    read = expand_braces(text, None)
     try:
-        words = shlex.split(text)
+        return shlex.split(read)
     except ValueError:
-        words = text.split()
-    return [w.replace("{{", "{").replace("}}", "}") for w in words]
+        return read.split()
 
 
 def _word_start(text: str) -> int:

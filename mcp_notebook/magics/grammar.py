@@ -459,7 +459,12 @@ SUMMARY = """\
   %%mcp server NAME         the server defined in the cell becomes connection NAME (re-run reloads)
   serve NAME | stop NAME    serve a notebook-defined server over streamable HTTP
   model add|use|remove|list models that answer sampling requests
-  review [remote|ask|always|never]  whether you see sampling requests and replies first (default: remote)"""
+  review [remote|ask|always|never]  whether you see sampling requests and replies first (default: remote)
+
+The line: {expr} is replaced by its value in bare words and "..." (a function's locals first, then the
+notebook's variables; {{ and }} are literal braces there); inside '...' nothing is expanded, so JSON goes
+in single quotes as typed (--json '{"values": {"id": 2}}'); NaN and Infinity are no JSON and are refused;
+a # that starts a word begins a comment."""
 
 
 def summary(settings: list[str]) -> str:
@@ -509,6 +514,7 @@ def headers_of(items: list[str]) -> dict[str, str]:
 
 def answer_fields(ns: argparse.Namespace) -> tuple[dict[str, Any], dict[str, str]]:
     """``--answers JSON`` and every ``--answer FIELD=VALUE`` of a line: the values, and each as typed."""
+    from ..core.json_value import NotFinite
     from ..forms.model import parse_answer_value
     from .args import parse_json_object
 
@@ -518,7 +524,11 @@ def answer_fields(ns: argparse.Namespace) -> tuple[dict[str, Any], dict[str, str
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise UsageError(f"--answer wants FIELD=VALUE, got {item!r}")
-        fields[key], raw[key] = parse_answer_value(value), value
+        try:
+            fields[key] = parse_answer_value(value)
+        except NotFinite:  # as typed: a text field takes "NaN"; a number field refuses it, saying why
+            fields[key] = value
+        raw[key] = value
     return fields, raw
 
 

@@ -19,7 +19,7 @@ from functools import partial
 from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
+from IPython.core.magic import Magics, line_cell_magic, magics_class, needs_local_scope, no_var_expand
 
 from ..auth.sdk_provider import OAuthOptions
 from ..core.text import mcp_line, plain_text
@@ -63,12 +63,13 @@ class MCPMagics(Magics, SessionSettings):
 
     # ------------------------------------------------------------------ entry point
     @no_var_expand  # IPython would format the whole line at once and mangle JSON; line_expand does it per {expr}
+    @needs_local_scope  # the caller's frame: {i} in a function's %mcp line is its own i, as with `!`
     @line_cell_magic
-    def mcp(self, line: str, cell: str | None = None) -> Any:
+    def mcp(self, line: str, cell: str | None = None, local_ns: dict[str, Any] | None = None) -> Any:
         """%mcp SUBCOMMAND ... — see `%mcp --help` for the list of subcommands."""
         line = strip_comment(line)
-        if self.shell is not None:
-            line = expand_braces(line, self.shell.user_ns)  # {expr} as in `!` commands; never the cell body
+        if self.shell is not None:  # {expr} as in `!` commands; never the cell body
+            line = expand_braces(line, self.shell.user_ns, local_ns)
         words = self._split(line)
         if not words or words[0] in ("-h", "--help", "help"):
             print(summary(list(SessionSettings.class_trait_names(config=True))))

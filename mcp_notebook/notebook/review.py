@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import ipywidgets as w
 
+from ..core.json_value import read_json
 from ..core.text import content_text, esc, plain_text
 from ..core.threads import Reply
 from ..sampling.router import Choice, Reviewed
@@ -326,7 +327,7 @@ class ReplyReview(_Panel):
         inputs: dict[int, dict[str, Any]] = {}
         for k, area in self.tools.items():
             try:
-                value = json.loads(area.value or "{}")
+                value = read_json(area.value or "{}")
             except ValueError as exc:
                 self.error.value = (
                     f'<small style="color:#d32f2f">{esc(area.description)}: not valid JSON ({esc(exc)})</small>'

@@ -826,3 +826,22 @@ def test_form_names_the_running_calls_when_the_asker_is_unknown() -> None:
     )
     assert header.index("Which colour?") < header.index("2 calls are running")
     assert panel.field("colour").input.value == ""
+
+
+def test_the_json_editor_refuses_nan_and_says_what_to_write(hub: Session) -> None:
+    """Issue 36 item 6: ``NaN`` typed in the JSON editor passed every check and reached the server as ``null``."""
+    schema = obj(x={"type": ["number", "null"]})
+    shown: list[str] = []
+
+    def fill(panel: ElicitationPanel) -> None:
+        box = panel.boxes[0]
+        assert box.json_editor is not None
+        box.json_editor.value = '{"x": NaN}'
+        press(panel, "Accept")
+        shown.append(html.unescape(box.form_error.value))
+        box.json_editor.value = '{"x": 1.5}'
+        press(panel, "Accept")
+
+    answer = received(hub, "auto", schema, fill)
+    assert "NaN is not a finite number" in shown[0] and "write a finite number, or null" in shown[0]
+    assert answer == {"action": "accept", "content": {"x": 1.5}}

@@ -50,7 +50,7 @@ def test_a_secret_argument_is_left_for_the_user_to_give(session: Session) -> Non
 
 def test_prompts_and_resources(session: Session) -> None:
     prompt = session.start("prompts/get", session.registry.get("demo"), "briefing", {"topic": "MCP"}, save=False)
-    assert again_line(prompt) == '%mcp prompt demo.briefing --json \'{{"topic":"MCP"}}\''
+    assert again_line(prompt) == '%mcp prompt demo.briefing --json \'{"topic":"MCP"}\''  # as a person writes it
     read = session.start("resources/read", session.registry.get("demo"), "notes://ada/latest", {}, save=False)
     assert again_line(read) == "%mcp read demo notes://ada/latest"
 
@@ -97,7 +97,7 @@ def test_a_2025_session_s_internal_error_names_the_generation_and_the_line_that_
 
 
 def test_the_saved_trace_line_encodes_server_field_names_for_the_mcp_grammar() -> None:
-    """A form's field names are the server's: in the printed --answer flags they are encoded (braces doubled, quoted)."""
+    """A form's field names are the server's: in the printed --answer flags they are encoded (in '...', which expands nothing)."""
     from types import SimpleNamespace
 
     from mcp_notebook.magics.hints import saved_trace_line
@@ -109,7 +109,7 @@ def test_the_saved_trace_line_encodes_server_field_names_for_the_mcp_grammar() -
     }
     line = saved_trace_line(SimpleNamespace(label="shop.order"), "a {b}.json", recording)
     assert line == (
-        "Wrote the trace of shop.order to a {b}.json; %mcp replay 'a {{b}}.json' calls it again. A replay needs "
-        "--answer api_key=VALUE --answer '{{__import__('\"'\"'os'\"'\"').system('\"'\"'x'\"'\"')}}=VALUE' "
+        "Wrote the trace of shop.order to a {b}.json; %mcp replay 'a {b}.json' calls it again. A replay needs "
+        "--answer api_key=VALUE --answer '{__import__('\"'\"'os'\"'\"').system('\"'\"'x'\"'\"')}=VALUE' "
         "--answer size=VALUE (or save with --keep-answers)."
     )

@@ -12,6 +12,7 @@ nothing is evaluated, and the server gets the text as it wrote it (issue 20, fin
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
@@ -65,7 +66,8 @@ def test_a_flood_of_odd_values_is_bounded(session: Session) -> None:
 # the hostile server's BRACES in it, the completed line runs in a real IPython shell, and then the
 # payload's file F must not exist and the server must have received the text exactly as it wrote it.
 BRACE = "brace_evil"  # the connection's name in the shell
-DOUBLED = BRACES.replace("{", "{{").replace("}", "}}")  # what a %mcp line must hold to mean BRACES
+# what a %mcp line holds to mean BRACES: the text as written, inside '...' where nothing is expanded (issue 36, item 5)
+IN_QUOTES = BRACES
 
 
 @pytest.fixture(scope="module")
@@ -110,17 +112,17 @@ def run(ip: InteractiveShell, line: str) -> Any:
 
 def test_a_tool_name_from_tab_runs_nothing_and_reaches_the_server(ip: InteractiveShell, marker: Path) -> None:
     line = braced(ip, f"%mcp call {BRACE}.")
-    assert line == f"%mcp call '{BRACE}.deploy{DOUBLED}'"
+    assert line == f"%mcp call '{BRACE}.deploy{IN_QUOTES}'"
     assert run(ip, line).content[0].text == "brace-named ran"
     assert not marker.exists()
 
 
 def test_schema_values_from_tab_run_nothing_and_reach_the_server_as_written(ip: InteractiveShell, marker: Path) -> None:
     tool = f"%mcp call {BRACE}.brace_deploy"
-    assert tab(ip, f"{tool} region=") == [f"{tool} region=us-east-1", f"{tool} region='eu-west-1{DOUBLED}'"]  # enum
+    assert tab(ip, f"{tool} region=") == [f"{tool} region=us-east-1", f"{tool} region='eu-west-1{IN_QUOTES}'"]  # enum
     line = braced(ip, f"{tool} region=")
     line = braced(ip, f"{line} zone=")  # oneOf of const
-    assert line.endswith(f" zone='zone{DOUBLED}'")
+    assert line.endswith(f" zone='zone{IN_QUOTES}'")
     line = braced(ip, f"{line} shape=")  # an object enum value, as JSON
     received = json.loads(run(ip, line).content[0].text)
     assert received == {
@@ -131,37 +133,37 @@ def test_schema_values_from_tab_run_nothing_and_reach_the_server_as_written(ip: 
     }
     assert not marker.exists()
     # what is typed is compared with the raw values, its quotes undone
-    assert tab(ip, f"{tool} region='eu") == [f"{tool} region='eu-west-1{DOUBLED}'"]
+    assert tab(ip, f"{tool} region='eu") == [f"{tool} region='eu-west-1{IN_QUOTES}'"]
     assert tab(ip, f"{tool} region=us") == [f"{tool} region=us-east-1"]
 
 
 def test_a_property_name_from_tab_runs_nothing_and_reaches_the_server(ip: InteractiveShell, marker: Path) -> None:
     tool = f"%mcp call {BRACE}.brace_deploy region=us-east-1"
     line = braced(ip, f"{tool} ")
-    assert line == f"{tool} 'note{DOUBLED}'="
+    assert line == f"{tool} 'note{IN_QUOTES}'="
     assert json.loads(run(ip, line + "hello").content[0].text)["note" + BRACES] == "hello"
     assert not marker.exists()
 
 
 def test_a_prompt_its_argument_and_its_completion_values_from_tab(ip: InteractiveShell, marker: Path) -> None:
     line = braced(ip, f"%mcp prompt {BRACE}.")
-    assert line == f"%mcp prompt '{BRACE}.ask{DOUBLED}'"
+    assert line == f"%mcp prompt '{BRACE}.ask{IN_QUOTES}'"
     line = braced(ip, line + " ")
-    assert line.endswith(f" 'topic{DOUBLED}'=")
+    assert line.endswith(f" 'topic{IN_QUOTES}'=")
     line = braced(ip, line)  # the server's completion/complete value
-    assert line.endswith(f" 'topic{DOUBLED}'='v{DOUBLED}'")
+    assert line.endswith(f" 'topic{IN_QUOTES}'='v{IN_QUOTES}'")
     assert json.loads(run(ip, line).messages[0].content.text) == {"topic" + BRACES: "v" + BRACES}
     assert not marker.exists()
 
 
 def test_resource_uris_and_template_values_from_tab(ip: InteractiveShell, marker: Path) -> None:
     line = braced(ip, f"%mcp read {BRACE} ")
-    assert line == f"%mcp read {BRACE} 'brace://static/x{DOUBLED}'"
+    assert line == f"%mcp read {BRACE} 'brace://static/x{IN_QUOTES}'"
     (contents,) = run(ip, line).contents
     assert (contents.uri, contents.text) == ("brace://static/x" + BRACES, "brace static text")
     assert f"%mcp read {BRACE} brace://item/" in tab(ip, f"%mcp read {BRACE} bra")  # a template's fixed start
     line = braced(ip, f"%mcp read {BRACE} brace://item/")
-    assert line == f"%mcp read {BRACE} 'brace://item/v{DOUBLED}'"
+    assert line == f"%mcp read {BRACE} 'brace://item/v{IN_QUOTES}'"
     assert json.loads(run(ip, line).contents[0].text) == {"item": "v" + BRACES}
     assert not marker.exists()
 
@@ -187,13 +189,13 @@ def test_a_received_flow_id_from_tab_and_the_commands_its_errors_print(
     hub = ip.magics_manager.registry["MCPMagics"].session
     try:
         line = braced(ip, "%mcp resume ")
-        assert line == f"%mcp resume 'flow{DOUBLED}'"
+        assert line == f"%mcp resume 'flow{IN_QUOTES}'"
         with pytest.raises(
             UsageError
         ) as refused:  # not saved by this user: refused headless, with the commands to go on
             run(ip, line)
         message = str(refused.value)
-        assert f"{line} --trust" in message and f"%mcp connect 'srv{DOUBLED}' TARGET" in message
+        assert f"{line} --trust" in message and f"%mcp connect 'srv{IN_QUOTES}' TARGET" in message
         with pytest.raises(FlowError) as unreachable:  # the printed command, run: the literal id reaches resume
             run(ip, f"{line} --trust --accept-defaults")
         assert f"Flow {flow_id} stays saved" in str(unreachable.value)
@@ -210,7 +212,7 @@ def _hints() -> list[tuple[str, dict[str, Any], list[str]]]:
     from mcp_notebook.wire.target import Target
 
     flow, name, field, url = "flow" + BRACES, "srv" + BRACES, "field" + BRACES, "http://127.0.0.1:9/" + BRACES
-    d = DOUBLED
+    d = IN_QUOTES
     stdio = Connection(
         name,
         Target(kind="stdio", command=["python" + BRACES, "-m", "x"], cwd="/srv" + BRACES, env={"VAR" + BRACES: "v"}),
@@ -246,13 +248,13 @@ def test_printed_commands_carry_server_and_record_text_encoded(ip: InteractiveSh
 
     kind, fields, commands = _hints()[case]
     text = hint(kind, fields)
-    assert text is not None and "__import__" not in text.replace(DOUBLED, ""), text  # the payload only ever encoded
+    assert text is not None and "__import__" not in re.sub(r"'[^']*'", "", text), text  # the payload only ever in '...'
     for command in commands:
         assert command in text, (command, text)
         words = MCPMagics._split(
             expand_braces(strip_comment(command.removeprefix("%mcp ")), ip.user_ns)
         )  # what the magic reads of it
-        assert sum(BRACES in w for w in words) == command.count(DOUBLED)
+        assert sum(BRACES in w for w in words) == command.count(IN_QUOTES)
         assert all(w.count(BRACES) == 1 for w in words if "__import__" in w)
     assert not marker.exists()
 

@@ -228,6 +228,41 @@ def test_the_suggested_answer_answers_exactly_that_field(field: str) -> None:
     assert answer_fields(ns)[0] == {field: "VALUE"}
 
 
+@settings(max_examples=400, deadline=None)
+@given(
+    st.text(alphabet="{}'\"\\#$ x=-")
+    | st.text(st.characters(codec="utf-8")).filter(str.isprintable)
+    | st.builds(lambda a, b: a + "{x}" + b, st.text(max_size=6), st.text(max_size=6)).filter(str.isprintable)
+)
+def test_server_braces_sit_in_single_quotes_where_nothing_expands(text: str) -> None:
+    """Issue 36 item 5: the line grammar expands ``{expr}`` in bare words and ``"..."`` but nothing in ``'...'``.
+
+    So the encoder writes a word holding a brace in single quotes, braces as they are (no ``{{``), and
+    even where every ``{x}`` would evaluate (``x`` is defined, builtins are there) the line reads back
+    exactly the server's text.
+    """
+    ns: dict[str, Any] = {"__builtins__": __builtins__, "x": "EXPANDED"}
+    line = mcp_line("%mcp", "call", "a.b", f"key={text}", f"x{text}")
+    assert _magic_reads(line, ns) == ["call", "a.b", f"key={text}", f"x{text}"]
+    assert line.count("{") == 2 * text.count("{") and line.count("}") == 2 * text.count("}")  # as a person writes
+    outside: list[str] = []  # the characters outside '...': never a brace
+    quote = None
+    for c in line:
+        if c == "'" and quote != '"' or c == '"' and quote != "'":
+            quote = None if quote == c else c
+        elif quote != "'":
+            outside.append(c)
+    assert "{" not in outside and "}" not in outside
+
+
+def test_a_suggested_json_answer_reads_as_a_person_writes_it() -> None:
+    """``--answers`` for a field named ``a=b``: plain JSON in single quotes (it printed ``'{{"a=b": "VALUE"}}'``)."""
+    from mcp_notebook.forms.model import answer_words
+
+    assert mcp_line(*answer_words("a=b")) == """--answers '{"a=b": "VALUE"}'"""
+    assert mcp_line(*answer_words("it's")) == "--answer 'it'\"'\"'s=VALUE'"
+
+
 @pytest.mark.filterwarnings("ignore:`make_tokens_by_line`:UserWarning")
 def test_a_line_separator_in_server_text_does_not_start_python() -> None:
     """IPython splits a cell at U+2028 even inside quotes: quoting alone would leave the rest to run as Python."""
