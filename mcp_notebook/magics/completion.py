@@ -454,8 +454,16 @@ MAX_TEXT = 200  # characters of one completion
 
 def shown_items(items: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """The completions fit to offer: server-controlled names with line breaks or control characters, or
-    absurdly long, are left out (they would be typed into the cell as they are), and at most ``MAX_ITEMS``."""
-    fit = [(text, kind) for text, kind in items if len(text) <= MAX_TEXT and text.isprintable()]
+    absurdly long, are left out (they would be typed into the cell as they are), and at most ``MAX_ITEMS``.
+
+    So is a name starting with ``-`` (quoted or not) that is not one of the parser's own flags: the
+    subcommand reads such a word as its flag (a received flow id ``--trust=sha256:…`` is consent to
+    another record), as ``core.text.mcp_line`` never writes one either."""
+    fit = [
+        (text, kind)
+        for text, kind in items
+        if len(text) <= MAX_TEXT and text.isprintable() and (kind == "flag" or not text.lstrip("'\"").startswith("-"))
+    ]
     return fit[:MAX_ITEMS]
 
 

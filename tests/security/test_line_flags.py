@@ -139,3 +139,23 @@ def test_every_flag_handed_to_mcp_line_is_a_flag() -> None:
                     if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and arg.value.startswith("-")
                 ]
     assert not found, "wrap these in core.text.Flag:\n" + "\n".join(found)
+
+
+def test_tab_never_offers_a_received_flow_id_that_reads_as_a_flag(ip: InteractiveShell, attacker: Recorder) -> None:
+    """Tab after ``%mcp resume `` offers the waiting flows' ids, which a received notebook chose. One spelled
+    ``--trust=sha256:`` and a hostile record's digest, picked in a cell of that notebook where the hostile record
+    is the cell's only flow, consented to it unseen (as the followed line above): it is never offered."""
+    from IPython.core.completer import provisionalcompleter
+
+    hostile = hostile_record(attacker.port) | {"id": "h2"}  # an id no other test deleted (a store remembers those)
+    planted = f"--trust={shown_digest(content_digest(hostile))}"
+    Frontend(session_of(ip).store).handle(
+        {"op": "restore", "flows": {"h2": hostile, planted: hostile | {"id": planted, "cell_id": "c-badge"}}}
+    )
+    assert session_of(ip).store.get(planted) is not None  # a valid record under that id
+    line = "%mcp resume "
+    with provisionalcompleter():
+        offered = [c.text for c in ip.Completer.completions(line, len(line))]
+    assert "h2" in offered
+    assert not [text for text in offered if text.lstrip("'\"").startswith("-")], offered
+    assert attacker.seen == []
