@@ -326,8 +326,8 @@ def build_parsers() -> dict[str, Parser]:
     p.add_argument(
         "--trust", nargs="?", const=True, default=False, metavar="DIGEST",
         help="resume even a flow you did not save (a received notebook) or whose connection now points elsewhere, "
-        "exactly as it was last shown to you (read it first: %%mcp flows shows it whole); with DIGEST, the record with that content "
-        "digest (as shown): also chooses between different records that claim one id",
+        "exactly as it was last shown to you (read it first: %%mcp flows shows it whole); with DIGEST (after the flow's ID), the record with "
+        "that content digest (as shown): also chooses between different records that claim one id",
     )  # fmt: skip
     _flow_args(p)
     p = ps["forget"] = Parser("forget", "Forget a saved flow: %mcp forget ID | --all")

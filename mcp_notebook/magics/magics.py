@@ -564,12 +564,14 @@ class MCPMagics(Magics, SessionSettings):
 
         ns, _ = self._parsers["resume"].parse(words)
         typed = ns.trust if isinstance(ns.trust, str) else None
-        if typed is not None and not is_digest(typed):
-            if ns.id is not None:
-                raise UsageError(
-                    f"--trust takes a record's content digest (sha256:..., as the flows listing shows it), not {typed!r}"
-                )
-            ns.id, typed = typed, None  # `resume --trust ID`: the word was the flow's id
+        if typed is not None and ns.id is None:
+            # `resume --trust ID`: the word is the flow's id, even one that looks like a digest (a received id
+            # spelled as another record's digest would otherwise consent to that record); a digest follows an id
+            ns.id, typed = typed, None
+        elif typed is not None and not is_digest(typed):
+            raise UsageError(
+                f"--trust takes a record's content digest (sha256:..., as the flows listing shows it), not {typed!r}"
+            )
         self.session.saved.load(ns.from_path)
         record = self.session.saved.pick(ns.id, self._cell_id())
         interactive = self._is_interactive()

@@ -159,3 +159,19 @@ def test_tab_never_offers_a_received_flow_id_that_reads_as_a_flag(ip: Interactiv
     assert "h2" in offered
     assert not [text for text in offered if text.lstrip("'\"").startswith("-")], offered
     assert attacker.seen == []
+
+
+def test_trust_before_an_id_that_looks_like_a_digest_is_that_id(ip: InteractiveShell, attacker: Recorder) -> None:
+    """``%mcp resume --trust ID`` is the flow ``ID`` (the form the grammar also takes). A received entry whose id is
+    a hostile record's digest in hex was read as ``--trust DIGEST`` with no id: the only waiting flow, the hostile
+    one, had that digest and resumed unseen. A digest now names a record only after the flow's id."""
+    hostile = hostile_record(attacker.port) | {"id": "h3"}
+    Frontend(session_of(ip).store).handle({"op": "restore", "flows": {"h3": hostile}})
+    planted = shown_digest(content_digest(hostile)).removeprefix("sha256:")  # the id another entry shows
+    ran = ip.run_cell(f"%mcp resume --trust {planted}")
+    time.sleep(0.3)
+    assert attacker.seen == []  # on the old code: ['Bearer users-real-svc-token-4b1e']
+    assert ran.error_in_exec is not None and f"no saved flow {planted!r}" in str(ran.error_in_exec)
+    ran = ip.run_cell(f"%mcp resume h3 --trust {planted}")  # the id, then the digest of what it holds: as before
+    time.sleep(0.3)
+    assert attacker.seen, "the hostile record named with its id and digest was not resumed"
