@@ -22,7 +22,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, needs_local_scope, no_var_expand
 
 from ..auth.sdk_provider import OAuthOptions
-from ..core.text import mcp_line, plain_text
+from ..core.text import UNWRITABLE, mcp_line, plain_text
 from ..errors import FlowError
 from ..notebook.views import NotebookViews
 from ..notebook.watching import Watches
@@ -71,6 +71,11 @@ class MCPMagics(Magics, SessionSettings):
         if self.shell is not None:  # {expr} as in `!` commands; never the cell body
             line = expand_braces(line, self.shell.user_ns, local_ns)
         words = self._split(line)
+        if UNWRITABLE in words:  # a suggested line's word the person was to fill in (core.text.mcp_line)
+            raise UsageError(
+                f"this line still holds {UNWRITABLE}, which stands for a word the suggested line could not hold "
+                "(a line break, a control character, or text starting with -): replace it with what you mean"
+            )
         if not words or words[0] in ("-h", "--help", "help"):
             print(summary(list(SessionSettings.class_trait_names(config=True))))
             return None

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 from mcp_notebook.core.text import UNWRITABLE, Flag, line_word, mcp_line
@@ -102,7 +103,7 @@ def test_a_flow_id_that_reads_as_a_flag_sends_nothing_when_its_line_is_followed(
     ran = ip.run_cell(line)  # followed as suggested, in a cell of its own
     time.sleep(0.3)
     assert attacker.seen == []  # on the old code: ['Bearer users-real-svc-token-4b1e'], resumed without consent
-    assert ran.error_in_exec is not None and "no saved flow" in str(ran.error_in_exec)
+    assert isinstance(ran.error_in_exec, UsageError) and f"still holds {UNWRITABLE}" in str(ran.error_in_exec)
 
 
 @pytest.mark.parametrize(
@@ -175,3 +176,20 @@ def test_trust_before_an_id_that_looks_like_a_digest_is_that_id(ip: InteractiveS
     ran = ip.run_cell(f"%mcp resume h3 --trust {planted}")  # the id, then the digest of what it holds: as before
     time.sleep(0.3)
     assert attacker.seen, "the hostile record named with its id and digest was not resumed"
+
+
+def test_a_line_run_with_its_placeholder_left_in_does_nothing(ip: InteractiveShell, attacker: Recorder) -> None:
+    """``…`` stands for a word the suggested line could not hold. Run as printed, it named a received record
+    whose id is ``…``: ``%mcp resume … --trust`` (printed for an entry whose id starts with ``-``) then consented
+    to that other record, shown once in the flows listing, and sent the user's token to its host."""
+    hostile = hostile_record(attacker.port) | {"id": UNWRITABLE}
+    Frontend(session_of(ip).store).handle({"op": "restore", "flows": {UNWRITABLE: hostile}})
+    with pytest.raises(UsageError):  # shown whole (headless: refused, and remembered as shown)
+        ip.run_line_magic("mcp", f"resume {UNWRITABLE}")
+    suggested = mcp_line("%mcp", "resume", "--odd-id", Flag("--trust"))  # the line printed for the other entry
+    assert suggested == f"%mcp resume {UNWRITABLE} --trust"
+    ran = ip.run_cell(suggested)
+    time.sleep(0.3)
+    assert attacker.seen == []  # on the old code: ['Bearer users-real-svc-token-4b1e']
+    assert isinstance(ran.error_in_exec, UsageError)
+    assert str(ran.error_in_exec).startswith(f"this line still holds {UNWRITABLE}")
