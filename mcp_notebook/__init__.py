@@ -63,17 +63,30 @@ def _show_flows(shell: Any) -> None:
     """A ``Flow`` as a cell's value shows its report (``notebook.display``), registered by name: nothing is imported now.
 
     The flow itself knows nothing of the page (``flows`` sits below ``notebook``), so its display is a
-    formatter of the shell rather than a ``_ipython_display_`` method.
+    formatter of the shell rather than a ``_ipython_display_`` method. So is an SDK result's (the
+    value of a ``%mcp call`` cell, ``_``, ``Out[n]``): its rendering, not the model's repr, and
+    nothing more in the cell whose report already shows it (``notebook.display.display_result``).
     """
     formatter = getattr(getattr(shell, "display_formatter", None), "ipython_display_formatter", None)
     if formatter is not None:
         formatter.for_type_by_name("mcp_notebook.flows.flow", "Flow", _display_flow)
+        for name in _RESULT_TYPES:
+            formatter.for_type_by_name("mcp_types._types", name, _display_result)
+
+
+_RESULT_TYPES = ("CallToolResult", "GetPromptResult", "ReadResourceResult")  # what a flow's value is
 
 
 def _display_flow(flow: Any) -> None:
     from .notebook.display import display_flow
 
     display_flow(flow)
+
+
+def _display_result(result: Any) -> None:
+    from .notebook.display import display_result
+
+    display_result(result)
 
 
 def _in_ipython() -> None:

@@ -40,13 +40,22 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable
+    from collections.abc import Awaitable, Callable
 
     from ..flows.flow import Flow
     from ..notebook.live_view import ChoicePanel
     from .magics import MCPMagics
 
-__all__ = ["AWAITED", "HELPER", "CellAwait", "InCell", "kernel_hears_comms_while_awaiting", "rewrite"]
+__all__ = [
+    "AWAITED",
+    "HELPER",
+    "CellAwait",
+    "InCell",
+    "Interrupted",
+    "interrupted",
+    "kernel_hears_comms_while_awaiting",
+    "rewrite",
+]
 
 HELPER = "_mcp_notebook_await_"  # the helper's name in the user's namespace
 AWAITED = frozenset({"call", "prompt", "read", "resume"})  # the subcommands that start a flow
@@ -56,10 +65,27 @@ _BLOCKS = (ast.For, ast.AsyncFor, ast.While, ast.If, ast.With, ast.AsyncWith, as
 @dataclass(frozen=True)
 class InCell:
     """What the magic returns to the helper: a started flow the cell is to wait for, or a panel
-    (consent to resume, Continue / Start over) whose click starts the flow to wait for."""
+    (consent to resume, Continue / Start over) whose click starts the flow to wait for.
+
+    ``report``: a headless flow's report, shown (and its error raised) once the flow has ended. The
+    cell awaits the flow rather than blocking in ``flow.result()``, whose wait an Interrupt could
+    not end (ipykernel only schedules a callback on SIGINT while a cell runs as a coroutine).
+    """
 
     flow: Flow | None
     choice: ChoicePanel | None = None
+    report: Callable[[], Any] | None = None
+
+
+class Interrupted(KeyboardInterrupt):
+    """Interrupt (Kernel > Interrupt, Ctrl-C) during a flow line: one line says what became of the flow.
+
+    Still a ``KeyboardInterrupt`` (``except KeyboardInterrupt`` in the user's loop catches it), but
+    IPython shows ``_render_traceback_`` instead of a traceback through the rewritten cell and our frames.
+    """
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"\x1b[31m{type(self).__name__}\x1b[0m: {self}"]
 
 
 def kernel_hears_comms_while_awaiting() -> bool:
@@ -208,6 +234,15 @@ class CellAwait:
             self.magics.awaiting = False
 
     async def _finish(self, value: Any, bind: bool) -> Any:
+        """The flow's result once it has ended: bound by ``x = ...``; else the cell's value (``_``, ``Out[n]``).
+
+        A bare line's result is the cell's value as any expression's is, marked as shown by the report
+        already in the cell, so the displayhook sets ``_`` and ``Out[n]`` and shows nothing twice
+        (``notebook.display.reported``). An awaited cell never leaves a waiting flow as its value: it ends
+        when the flow has ended, or raises (Interrupt: ``Interrupted``, the flow kept if saved). Only
+        ``--background`` (or a line that cannot be awaited) returns the running ``Flow``: then ``_`` is
+        that ``Flow``, and ``await _`` gives the result.
+        """
         if not isinstance(value, InCell):
             return value  # a background Flow, a listing, a usage message: as the plain line gives it
         from ..errors import FlowError
@@ -221,8 +256,7 @@ class CellAwait:
                     while hasattr(started, "outcome"):  # Continue may need consent first: a panel after a panel
                         started = await _until_done_or_interrupted(started.outcome())
             except KeyboardInterrupt:
-                print("Interrupted: nothing was resumed; the panel above still takes your click.")
-                raise
+                raise Interrupted("nothing was resumed; the panel above still takes your click.") from None
             except Exception:  # noqa: BLE001 - the panel shows what went wrong; the cell fails without a second copy
                 raise FlowError("the chosen action failed (the panel above says why).", kind="resume_failed") from None
             if not hasattr(started, "view"):
@@ -232,27 +266,41 @@ class CellAwait:
                 flow.view.error_follows = True  # its error fails this cell (shown once)
         if flow is None:
             return None
+        if value.report is not None:  # headless: the report says how it ended, and raises its error
+            try:
+                await _until_done_or_interrupted(flow)
+            except KeyboardInterrupt:
+                raise interrupted(flow) from None
+            except (Exception, asyncio.CancelledError):  # noqa: BLE001 - the report below shows and raises it
+                pass
+            value.report()
+            return self._value(flow, bind)
         try:
             with _comm_status_replies(self.shell):
                 await _until_done_or_interrupted(flow)
         except KeyboardInterrupt:
-            _interrupted(flow)
-            raise
+            error: Exception | Interrupted = interrupted(flow)
         except asyncio.CancelledError:  # the flow's own Cancel button (an Interrupt arrives as KeyboardInterrupt)
-            error: Exception = FlowError(f"{flow.label} was cancelled.", kind="cancelled", server=flow.conn.name)
+            error = FlowError(f"{flow.label} was cancelled.", kind="cancelled", server=flow.conn.name)
         except Exception as exc:  # noqa: BLE001 - the flow's own error fails the cell, as a headless run does
             error = for_magics(flow_failure(flow, exc)) if isinstance(exc, FlowError) else exc
         else:
             failed = tool_failure(flow)  # the tool's own isError: the cell fails, as a headless run's does
             if failed is None:
-                return flow.value if bind else None
+                return self._value(flow, bind)
             error = failed
         error.__context__ = None
         raise error
 
+    @staticmethod
+    def _value(flow: Flow, bind: bool) -> Any:
+        from ..notebook.display import reported
 
-def _interrupted(flow: Flow) -> None:
-    """Interrupt stops the flow here and keeps what is saved of it.
+        return flow.value if bind else reported(flow.value)
+
+
+def interrupted(flow: Flow) -> Interrupted:
+    """Interrupt stops the flow here and keeps what is saved of it; the one-line error that says so.
 
     Jupyter interrupts a kernel before every shutdown or restart (``jupyter_client`` does, so a
     notebook closed while its form waits is interrupted first): forgetting the flow here would
@@ -265,12 +313,11 @@ def _interrupted(flow: Flow) -> None:
     saved = flow.store is not None and flow.store.get(flow.id) is not None
     flow.cancel(forget=False)
     if saved:
-        print(
-            f"Interrupted: {flow.label} stopped waiting here; it stays saved as flow {flow.id} "
+        return Interrupted(
+            f"{flow.label} stopped waiting here; it stays saved as flow {flow.id} "
             f"({mcp_line('%mcp', 'resume', flow.id)} continues it, {mcp_line('%mcp', 'forget', flow.id)} drops it)."
         )
-    else:
-        print(f"Interrupted: {flow.label} was cancelled.")
+    return Interrupted(f"{flow.label} was cancelled.")
 
 
 _COMM_TYPES = ("comm_open", "comm_msg", "comm_close")

@@ -467,19 +467,23 @@ class MCPMagics(Magics, SessionSettings):
             if hasattr(flow.view, "error_follows"):
                 flow.view.error_follows = True  # the cell raises the flow's error after its report
             return InCell(flow)
-        reported = self._report(flow, ns)
-        return InCell(reported) if self.awaiting and not background and reported is not None else reported
+        if self.awaiting and not background:  # awaited, so that Interrupt ends the wait (see InCell.report)
+            return InCell(flow, report=partial(self._report, flow, ns))
+        return self._report(flow, ns)
 
     def _report(self, flow: Any, ns: argparse.Namespace) -> Any:
         """A headless flow: wait, show its report, raise its error or bind ``-o VAR``."""
         from IPython.display import display
 
         from ..notebook.display import FlowReport
+        from .cell_await import interrupted
 
         if flow is None:
             return None
         try:
             flow.result()
+        except KeyboardInterrupt:  # one line says what became of the flow, no traceback through ours
+            raise interrupted(flow) from None
         except Exception:  # noqa: BLE001 - the report shows the error; re-raised below, outside except
             pass
         display(

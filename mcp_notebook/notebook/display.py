@@ -54,8 +54,10 @@ __all__ = [
     "TraceView",
     "content_text",
     "display_flow",
+    "display_result",
     "esc",
     "render_content",
+    "reported",
     "safe_mime",
     "shown_state",
     "tool_error",
@@ -954,3 +956,35 @@ def display_flow(flow: Flow) -> None:
     if flow.shown:
         return  # already in its cell (live view or settled report); don't show it twice
     display(FlowReport(flow))
+
+
+_reported: list[tuple[Any, int | None]] = []  # the result the running cell's report shows, with that cell's count
+
+
+def reported(result: Any) -> Any:
+    """Mark ``result`` as shown by its flow's report in the running cell, and return it.
+
+    A ``%mcp call`` cell's value is its result (``_``, ``Out[n]``), as any expression's is; the
+    cell already shows the flow's report, so the displayhook showing that value shows nothing more.
+    """
+    from .listing import _execution_count
+
+    _reported[:] = [(result, _execution_count())]
+    return result
+
+
+def display_result(result: Any) -> None:
+    """Show an SDK result (tool, prompt, resource) as its rendered ``ResultView``, not the model's repr.
+
+    Registered on the shell (``mcp_notebook._show_flows``); skipped once for the value its own cell's
+    report has just shown (``reported``): displayed again later (``r`` in another cell), it shows.
+    """
+    from IPython.display import display
+
+    from .listing import _execution_count
+
+    shown = _reported[:]
+    _reported.clear()  # skipped at most once, as a listing is
+    if shown and shown[0][0] is result and shown[0][1] == _execution_count():
+        return
+    display(ResultView(result))

@@ -175,7 +175,7 @@ def test_interrupt_cancels_the_flow_and_says_so(kernel: Kernel) -> None:
     kernel.wait_idle(cell)
     text = kernel.text_of_cell(cell)
     assert "Interrupted: prov.provision stopped waiting here; it stays saved as flow " in text
-    assert [m["content"]["ename"] for m in kernel.for_cell(cell) if m["msg_type"] == "error"] == ["KeyboardInterrupt"]
+    assert [m["content"]["ename"] for m in kernel.for_cell(cell) if m["msg_type"] == "error"] == ["Interrupted"]
     probe = kernel.execute(
         "from mcp_notebook.session.api import default_session\nprint([r['id'] for r in default_session().store.all() if r['arguments'] == {'name': 'interrupted'}])"
     )
