@@ -104,10 +104,9 @@ export function waitingCells(raw: unknown): Map<string, string[]> {
 
 /**
  * `text` as one word of a `%mcp` line, as the kernel's `core.text.mcp_line` writes it: a saved
- * flow's id comes from the notebook's metadata, which a received notebook wrote, and the line's
- * `{expr}` expansion runs even inside quotes, so braces are doubled, then the word is quoted
- * (`shlex.quote`) when the magic's split, comment stripping, expansion or IPython's trailing `?`
- * would change it. Text with a control, format or line/paragraph separator character cannot be
+ * flow's id comes from the notebook's metadata, which a received notebook wrote. The word is put in
+ * single quotes (as `shlex.quote` does) when the magic's split, comment stripping, `{expr}` expansion
+ * or IPython's trailing `?` would change it: inside `'...'` the line expands nothing. Text with a control, format or line/paragraph separator character cannot be
  * written (IPython splits a cell at U+2028 even inside quotes): it is written as `…`. So is a word
  * starting with `-`: the subcommand's parser reads it as a flag whatever its quotes (an entry whose
  * id is `--trust=sha256:…` made `%mcp resume ID` consent to another record). Every word written here
@@ -120,11 +119,11 @@ export function lineWord(text: string): string {
   ) {
     return '…';
   }
-  const doubled = text.replace(/\{/g, '{{').replace(/\}/g, '}}');
-  if (doubled && !/[\s'"\\#{}?]/.test(doubled)) {
-    return doubled;
+  // inside '...' a %mcp line expands nothing, so a brace is data there (core.text.line_word)
+  if (text && !/[\s'"\\#{}?]/.test(text)) {
+    return text;
   }
-  return "'" + doubled.replace(/'/g, `'"'"'`) + "'";
+  return "'" + text.replace(/'/g, `'"'"'`) + "'";
 }
 
 function badgeText(ids: string[]): string {

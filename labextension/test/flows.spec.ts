@@ -94,7 +94,7 @@ describe('lineWord', () => {
   it.each([
     ['abc', 'abc'],
     ['a b', "'a b'"],
-    ['x{[__import__("os").system("touch F")]and""}', `'x{{[__import__("os").system("touch F")]and""}}'`],
+    ['x{[__import__("os").system("touch F")]and""}', `'x{[__import__("os").system("touch F")]and""}'`],
     ["it's", `'it'"'"'s'`],
     ['a?', "'a?'"],
     ['x\u2028y', '…'],

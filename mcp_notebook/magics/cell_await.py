@@ -273,8 +273,14 @@ class CellAwait:
                 raise interrupted(flow) from None
             except (Exception, asyncio.CancelledError):  # noqa: BLE001 - the report below shows and raises it
                 pass
-            value.report()
-            return self._value(flow, bind)
+            try:
+                value.report()
+            except FlowError as exc:  # outside the magic now: its hint added here, as the magic adds it
+                hinted = for_magics(exc)
+            else:
+                return self._value(flow, bind)
+            hinted.__context__ = None
+            raise hinted
         try:
             with _comm_status_replies(self.shell):
                 await _until_done_or_interrupted(flow)

@@ -585,9 +585,16 @@ class MCPMagics(Magics, SessionSettings):
         record = self.session.saved.pick(ns.id, self._cell_id())
         interactive = self._is_interactive()
         # consent is to content: the digest typed, else the record as it was last shown here (a bare --trust,
-        # which never chooses between records claiming one id: they are shown, and one is named by its digest)
+        # which never chooses between records claiming one id: they are shown, and one is named by its digest),
+        # else, for the user's own record (signed by this user, or written by this kernel; never one in conflict),
+        # the content held now: nobody else can make a record that verifies, so there is nothing to swap in
         store = self.session.store
-        consented = typed or (store.last_shown(record.id) if not store.claimants(record.id) else None) or ""
+        consented = (
+            typed
+            or (store.last_shown(record.id) if not store.claimants(record.id) else None)
+            or (store.digest(record.id) if store.is_trusted(record.id) else None)
+            or ""
+        )
         options = replace(call_options(ns), trust=ns.trust is not False, consented=consented)
         flow = self.session.saved.resume(
             record, options, interactive=interactive, cell_id=self._cell_id(), wait=ns.wait

@@ -526,7 +526,7 @@ def test_tampered_state_is_refused_and_other_flows_are_untouched(
     text = resume_text(fault_kernel, f"%mcp resume {bad['id']} --accept-defaults --trust")
     assert "-32602" in text and "refused the saved request state" in text and "another worker or instance" in text
     # the exact line that starts it afresh (its JSON encoded for the %mcp grammar: braces doubled)
-    assert 'To start it again: %mcp call tamper.provision_db --json \'{{"name":"t-bad"}}\'' in text
+    assert 'To start it again: %mcp call tamper.provision_db --json \'{"name":"t-bad"}\'' in text
     listing = resume_text(fault_kernel, "%mcp flows")
     assert bad["id"] not in listing and good["id"] in listing
     done = resume_text(fault_kernel, f"%mcp resume {good['id']} --accept-defaults")

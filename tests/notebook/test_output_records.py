@@ -14,5 +14,5 @@ def test_hostile_question_and_id_stay_inert_in_the_text_line() -> None:
     bundle = OutputRecords._record_bundle(record)
     line = bundle["text/plain"]
     assert "\x1b" not in line and "\u202e" not in line and "\\u001b" in line and "\\u202e" in line
-    assert "%mcp resume 'a{{get_ipython()}} b'" in line  # braces doubled, quoted: the line never evaluates it
+    assert "%mcp resume 'a{get_ipython()} b'" in line  # single-quoted: inside '...' the line expands nothing
     assert bundle[OUTPUT_MIME] is record
