@@ -19,13 +19,18 @@ from .conftest import REPO_ROOT
 
 def test_binder_configuration_builds_a_working_environment(tmp_path: Path) -> None:
     checkout = tmp_path / "repo"
-    shutil.copytree(
-        REPO_ROOT,
-        checkout,
-        ignore=shutil.ignore_patterns(
-            ".venv", ".git", "node_modules", ".conformance", "__pycache__", "*.egg-info", ".pytest_cache", "lib"
-        ),
-    )
+    # what Binder clones: the files git knows (tracked, or new and not ignored), none of what the local
+    # set-up wrote beside them (the venv, node packages, the editable install's labextension/install.json,
+    # which a wheel built from here would hold twice)
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO_ROOT, capture_output=True, check=True,
+    ).stdout.decode().split("\0")  # fmt: skip
+    for name in filter(None, listed):
+        source = REPO_ROOT / name
+        if source.is_file():  # a tracked file deleted in the work tree is not in a clone of it either
+            (checkout / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, checkout / name)
     env_dir = tmp_path / "binder-env"
     venv.EnvBuilder(with_pip=True).create(env_dir)
     bin_dir = env_dir / "bin"
