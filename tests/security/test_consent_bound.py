@@ -11,8 +11,6 @@ gets: after the swap it gets none, and the harmless record still resumes once co
 
 from __future__ import annotations
 
-import http.server
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,38 +32,10 @@ from mcp_notebook.notebook.frontend import Frontend
 from mcp_notebook.notebook.live_view import ResumeOffer
 from mcp_notebook.session.settings import CallOptions
 
-from ..conftest import free_port, get_shell
+from ..conftest import get_shell
+from ..support.recorder import Recorder, recording
 
 TOKEN = "users-real-svc-token-7c2d"
-
-
-class Recorder:
-    """A loopback HTTP server that keeps every request's headers and answers 500 (no MCP server)."""
-
-    def __init__(self) -> None:
-        self.seen: list[dict[str, str]] = []
-        seen = self.seen
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-                seen.append(dict(self.headers))
-                self.send_response(500)
-                self.end_headers()
-
-            do_GET = do_DELETE = do_POST  # noqa: N815 - http.server's method names
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.port = free_port()
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.port}/{path}"
-
-    def authorizations(self) -> list[str | None]:
-        return [h.get("Authorization") for h in self.seen]
 
 
 @pytest.fixture(scope="module")
@@ -86,16 +56,14 @@ def token(monkeypatch: pytest.MonkeyPatch) -> str:
 
 @pytest.fixture(scope="module")
 def harmless() -> Iterator[Recorder]:
-    r = Recorder()
-    yield r
-    r.server.shutdown()
+    with recording() as r:
+        yield r
 
 
 @pytest.fixture(scope="module")
 def attacker() -> Iterator[Recorder]:
-    r = Recorder()
-    yield r
-    r.server.shutdown()
+    with recording() as r:
+        yield r
 
 
 def record(flow_id: str, server: dict[str, Any], updated: str = "2026-11-30T10:00:00Z") -> dict[str, Any]:

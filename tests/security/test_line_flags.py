@@ -15,8 +15,6 @@ fill in (after a stdio command's ``--`` the command's own words are written as t
 
 from __future__ import annotations
 
-import http.server
-import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -29,39 +27,16 @@ from mcp_notebook.core.text import UNWRITABLE, Flag, line_word, mcp_line
 from mcp_notebook.flows.trust import content_digest, shown_digest
 from mcp_notebook.notebook.frontend import Frontend
 
-from ..conftest import free_port, get_shell, session_of
+from ..conftest import get_shell, session_of
+from ..support.recorder import Recorder, recording
 
 TOKEN = "users-real-svc-token-4b1e"
 
 
-class Recorder:
-    """A loopback HTTP server that keeps every request's Authorization header and answers 500."""
-
-    def __init__(self) -> None:
-        self.seen: list[str | None] = []
-        seen = self.seen
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-                seen.append(self.headers.get("Authorization"))
-                self.send_response(500)
-                self.end_headers()
-
-            do_GET = do_DELETE = do_POST  # noqa: N815 - http.server's method names
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.port = free_port()
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-
 @pytest.fixture
 def attacker() -> Iterator[Recorder]:
-    r = Recorder()
-    yield r
-    r.server.shutdown()
+    with recording() as r:
+        yield r
 
 
 @pytest.fixture

