@@ -39,9 +39,21 @@ CHECK_WORKERS ?= 3
 check: lint labext-specs
 	$(BIN)/python -m pytest -m "$(CHECK_TIERS)" -n $(CHECK_WORKERS) --dist loadfile --durations=10
 
-# The whole suite, every tier (CI runs it); the 25 slowest tests are listed at the end.
+# The whole suite, every tier (CI runs it), in two pytest runs: every tier but the browser's on $(TEST_WORKERS)
+# workers, then the browser tier (each module its own JupyterLab and Chromium) on $(BROWSER_WORKERS), a module to a
+# worker in both. Both runs go to the end whatever the first says; the 25 slowest tests of both are listed last.
+TEST_WORKERS ?= 3
+BROWSER_WORKERS ?= 2
+RESULTS := .test-results
+
 test: venv chromium conformance-deps peers-deps lint labext-specs
-	$(BIN)/python -m pytest --durations=25
+	rm -rf $(RESULTS)
+	$(BIN)/python -m pytest -m "not browser" -n $(TEST_WORKERS) --dist loadfile --junitxml=$(RESULTS)/tiers.xml; \
+	rest=$$?; \
+	$(BIN)/python -m pytest -m browser -n $(BROWSER_WORKERS) --dist loadfile --junitxml=$(RESULTS)/browser.xml; \
+	browser=$$?; \
+	$(BIN)/python scripts/slowest.py 25 $(RESULTS)/*.xml; \
+	test $$rest -eq 0 -a $$browser -eq 0
 
 # The labextension's unit specs (jest; labextension/test/), a few seconds. Its node packages are
 # installed with the venv's jlpm (from jupyter-builder) into labextension/node_modules (git-ignored),
@@ -112,4 +124,4 @@ bench: venv
 	-$(BIN)/python bench/page_load.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache $(CONFORMANCE) $(PEERS)
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache $(CONFORMANCE) $(PEERS) $(RESULTS)
