@@ -45,6 +45,7 @@ from .trace import (
     parse_requests,
     question_line,
     response_summary,
+    sampling_request,
     shorten_token,
     task_received,
     trace_received,
@@ -717,11 +718,23 @@ class Flow(TaskFollowing):
                 self.state = FlowState.RUNNING
                 self.view.changed(self)
 
-    async def answer_sampling(self, key: str, params: Any) -> Any:
+    async def answer_sampling(self, key: str, params: Any, single: bool = False) -> Any:
+        """A model's reply to one sampling request (``ErrorData`` when refused or failed).
+
+        ``single``: a 2025 back-channel request, recorded in the trace as a server→client round with
+        the reply's summary, as a back-channel elicitation is (on 2026-07-28 the request is in the
+        round's ``input_requests`` and the reply in the next request's ``inputResponses``).
+        """
+        entry = None
+        if single:  # it arrives while request ``round + 1`` is in flight
+            entry = Round(number=self.round + 1, direction="server->client", received={key: sampling_request(params)})
+            self.rounds.append(entry)
         with not_serving():  # the user's model (a callable, a provider's SDK) logs as the user's code
             result = await self.answerer.sample(self, key, params)
         failed = getattr(result, "code", None) is not None and not hasattr(result, "role")
         self.answer_summary.append(f"{key}: {'sampling failed' if failed else 'sampled'}")
+        if entry is not None:
+            entry.sent, entry.answered, entry.ended = {key: response_summary(result)}, result, time.perf_counter()
         return result
 
     async def answer_roots(self) -> Any:

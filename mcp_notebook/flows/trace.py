@@ -15,6 +15,7 @@ __all__ = [
     "parse_requests",
     "question_line",
     "response_summary",
+    "sampling_request",
     "shorten_token",
     "task_received",
     "trace_received",
@@ -52,7 +53,24 @@ def response_summary(answer: Any) -> Any:
         return {"model": answer.model, "stopReason": getattr(answer, "stop_reason", None)}
     if hasattr(answer, "roots"):
         return {"roots": [str(r.uri) for r in answer.roots]}
+    if hasattr(answer, "code") and hasattr(answer, "message"):  # ErrorData: a sampling refused or failed (2025)
+        return {"error": answer.code}  # its code only: a provider's message is not ours to copy into a trace
     return {"type": type(answer).__name__}
+
+
+def sampling_request(params: Any) -> dict[str, Any]:
+    """A ``sampling/createMessage`` request as the trace shows it: its params, each image's or audio's
+    base64 ``data`` shortened as a token is (``shorten_token``), so a trace holds no megabytes of media."""
+    return {"method": "sampling/createMessage", "params": without_task_id(_media_shortened(dump(params)))}
+
+
+def _media_shortened(value: Any) -> Any:
+    if isinstance(value, dict):
+        media = value.get("type") in ("image", "audio") and isinstance(value.get("data"), str)
+        return {k: shorten_token(v) if media and k == "data" else _media_shortened(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_media_shortened(v) for v in value]
+    return value
 
 
 def without_task_id(params: Any) -> Any:
@@ -74,12 +92,15 @@ def task_received(status: Any) -> dict[str, Any]:
 
 
 def trace_received(result: Any) -> dict[str, Any]:
-    from mcp.types import InputRequiredResult
+    from mcp.types import CreateMessageRequest, InputRequiredResult
 
     if isinstance(result, InputRequiredResult):
         out: dict[str, Any] = {"resultType": "input_required"}
         if result.input_requests:
-            out["inputRequests"] = {k: dump(v) for k, v in result.input_requests.items()}
+            out["inputRequests"] = {
+                k: sampling_request(v.params) if isinstance(v, CreateMessageRequest) else dump(v)
+                for k, v in result.input_requests.items()
+            }
         if result.request_state is not None:
             out["requestState"] = shorten_token(result.request_state)
         return out

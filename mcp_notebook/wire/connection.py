@@ -676,7 +676,7 @@ class Connection:
             return ErrorData(code=-32600, message="No notebook flow is waiting for this request")
         # sampling has no per-call presets (the session's models answer), so the oldest call shows it either way
         reply: CreateMessageResult | CreateMessageResultWithTools | ErrorData = await flow.answer_sampling(
-            str(context.request_id), params
+            str(context.request_id), params, single=True
         )
         return reply
 
