@@ -1,9 +1,10 @@
-"""Tool arguments from a magic line: ``key=value`` words, ``--json``, or a cell body.
+"""Tool and prompt arguments from a magic line: ``key=value`` words, ``--json``, or a cell body.
 
 Values are typed against the tool's ``input_schema`` so that what the user sees is what the
 server gets: a string parameter keeps ``012`` as the string "012", integers, numbers and booleans
 parse, arrays and objects read as JSON. Anything wrong becomes a ``UsageError`` that lists the
-tool's parameters, before anything is sent.
+tool's parameters, before anything is sent. A prompt's arguments are text; they are checked against
+the names it declares (``check_prompt_arguments``), also before anything is sent.
 """
 
 from __future__ import annotations
@@ -15,9 +16,17 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from ..core.json_value import NotFinite, check_finite, read_json
+from ..core.text import Flag, mcp_line, spell_out
 from ..forms.model import FALSE_WORDS, TRUE_WORDS, compiled_validator, parse_answer_value
 
-__all__ = ["build_arguments", "parse_body", "parse_json_object", "parse_pairs", "describe_parameters"]
+__all__ = [
+    "build_arguments",
+    "check_prompt_arguments",
+    "describe_parameters",
+    "parse_body",
+    "parse_json_object",
+    "parse_pairs",
+]
 
 
 def parse_pairs(words: list[str]) -> dict[str, str]:
@@ -224,3 +233,34 @@ def _validate(tool_name: str, schema: dict[str, Any], arguments: dict[str, Any])
     if error is not None:
         where = ".".join(str(p) for p in error.absolute_path) or "arguments"
         raise UsageError(f"{tool_name}: {where}: {error.message}. Parameters: {describe_parameters(schema)}")
+
+
+def check_prompt_arguments(label: str, declared: list[Any] | None, arguments: dict[str, Any]) -> None:
+    """Refuse a prompt's line that lacks a required argument or names one the prompt does not declare.
+
+    As a tool call's arguments are checked against its ``inputSchema``, so a prompt's are against its
+    listed ``arguments`` (each a ``name`` and whether it is ``required``), before anything is sent: a
+    server answers a missing one with an internal error (-32603) that does not say what was missing.
+    ``declared`` is ``None`` when the server lists no such prompt (or no prompts): it judges then.
+    The argument names are the server's: spelled out in the text, encoded by ``mcp_line`` in the line.
+    """
+    if declared is None:
+        return
+    names = [a.name for a in declared]
+    described = (
+        ", ".join(f"{spell_out(a.name)}{' (required)' if a.required else ''}" for a in declared) or "(no arguments)"
+    )
+    unknown = [k for k in arguments if k not in names]
+    if unknown:
+        raise UsageError(f"{label} has no argument {spell_out(unknown[0])!r}. Arguments: {described}")
+    missing = [a.name for a in declared if a.required and a.name not in arguments]
+    if not missing:
+        return
+    plain = [n for n in missing if "=" not in n and not n.startswith("-")]  # NAME=VALUE reads back as NAME
+    others = {n: "VALUE" for n in missing if n not in plain}
+    words = [f"{n}=VALUE" for n in plain] + ([Flag("--json"), json.dumps(others, ensure_ascii=False)] if others else [])
+    given = ", with the arguments you gave" if arguments else ""
+    raise UsageError(
+        f"{label} needs {', '.join(spell_out(n) for n in missing)}; nothing was sent. Arguments: {described}. "
+        f"Run {mcp_line('%mcp', 'prompt', label, *words)}{given}"
+    )

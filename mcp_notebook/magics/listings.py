@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from ..wire.connection import Connection
     from ..wire.skills import Skill
 
-__all__ = ["find_skill", "listing_rows", "skill_rows"]
+__all__ = ["declared_arguments", "find_skill", "listing_rows", "skill_rows"]
 
 
 def listing_rows(session: Session, kind: str, server: str | None = None) -> list[list[Any]]:
@@ -156,3 +156,17 @@ def _app_note(tool: Any) -> str:
 
 def _line(text: str | None) -> str:
     return (text or "").strip().split("\n")[0]
+
+
+def declared_arguments(session: Session, conn: Connection, name: str) -> list[Any] | None:
+    """The arguments prompt ``name`` of ``conn`` declares, as listed (``None``: not listed, so the server judges).
+
+    Listed afresh for each prompt line (prompts are not cached as tools are). A server that offers
+    no listing, or whose listing fails, is left to judge the line itself: nothing is refused for it.
+    """
+    try:
+        prompts = session.runtime.run(_offered(conn, "prompts"))
+    except Exception:  # noqa: BLE001 - a listing that fails (a sign-in first, a broken page) checks nothing; the get says
+        return None
+    found = next((p for p in prompts or [] if p.name == name), None)
+    return None if found is None else list(found.arguments or [])

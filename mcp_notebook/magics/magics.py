@@ -27,11 +27,11 @@ from ..errors import FlowError
 from ..notebook.views import NotebookViews
 from ..notebook.watching import Watches
 from ..session.session import Session, SessionSettings
-from .args import build_arguments, parse_body, parse_json_object, parse_pairs
+from .args import build_arguments, check_prompt_arguments, parse_body, parse_json_object, parse_pairs
 from .grammar import Help, answer_fields, build_parsers, call_options, check_choice, full_usage, headers_of, summary
 from .hints import connect_line, flow_failure, for_magics, saved_trace_line, tool_failure, with_hint
 from .line_expand import expand_braces, strip_comment
-from .listings import listing_rows
+from .listings import declared_arguments, listing_rows
 
 __all__ = ["MCPMagics"]
 
@@ -410,6 +410,7 @@ class MCPMagics(Magics, SessionSettings):
         if cell is not None:
             arguments = {**parse_body(cell), **arguments}
         arguments.update(parse_pairs(extra))
+        check_prompt_arguments(f"{conn.name}.{name}", declared_arguments(self.session, conn, name), arguments)
         return self._run_flow("prompts/get", conn, name, arguments, ns)
 
     def _do_read(self, words: list[str], cell: str | None) -> Any:
