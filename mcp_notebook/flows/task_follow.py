@@ -134,6 +134,9 @@ class TaskFollowing:
             self.task_started = time.perf_counter()
             try:
                 status = await client.get(task_id)
+            except asyncio.CancelledError:
+                await self._tell_server_cancelled(client)
+                raise
             except MCPError as exc:
                 raise (gone(exc, self.task, self.label) or exc) from None
         else:
@@ -149,7 +152,11 @@ class TaskFollowing:
                 if self.store.signer.ready:
                     self._save_task_record()
                 else:  # the first record of this kernel reads Jupyter's notary secret (a file): off the loop
-                    await asyncio.to_thread(self._save_task_record)
+                    try:
+                        await asyncio.to_thread(self._save_task_record)
+                    except asyncio.CancelledError:  # a cancel while the record is written still reaches the server
+                        await self._tell_server_cancelled(client)
+                        raise
             if self.conn.target.kind != "http":
                 self.notes.append(
                     f"{self.conn.name} runs inside this kernel's process tree ({self.conn.target.kind}): its tasks end with the kernel, "
@@ -162,14 +169,18 @@ class TaskFollowing:
         try:
             return await follow(client, status, self, set(ref.answered) if ref is not None else None)
         except asyncio.CancelledError:
-            if self._user_cancelled and self.task is not None and not self.task.terminal and client.can_cancel:
-                await self._cancel_task(client, self.task.task_id)
+            await self._tell_server_cancelled(client)
             raise
         except MCPError as exc:
             raise (gone(exc, self.task, self.label) or exc) from None
         finally:
             polling.ended = time.perf_counter()
             polling.received = {"status": self.task.status if self.task is not None else None}
+
+    async def _tell_server_cancelled(self, client: TaskClient) -> None:
+        """The wait was cancelled: when the user cancelled (not a kernel shutting down), the server's task is too."""
+        if self._user_cancelled and self.task is not None and not self.task.terminal and client.can_cancel:
+            await self._cancel_task(client, self.task.task_id)
 
     async def _cancel_task(self, client: TaskClient, task_id: str) -> None:
         """The user cancelled: tell the server (bounded; a server that cannot be told keeps the task)."""

@@ -197,6 +197,34 @@ def test_an_unanswered_task_question_fails_the_cell_but_the_task_stays_resumable
 
 # ------------------------------------------------------------------------------------------ cancel, fail, errors
 @pytest.mark.parametrize("generation", GENERATIONS)
+def test_cancel_while_the_first_record_is_written_reaches_the_server(
+    servers: dict[str, str], session: Session, generation: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session's first task record is written off the loop (it reads the notary secret): a cancel in that
+    moment still cancels the server's task. It was lost there once (a fresh clone's run, then by chance)."""
+    from mcp_notebook.flows.task_follow import TaskFollowing
+
+    written = TaskFollowing._save_task_record
+
+    def slow_write(flow: TaskFollowing) -> None:
+        written(flow)
+        time.sleep(1.0)  # the record is there, the flow still waits for the write to return
+
+    monkeypatch.setattr(TaskFollowing, "_save_task_record", slow_write)
+    url = servers[generation]
+    conn = session.connect("jobs", url)
+    assert not session.store.signer.ready  # so the record is written off the loop
+    flow = task_call(session, conn, duration=20)
+    task_id = task_id_of(flow)
+    wait_for(lambda: session.store.get(flow.id) is not None)
+    flow.cancel()
+    with pytest.raises(FlowError):
+        flow.result(timeout=60)
+    wait_for(lambda: stats(url)["tasks"][task_id]["status"] == "cancelled")
+    assert stats(url)["task_requests"][task_id]["tasks/cancel"] == 1
+
+
+@pytest.mark.parametrize("generation", GENERATIONS)
 def test_cancel_reaches_the_server(
     servers: dict[str, str], session: Session, handles: TaskHandles, generation: str
 ) -> None:
