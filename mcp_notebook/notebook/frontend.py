@@ -51,7 +51,7 @@ Without the extension the records of the saved ``.ipynb`` are read from disk (as
 (``__session__`` where Jupyter sets it, VS Code's ``__vsc_ipynb_file__``, or ``%mcp flows --from
 PATH``), new records go into the outputs of their cells (``output_records.OutputRecords``), and the
 user is told so once, plainly. Which store a save goes to follows the page's answer: ``connected``,
-the comm only; ``absent`` (the front end closed the comm) or no answer within ``PAGE_WAIT`` seconds,
+the comm only; ``absent`` (the front end closed the comm) or no answer within ``page_wait`` seconds,
 the outputs only. Before the answer, an interactive cell's record waits for it (Run All in JupyterLab
 sends the first cells before the page's answer arrives), and a headless one (no page will answer)
 goes to the outputs at once.
@@ -62,6 +62,7 @@ from __future__ import annotations
 import re
 import sys
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -71,6 +72,7 @@ from ..core.threads import KernelLoop
 from ..flows.record import parse_flows
 from ..flows.store import Store
 from ..session.page import Page
+from ..session.settings import PAGE_WAIT
 from .output_records import OutputRecords
 
 __all__ = ["COMM_TARGET", "Frontend"]
@@ -89,15 +91,15 @@ PAGE_ID = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
 """A page's tab id or kernel client id as the kernel keeps it (anything else is not kept)."""
 REPORTS_KEPT = 20
 """Settled reports kept until a page says it shows them (the oldest go first)."""
-PAGE_WAIT = 2.5
-"""Seconds a sign-in waits, at most once per kernel, for a page that has not answered the hello yet."""
 
 
 class Frontend(Page):
     """Client of the extension's comm; the ``Store``'s backend (a ``session.page.Page`` that talks to the page)."""
 
-    def __init__(self, store: Store, shell: Any = None) -> None:
+    def __init__(self, store: Store, shell: Any = None, page_wait: float = PAGE_WAIT) -> None:
         super().__init__(store, shell)
+        self.page_wait = page_wait  # seconds from the hello until a silent page counts as absent (MCPMagics.page_wait)
+        self._hello_at: float | None = None
         self.replies = 0  # restore/ack/error messages received (tests, bench)
         self.saves_sent = 0  # save messages sent, and the pages' acks saying whether they wrote them (tests)
         self.saves_written = 0
@@ -150,10 +152,27 @@ class Frontend(Page):
             self._comm = None
             self.status = "none"
             return
-        timer = threading.Timer(PAGE_WAIT, self._page_stayed_silent)  # VS Code, Colab: the hello may go unanswered
+        self._hello_at = time.monotonic()
+        self._arm_silence(self.page_wait)  # VS Code, Colab: the hello may go unanswered
+
+    def _arm_silence(self, delay: float) -> None:
+        timer = threading.Timer(max(delay, 0.0), self._page_stayed_silent)
         timer.daemon = True
         self._silence_timer = timer
         timer.start()
+
+    def set_page_wait(self, seconds: float) -> None:
+        """``%config MCPMagics.page_wait`` changed: the bound counts from the hello, so a wait under way is re-timed.
+
+        The setting is made after ``%load_ext`` (its hello started the wait), so without this a shorter
+        or longer wait would only apply to the next kernel.
+        """
+        self.page_wait = seconds
+        timer, hello = self._silence_timer, self._hello_at
+        if timer is None or hello is None or not timer.is_alive():
+            return
+        timer.cancel()
+        self._arm_silence(hello + seconds - time.monotonic())
 
     def _answer_probes(self) -> None:
         """Take the comms a page opens to ask where ours is (a reloaded page, while a cell runs)."""
@@ -318,7 +337,7 @@ class Frontend(Page):
         # when it restores (the extension's metadata is the store)
 
     def _page_stayed_silent(self) -> None:
-        """No answer to the hello within ``PAGE_WAIT`` s: a front end without the extension (timer thread).
+        """No answer to the hello within ``page_wait`` s: a front end without the extension (timer thread).
 
         A restore seen on the shell channel (``_heard``) while the cell blocks the main shell means the
         extension is there and its answer is queued behind the cell: its metadata will be the store.
@@ -491,8 +510,8 @@ class Frontend(Page):
             self._restored_early = True
         self._answered.set()
 
-    def wait_for_page(self, timeout: float = PAGE_WAIT) -> bool:
-        """Wait (at most ``timeout`` s, once per kernel) for the page to answer the hello; whether it has (any thread).
+    def wait_for_page(self, timeout: float | None = None) -> bool:
+        """Wait (at most ``timeout`` s, by default ``page_wait``, once per kernel) for the page to answer the hello; whether it has (any thread).
 
         Only a hello still unanswered waits (``pending``); a page that stays silent past the bound
         (a front end without the extension that does not close the comm either) is not waited for again.
@@ -501,7 +520,7 @@ class Frontend(Page):
             return self.status == "connected"  # without the hook the answer comes after the cell: waiting cannot help
         if self._page_silent:
             return self._answered.is_set()
-        answered = self._answered.wait(timeout)
+        answered = self._answered.wait(self.page_wait if timeout is None else timeout)
         self._page_silent = not answered
         return answered
 

@@ -74,9 +74,15 @@ def attach_page(session: Session) -> Frontend:
     """Back ``session``'s store by the notebook (the labextension's comm) and say hello (``%load_ext``)."""
     from .frontend import Frontend
 
-    frontend = Frontend(session.store, session.shell)
+    frontend = Frontend(session.store, session.shell, page_wait=session.settings.page_wait)
     apps = session.apps
     if apps is not None:
         frontend.on_app = lambda data: apps.handle(data, frontend.send_app)
+
+    def page_wait_changed(change: dict[str, Any]) -> None:  # %config MCPMagics.page_wait, after this hello
+        if session.frontend is frontend:
+            frontend.set_page_wait(float(change["new"]))
+
+    session.settings.observe(page_wait_changed, names=["page_wait"])
     session.plug_page(frontend)
     return frontend

@@ -19,7 +19,10 @@ from ..forms.model import Answers
 from ..sampling.router import ModelRouter
 from ..wire.task_handles import TaskOptions
 
-__all__ = ["CallOptions", "SessionSettings"]
+__all__ = ["PAGE_WAIT", "CallOptions", "SessionSettings"]
+
+PAGE_WAIT = 2.5
+"""Seconds the kernel waits by default for the page's answer to its hello (``SessionSettings.page_wait``)."""
 
 
 class SessionSettings(Configurable):
@@ -120,6 +123,14 @@ class SessionSettings(Configurable):
         help="Most fields one elicitation form renders as widgets (each tick box of a multi-select counts as one). "
         "Widgets are built on the kernel thread, about 2 ms a field: a larger form is offered as a JSON editor instead "
         "of freezing the kernel for seconds.",
+    ).tag(config=True)  # fmt: skip
+
+    page_wait = Float(
+        PAGE_WAIT, min=0.0,
+        help="Seconds the kernel waits, counted from %load_ext's hello, for JupyterLab's extension to answer before it "
+        "decides that no page with the extension is there (VS Code, Colab, a front end without it): records then go "
+        "into cell outputs, and an interactive sign-in waits at most this long for the page. A change applies to a wait "
+        "under way. Raise it for a slow page; a kernel that never has one (a script, tests) can lower it.",
     ).tag(config=True)  # fmt: skip
 
     # the router these settings feed (set by the session); models added with %mcp model add live only there
