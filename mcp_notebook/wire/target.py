@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -123,10 +124,14 @@ def parse_target(target: Any, namespace: Mapping[str, Any] | None = None) -> Tar
     if namespace is not None and text in namespace:
         return _inproc(namespace[text], label=text)
     module, colon, attr = text.partition(":")
+    if not_a_module := _url_like(text):
+        raise FlowError(not_a_module, kind="bad_input")
     if colon and module and attr:
         try:
             obj: Any = importlib.import_module(module)
         except ImportError as exc:
+            if getattr(exc, "name", None) == module:  # the module itself is missing: its name once, not three times
+                raise FlowError(f"no module named {module!r} (in {text!r}, read as module:attr)") from None
             raise FlowError(f"cannot import {module!r} for target {text!r}: {exc}") from None
         for part in attr.split("."):
             try:
@@ -138,6 +143,34 @@ def parse_target(target: Any, namespace: Mapping[str, Any] | None = None) -> Tar
         f"don't know how to connect to {text!r}: give an http(s) URL, a server object in the notebook, "
         "module:attr, or -- COMMAND ARGS for a stdio server"
     )
+
+
+_SCHEME_TYPO = re.compile(r"(?i)(https?)[:/]+(?=[^:/])")  # http//host, https:/host, http:host
+_HOST_PORT = re.compile(r"[A-Za-z0-9][\w.-]*:\d{1,5}(/.*)?")  # localhost:8000, 127.0.0.1:8000/mcp
+_DOTTED_HOST = re.compile(r"[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+/.*")  # example.com/mcp
+
+
+def _url_like(text: str) -> str | None:
+    """Why ``text`` is no target when it looks like a mistyped URL (``http//host/mcp``, ``localhost:8000/mcp``).
+
+    Such a text used to be read as ``module:attr`` and failed as "No module named 'http//127'". A
+    module's name has no ``/`` and an attribute's is no number, so these are read as addresses,
+    with the URL meant when it can be told.
+    """
+    scheme = _SCHEME_TYPO.match(text)
+    rest = text[scheme.end() :] if scheme else ""
+    if scheme and ("/" in text or _HOST_PORT.fullmatch(rest)):
+        meant: str | None = f"{scheme[1].lower()}://{rest}"
+    elif _HOST_PORT.fullmatch(text) or _DOTTED_HOST.fullmatch(text):
+        meant = f"http://{text}"
+    elif "/" in text:
+        meant = None
+    else:
+        return None
+    said = f"{text!r} is not a URL: a URL starts with http:// or https://"
+    if meant is not None:
+        return f"{said}. Did you mean {meant}?"
+    return f"{said}; a stdio server's command goes after -- (-- COMMAND ARGS)."
 
 
 def _stdio(command: list[str]) -> Target:
