@@ -187,6 +187,8 @@ def describe_exception(exc: BaseException) -> tuple[str, int | None, Any]:
             return f"{message} (MCP error {code}). {STATE_REFUSED_HINT}", code, data
         # our own answers (a failed model, a user's denial) already say who failed; no server gloss
         meaning = "" if (message or "").startswith(("The client", "The user")) else explain_code(code)
+        if meaning and _says_no_more(message or "", meaning):  # "Connection closed": the meaning alone, not twice
+            message, meaning = meaning[0].upper() + meaning[1:], ""
         text = f"{message} (MCP error {code}{': ' + meaning if meaning else ''})"
         if code == -32021 and isinstance(data, dict) and data.get("requiredCapabilities"):
             text += f"; required: {data['requiredCapabilities']}"
@@ -210,6 +212,12 @@ def describe_exception(exc: BaseException) -> tuple[str, int | None, Any]:
         return f"the server sent a result that does not match the protocol: {_first_line(str(exc))}", None, None
     text = str(exc) or name
     return (text if name in {"RuntimeError", "FlowError"} else f"{name}: {text}"), None, None
+
+
+def _says_no_more(message: str, meaning: str) -> bool:
+    """Whether every word of ``message`` is in ``meaning`` (the SDK's "Connection closed" beside ours)."""
+    words = message.lower().replace(".", " ").split()
+    return bool(words) and set(words) <= set(meaning.lower().split())
 
 
 def _first_line(text: str) -> str:

@@ -25,6 +25,7 @@ from ..forms.model import answer_words
 __all__ = [
     "again_line",
     "connect_line",
+    "connect_notes",
     "for_magics",
     "hint",
     "legacy_internal_error",
@@ -57,6 +58,23 @@ def connect_line(conn: Any, protocol: str | None = None) -> str:
                 value = getattr(oauth, name)
                 words += [Flag(f"--{name.replace('_', '-')}"), value] if value else []
     return mcp_line(*words, t.describe())  # an in-process object's is the name the user gave it
+
+
+def connect_notes(conn: Any) -> list[str]:
+    """What the connect cell says under "Connected ...": how the handshake went, and output kept out of the cell."""
+    notes: list[str] = []
+    if conn.fell_back:
+        notes.append(
+            "It exited on the 2026-07-28 probe (server/discover), as servers on older SDKs do, so the 2025 "
+            f"handshake was used; {connect_line(conn, 'legacy')} skips the probe."
+        )
+    lines = conn.stdout_noise
+    if lines:
+        notes.append(
+            f"It wrote {lines} line{'s' if lines != 1 else ''} on stdout that {'are' if lines != 1 else 'is'} not MCP "
+            f"(a stdio server logs to stderr): kept in {mcp_line('%mcp', 'log', conn.name)}."
+        )
+    return notes
 
 
 def hint(kind: Kind | None, fields: dict[str, Any]) -> str | None:

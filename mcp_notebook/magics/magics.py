@@ -29,7 +29,7 @@ from ..notebook.watching import Watches
 from ..session.session import Session, SessionSettings
 from .args import build_arguments, check_prompt_arguments, parse_body, parse_json_object, parse_pairs
 from .grammar import Help, answer_fields, build_parsers, call_options, check_choice, full_usage, headers_of, summary
-from .hints import connect_line, flow_failure, for_magics, saved_trace_line, tool_failure, with_hint
+from .hints import connect_line, connect_notes, flow_failure, for_magics, saved_trace_line, tool_failure, with_hint
 from .line_expand import expand_braces, strip_comment
 from .listings import declared_arguments, listing_rows
 
@@ -171,6 +171,8 @@ class MCPMagics(Magics, SessionSettings):
                 f"Connected {conn.name!r} to {who} at {conn.target.describe()} (protocol {conn.protocol_version})."
             )
         )
+        for note in connect_notes(conn):
+            print(plain_text(note))
         return None
 
     def _connect_from_config(self, words: list[str]) -> Any:

@@ -56,6 +56,7 @@ Protocol = Literal["auto", "legacy", "2026-07-28"]
 # connecting -> open (handshake done) -> closed (close(), disconnect, unload) | dead (the server went away under us)
 State = Literal["connecting", "open", "closed", "dead"]
 LOG_LIMIT = 500
+CONNECTION_CLOSED = -32000  # the SDK's code for a transport that ended under a request
 ROOTS_NOTIFY_TIMEOUT = 5.0  # a notification is one write; a server that blocks it longer is not waited for
 
 
@@ -127,13 +128,56 @@ class Connection:
         )
         self._sign_in_started: asyncio.Event | None = None
         self._ready: asyncio.Future[None] | None = None
+        # the last HTTP error status (not 401/403) the target's own URL answered while opening (None: none)
+        self.http_failed: int | None = None
+        self.fell_back = False  # a stdio server that closed on the server/discover probe, opened with initialize
+        self.stdout_noise = 0  # lines a stdio server wrote on stdout that are not MCP (kept in ``logs``)
+        self._heard = 0  # MCP messages read from a stdio server since this open began
         self._auth: Any = None  # the SDK's OAuth provider (its discovered metadata explains failures)
 
     # ------------------------------------------------------------------ lifecycle (loop thread)
     async def open(self) -> None:
-        """Start the owner task and wait until the handshake is done (or failed)."""
+        """Start the owner task and wait until the handshake is done (or failed).
+
+        A stdio server on an older SDK (1.6 and the like) exits on a request it does not know, and the
+        automatic ``server/discover`` probe is one: the SDK's own fallback to ``initialize`` then finds
+        the pipe closed. Such a server, which answered nothing before it went, is started once more
+        with the 2025 handshake (``fell_back``), so it connects as it would with ``--protocol legacy``.
+        """
+        try:
+            await self._open_once()
+        except ConnectionFailed as failed:
+            if not self._closed_on_probe(failed):
+                raise
+            self.fell_back = True
+            try:
+                await self._open_once()
+            except ConnectionFailed:
+                self.fell_back = False
+                raise
+            self.logs.append(
+                {
+                    "level": "notice",
+                    "logger": "mcp-notebook",
+                    "data": "closed on server/discover: connected with initialize",
+                }
+            )
+
+    def _closed_on_probe(self, failed: ConnectionFailed) -> bool:
+        """Whether a stdio server went away during an automatic handshake without a single message of MCP."""
+        return (
+            self.protocol == "auto"
+            and not self.fell_back
+            and self.target.kind == "stdio"
+            and failed.code == CONNECTION_CLOSED
+            and failed.kind is None
+            and self._heard == 0
+        )
+
+    async def _open_once(self) -> None:
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.state, self.dead, self.auth_refused, self.auth_failure = "connecting", None, None, None
+        self.http_failed, self._heard = None, 0
         opened = self._call_mark = self._stderr_lines  # a failed start shows only what this start wrote
         self._closing = asyncio.Event()
         self._sign_in_started = asyncio.Event()
@@ -170,6 +214,13 @@ class Connection:
         if refused is not None:
             raise refused
         text, code, data = describe_exception(error)
+        if self.http_failed is not None and _sdk_stand_in(error):  # an HTTP status, not a JSON-RPC error
+            text, code, data = _http_status_text(self.http_failed), None, {"status": self.http_failed}
+        elif self.fell_back and code == CONNECTION_CLOSED:
+            text = (
+                "the server exited without answering, both on the 2026-07-28 probe (server/discover) and on the "
+                "2025 handshake (initialize, as with --protocol legacy)"
+            )
         kind = error.kind if isinstance(error, FlowError) else None  # bad sign-in flags stay "bad_input"
         raise ConnectionFailed(self._with_stderr(f"{where}: {text}", opened), code=code, data=data, kind=kind)
 
@@ -320,6 +371,10 @@ class Connection:
     async def _on_http_response(self, response: Any) -> None:
         """An httpx2 response hook: remember a 401/403 (the SDK reports it as a bare internal error)."""
         status = response.status_code
+        if status >= 400 and status not in (401, 403) and _same_endpoint(str(response.request.url), self.target.url):
+            self.http_failed = status  # the SDK turns a 404 into -32601 "Not Found", others into a bare -32603
+        elif status < 400 and _same_endpoint(str(response.request.url), self.target.url):
+            self.http_failed = None
         if status in (401, 403):
             self.auth_refused = {"status": status, "www_authenticate": response.headers.get("www-authenticate", "")}
         elif (
@@ -345,7 +400,7 @@ class Connection:
             self.offers_roots = self.roots.offered  # fixed for this session: the SDK builds the capabilities now
             client = Client(
                 server,
-                mode=self.protocol,
+                mode="legacy" if self.fell_back else self.protocol,
                 read_timeout_seconds=self.read_timeout,
                 elicitation_callback=self._on_elicit,
                 sampling_callback=self._on_sample,
@@ -387,6 +442,20 @@ class Connection:
             ready.set_result(None)
             await self._closing.wait()
 
+    def _heard_from(self, message: Any) -> None:
+        """An item read from a stdio server: a message of MCP, or a stdout line that is not MCP (its parse error).
+
+        Such a line (a server logging with ``print``) is kept in the log as it is read, before the
+        handshake's answer that follows it, so the connect cell can say how many there were.
+        """
+        if not isinstance(message, Exception):
+            self._heard += 1
+            return
+        line = _stdout_line(message)
+        if line is not None:
+            self.stdout_noise += 1
+            self.logs.append({"level": "warning", "logger": "stdout (not MCP)", "data": line})
+
     def _server_ended(self) -> None:
         """The transport's read side ended while we still held it open: the server went away."""
         if self._closing is not None and not self._closing.is_set():
@@ -418,7 +487,8 @@ class Connection:
             from mcp.client.stdio import stdio_client
 
             params = StdioServerParameters(command=t.command[0], args=t.command[1:], env=_child_env(t.env), cwd=t.cwd)
-            return _watch_end(stdio_client(params, errlog=self._stderr_pipe()), self._server_ended), None
+            transport = stdio_client(params, errlog=self._stderr_pipe())
+            return _watch_end(transport, self._server_ended, self._heard_from), None
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
@@ -749,6 +819,8 @@ class Connection:
 
     async def _on_message(self, message: IncomingMessage) -> None:
         if isinstance(message, Exception):
+            if self.target.kind == "stdio" and _stdout_line(message) is not None:
+                return  # kept by ``_heard_from`` as it was read
             self.logs.append({"level": "error", "logger": "transport", "data": str(message)})
             return
         self._resource_updated(message)
@@ -787,22 +859,30 @@ class Connection:
 
 
 @asynccontextmanager
-async def _watch_end(transport: Any, on_end: Callable[[], None]) -> AsyncIterator[tuple[Any, Any]]:
-    """``transport`` whose read stream calls ``on_end()`` at its end of stream.
+async def _watch_end(
+    transport: Any, on_end: Callable[[], None], on_message: Callable[[Any], None]
+) -> AsyncIterator[tuple[Any, Any]]:
+    """``transport`` whose read stream calls ``on_message(item)`` for each item and ``on_end()`` at its end of stream.
 
     The SDK ends a stdio session's read stream when the server process exits, and then only fails
     requests with "Connection closed"; nothing else tells the owner task, which would hold a dead
-    session forever.
+    session forever. Whether anything arrived before tells a server that closed on the
+    ``server/discover`` probe (``Connection.open``). While the transport runs, the SDK's traceback
+    for a stdout line that is not MCP is left out (``server_logs.quiet_stdout``): ``on_message``
+    keeps the line in the connection's log instead.
     """
-    async with transport as (read_stream, write_stream):
-        yield _EndWatch(read_stream, on_end), write_stream
+    from .server_logs import quiet_stdout
+
+    with quiet_stdout():
+        async with transport as (read_stream, write_stream):
+            yield _EndWatch(read_stream, on_end, on_message), write_stream
 
 
 class _EndWatch:
-    """A read stream (same shape as the SDK's ``ContextReceiveStream``) that reports its end of stream."""
+    """A read stream (same shape as the SDK's ``ContextReceiveStream``) that reports its items and its end of stream."""
 
-    def __init__(self, inner: Any, on_end: Callable[[], None]) -> None:
-        self._inner, self._on_end = inner, on_end
+    def __init__(self, inner: Any, on_end: Callable[[], None], on_message: Callable[[Any], None]) -> None:
+        self._inner, self._on_end, self._on_message = inner, on_end, on_message
 
     @property
     def last_context(self) -> Any:
@@ -812,10 +892,12 @@ class _EndWatch:
         import anyio
 
         try:
-            return await self._inner.receive()
+            item = await self._inner.receive()
         except anyio.EndOfStream:
             self._on_end()
             raise
+        self._on_message(item)
+        return item
 
     def close(self) -> None:
         self._inner.close()
@@ -850,6 +932,39 @@ def _same_endpoint(a: str, b: str) -> bool:
     except Exception:  # noqa: BLE001 - an address httpx2 cannot parse is no endpoint of ours
         return False
     return (x.scheme, x.host, x.port, x.path) == (y.scheme, y.host, y.port, y.path)
+
+
+def _stdout_line(error: Exception) -> str | None:
+    """The stdout line a stdio server wrote that is not JSON-RPC, from the SDK's parse error (``None``: another error)."""
+    from pydantic import ValidationError
+
+    from ..core.text import clip
+
+    if not isinstance(error, ValidationError):
+        return None
+    issues = error.errors()
+    line = issues[0].get("input") if issues else None
+    return clip(line, 2000) if isinstance(line, str) else None
+
+
+def _sdk_stand_in(error: BaseException) -> bool:
+    """Whether the handshake failed with the error the SDK makes of an HTTP status without a JSON-RPC body."""
+    from mcp import MCPError
+
+    failed = next((e for e in leaf_exceptions(error) if isinstance(e, MCPError)), None)
+    return failed is not None and (failed.code, failed.message) in (
+        (-32601, "Not Found"),
+        (-32603, "Server returned an error response"),
+    )
+
+
+def _http_status_text(status: int) -> str:
+    """What an HTTP error status at the server's URL means for connecting to it."""
+    if status == 404:
+        return "HTTP 404: is the path right (most servers use /mcp)?"
+    if status == 405:
+        return "HTTP 405 (method not allowed): is this the MCP endpoint (most servers use /mcp)?"
+    return f"HTTP {status}: the server answered with an error, not MCP"
 
 
 def _child_env(extra: dict[str, str]) -> dict[str, str] | None:

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Any
 
-__all__ = ["CLIENT_LOGGERS", "SERVING", "ServerLogs", "install", "not_serving", "serving"]
+__all__ = ["CLIENT_LOGGERS", "SERVING", "ServerLogs", "install", "not_serving", "quiet_stdout", "serving"]
 
 #: the log of the connection whose in-process server is running here (``None``: not a server's code)
 SERVING: ContextVar[Callable[[dict[str, Any]], None] | None] = ContextVar("mcp_notebook_serving", default=None)
@@ -123,3 +123,36 @@ def not_serving() -> Iterator[None]:
         yield
     finally:
         SERVING.reset(token)
+
+
+#: set while one of our stdio transports runs (in its tasks): the SDK's parse traceback is left out there
+_READING_STDIO: ContextVar[bool] = ContextVar("mcp_notebook_reading_stdio", default=False)
+STDOUT_PARSE_FAILED = "Failed to parse JSONRPC message from server"  # what mcp.client.stdio logs, with a traceback
+
+
+class _NotMcpOnStdout(logging.Filter):
+    """Leaves out the SDK's traceback for a stdio server's stdout line that is not MCP, inside our transports.
+
+    A server that logs with ``print`` put twenty lines of pydantic traceback into the connect cell per
+    line it printed; the connection keeps the line itself in its log (``Connection._heard_from``) and the
+    connect cell says so in one line. Outside our transports (the user's own SDK code) nothing changes.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (_READING_STDIO.get() and record.msg == STDOUT_PARSE_FAILED)
+
+
+_STDIO_FILTER = _NotMcpOnStdout()
+
+
+@contextlib.contextmanager
+def quiet_stdout() -> Iterator[None]:
+    """Run a stdio transport (the tasks it starts inherit this) without the SDK's stdout parse tracebacks."""
+    stdio_logger = logging.getLogger("mcp.client.stdio")
+    if _STDIO_FILTER not in stdio_logger.filters:
+        stdio_logger.addFilter(_STDIO_FILTER)
+    token = _READING_STDIO.set(True)
+    try:
+        yield
+    finally:
+        _READING_STDIO.reset(token)
