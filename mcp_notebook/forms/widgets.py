@@ -349,11 +349,18 @@ class ElicitationPanel:
 
     ``results`` maps each question's key to its ``ElicitResult``. One question: Accept (Done
     for URL mode) / Decline / Cancel buttons. Several: a choice per question and one
-    "Send answers" button.
+    "Send answers" button. ``cancel=False`` leaves the one question's Cancel out: a flow's live area
+    has its own Cancel (of the whole call), and a form with two Cancels does not say which is which.
     """
 
     def __init__(
-        self, server: str, questions: list[Question], answers: Answers, on_done: Callable[[dict[str, Any]], None]
+        self,
+        server: str,
+        questions: list[Question],
+        answers: Answers,
+        on_done: Callable[[dict[str, Any]], None],
+        *,
+        cancel: bool = True,
     ) -> None:
         self.server = server
         self.on_done = on_done
@@ -368,11 +375,13 @@ class ElicitationPanel:
             is_url = bool(questions) and questions[0].is_url
             accept = w.Button(description="Done" if is_url else "Accept", button_style="primary", icon="check")
             decline = w.Button(description="Decline", icon="times")
-            cancel = w.Button(description="Cancel", icon="ban")
             accept.on_click(lambda _: self.submit("accept"))
             decline.on_click(lambda _: self.submit("decline"))
-            cancel.on_click(lambda _: self.submit("cancel"))
-            self.buttons = [accept, decline, cancel]
+            self.buttons = [accept, decline]
+            if cancel:
+                cancel_button = w.Button(description="Cancel", icon="ban")
+                cancel_button.on_click(lambda _: self.submit("cancel"))
+                self.buttons.append(cancel_button)
         for button in self.buttons:
             button.add_class(f"mcp-{_slug(button.description.lower())}")
         self.widget = w.VBox([b.box for b in self.boxes] + [w.HBox([*self.buttons, self.status])])
@@ -499,7 +508,7 @@ def url_html(
         port = html.escape(f":{read.port}") if read.port else ""
         reads = f" (reads as {html.escape(read.display_host)}{port})" if read.display_host != read.hostname else ""
         opens = (
-            f'<div class="mcp-opens">Opens: <b class="mcp-domain" style="background:#fff3cd;color:#000;padding:0 2px">'
+            f'<div class="mcp-opens">Opens: <b class="mcp-domain" style="background:color-mix(in srgb,var(--jp-warn-color1,#f57c00) 25%,var(--jp-layout-color1,#fff));color:var(--jp-ui-font-color1,#000);padding:0 2px">'
             f"{html.escape(read.hostname)}</b>{port}{reads}</div>"
         )
     else:

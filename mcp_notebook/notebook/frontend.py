@@ -282,8 +282,13 @@ class Frontend(Page):
         return client if isinstance(client, str) and PAGE_ID.match(client) else None
 
     def saves(self, interactive: bool) -> bool:
-        """Records reach the notebook: its metadata (the extension), or its outputs (a front end without it)."""
-        return super().saves(interactive) or self.writes_outputs()
+        """Records reach the notebook: its metadata (the extension), or its outputs (a front end without it).
+
+        A restore heard while the main shell is busy (Run All: the page's answer queues behind the cells)
+        means the extension is there: the saves already sent land in its metadata.
+        """
+        heard = self.status == "pending" and self._restored_early
+        return super().saves(interactive) or heard or self.writes_outputs()
 
     def begin_flow(self, flow_id: str, cell_id: str | None, interactive: bool) -> None:
         """A flow starts in the running cell (kernel thread): where no extension writes metadata, its output goes here."""

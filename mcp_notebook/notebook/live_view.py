@@ -307,7 +307,7 @@ class LiveView:
                 told(flow.id, self.display_id)  # the page that answered writes the flow's record from now on
             deliver(results)
 
-        panel = ElicitationPanel(server, questions, answers, answered)
+        panel = ElicitationPanel(server, questions, answers, answered, cancel=False)  # the area's Cancel is the one
         self.form_area.children = [panel.widget]
         if unfit:
             panel.check()  # say at once what in the presets does not fit, next to its field
@@ -429,13 +429,16 @@ def state_refused(error: Any) -> bool:
 
 
 def refused_html(label: str) -> str:
+    """What the Start over panel adds to the flow's report: the button's meaning, not the refusal's causes.
+
+    The error (in the report above, or raised by the cell right after) already says why a server
+    refuses a saved state and gives the line that starts the call again (``errors.STATE_REFUSED_HINT``,
+    ``magics.hints.state_refused``): the panel does not say it a second time.
+    """
     return (
-        '<div class="mcpnb"><div class="err"><b>This flow cannot continue.</b> '
-        f"{esc(label)} no longer accepts the state saved for it. That happens when the state expired, "
-        "when the server restarted without shared keys (<code>RequestStateSecurity(keys=[...])</code> on "
-        "the server keeps it valid across restarts and workers), when the arguments changed, or when the "
-        "saved state was altered. Other saved flows are not affected. "
-        "<b>Start over</b> calls it again from the beginning.</div></div>"
+        '<div class="mcpnb"><div class="err"><b>This flow cannot continue:</b> '
+        f"{esc(label)} no longer accepts the state saved for it (the error says why). Other saved flows "
+        "are not affected. <b>Start over</b> calls it again from the beginning.</div></div>"
     )
 
 

@@ -109,7 +109,8 @@ class Session:
         self.watches: Watches | None = None  # resources watched live in cells (%mcp watch; set by the notebook side)
         self.saved = SavedFlows(self)  # the flows waiting in the notebook: listed, offered, resumed, forgotten
         self.sign_ins = SignIns(self)  # OAuth sign-ins of the connections, and where a person is asked
-        self.last_flow: Flow | None = None
+        self._newest: Flow | None = None  # the flow made last (``last_flow`` may pass over it)
+        self._traced: Flow | None = None  # the newest flow before it that had a trace
         self._board: Any = None  # the running cell's TaskBoard (plain-API tasks), made on first use
         self.settings.router = self.router
         self._apply_models()
@@ -395,8 +396,22 @@ class Session:
             from ..core.threads import KernelLoop
 
             flow.app_host, flow.app_main = self.apps, getattr(view, "main", None) or KernelLoop()
-        self.last_flow = flow
+        if self._newest is not None and len(self._newest.rounds):
+            self._traced = self._newest
+        self._newest = flow
         return flow
+
+    @property
+    def last_flow(self) -> Flow | None:
+        """The flow ``%mcp trace`` shows: the newest, unless it ended before anything crossed the wire.
+
+        A call that never started (a resume refused for a missing answer before it sent anything) has
+        an empty trace; showing it would hide the trace the person just saw, of the call it continues.
+        """
+        newest = self._newest
+        if newest is not None and newest.finished and not len(newest.rounds) and self._traced is not None:
+            return self._traced
+        return newest
 
     def call(
         self,
@@ -518,9 +533,18 @@ class Session:
             self.tell(notice)
 
     def kept_notice(self, flow: Flow) -> None:
-        """After a headless flow (kernel thread): the page writes what it leaves; when its record was kept, say where."""
+        """After a headless flow (kernel thread): the page writes what it leaves; when its record was kept, say where.
+
+        A kept record waits (once per kernel, at most ``page_wait`` s) for a page that has not answered
+        the hello yet: under Run All its answer comes while the cells still run, and only then is it known
+        whether the record went into the notebook's metadata (the extension), into this cell's output
+        (a front end without it), or nowhere.
+        """
+        kept = self.store.get(flow.id) is not None
+        if kept:
+            self.frontend.wait_for_page()
         self.frontend.settle(flow.id)
-        if self.store.get(flow.id) is not None:
+        if kept:
             self.notice(interactive=False)
 
     def _bind_when_done(self, flow: Flow, var: str, view: Any) -> None:
