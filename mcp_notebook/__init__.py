@@ -1,7 +1,7 @@
 """mcp-notebook: a Jupyter notebook as a first-class MCP client.
 
 ``%load_ext mcp_notebook`` registers the ``%mcp`` magics. The same client is usable from plain
-Python: ``connect``, ``call``, ``prompt``, ``read``, ``map``, ``map_async`` and ``Flow``. Imports are lazy on purpose:
+Python: ``connect``, ``call``, ``prompt``, ``read``, ``map``, ``map_async``, ``frame`` and ``Flow``. Imports are lazy on purpose:
 loading the extension must cost a small fraction of importing the ``mcp`` SDK, which is only
 imported when a first connection is made.
 """
@@ -16,6 +16,7 @@ __all__ = [
     "Flow",
     "call",
     "connect",
+    "frame",
     "load_ipython_extension",
     "map",
     "map_async",
@@ -28,6 +29,7 @@ __all__ = [
 if TYPE_CHECKING:
     from .flows.flow import Flow
     from .mapping.map import map, map_async
+    from .mapping.tabular import frame
     from .session.api import call, connect, prompt, read, replay
 
 
@@ -162,6 +164,10 @@ def __getattr__(name: str) -> Any:
         from .mapping import map as mapping
 
         return getattr(mapping, name)
+    if name == "frame":  # a result (or listing) as a pandas DataFrame; pandas imported on first use
+        from .mapping.tabular import frame
+
+        return frame
     raise AttributeError(f"module 'mcp_notebook' has no attribute {name!r}")
 
 

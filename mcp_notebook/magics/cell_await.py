@@ -75,6 +75,7 @@ class InCell:
     flow: Flow | None
     choice: ChoicePanel | None = None
     report: Callable[[], Any] | None = None
+    frame: bool = False  # --frame: the cell's value is the result's table as a pandas DataFrame
 
 
 class Interrupted(KeyboardInterrupt):
@@ -278,7 +279,7 @@ class CellAwait:
             except FlowError as exc:  # outside the magic now: its hint added here, as the magic adds it
                 hinted = for_magics(exc)
             else:
-                return self._value(flow, bind)
+                return self._value(flow, bind, value.frame)
             hinted.__context__ = None
             raise hinted
         try:
@@ -293,16 +294,42 @@ class CellAwait:
         else:
             failed = tool_failure(flow)  # the tool's own isError: the cell fails, as a headless run's does
             if failed is None:
-                return self._value(flow, bind)
+                return self._value(flow, bind, value.frame)
             error = failed
         error.__context__ = None
         raise error
 
     @staticmethod
-    def _value(flow: Flow, bind: bool) -> Any:
+    def _value(flow: Flow, bind: bool, frame: bool = False) -> Any:
+        """What the cell gets: the result as its readable subclass (``notebook.results``), or with ``--frame`` its table."""
         from ..notebook.display import reported
+        from ..notebook.results import readable
 
-        return flow.value if bind else reported(flow.value)
+        if frame:
+            return framed(flow)  # not the report's value: the cell shows the frame too, as any value
+        value = readable(flow.value)
+        return value if bind else reported(value)
+
+
+def framed(flow: Flow) -> Any:
+    """``--frame``: the flow's result as a pandas DataFrame (``mapping.tabular``), or a ``UsageError`` naming its shape.
+
+    The call has run and its report is in the cell: the error says so, and how to keep the result itself.
+    """
+    from IPython.core.error import UsageError
+
+    from ..mapping.tabular import NotTabular, frame
+
+    try:
+        return frame(flow.value)
+    except NotTabular as exc:
+        refused = UsageError(
+            f"{flow.label}'s result is {exc} (the call ran: its report is above; without --frame the line "
+            "binds the result itself, and -o VAR keeps it beside a frame)"
+        )
+    except ImportError:
+        refused = UsageError("--frame needs pandas, which is not installed here: pip install pandas")
+    raise refused
 
 
 def interrupted(flow: Flow) -> Interrupted:

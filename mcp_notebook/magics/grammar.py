@@ -253,6 +253,11 @@ def build_parsers() -> dict[str, Parser]:
         metavar="SECONDS",
         help="how long the server should keep the task and its result (2025-11-25 servers; they may choose otherwise)",
     )
+    p.add_argument(
+        "--frame", action="store_true",
+        help="give the result as a pandas DataFrame (df = %%mcp call ... --frame): its structured content's list of "
+        "records, or the one such list an object holds; anything else is refused, naming its shape",
+    )  # fmt: skip
     _flow_args(p)
     p = ps["prompt"] = Parser("prompt", "Get a prompt: %mcp prompt [SERVER.]NAME key=value ...")
     p.add_argument("prompt")

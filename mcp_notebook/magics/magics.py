@@ -434,6 +434,12 @@ class MCPMagics(Magics, SessionSettings):
     ) -> Any:
         """Start a flow in this cell; see ``_hand_back`` for what the cell gets."""
         interactive = self._is_interactive() and not ns.wait
+        if getattr(ns, "frame", False) and (ns.background or (interactive and not self.awaiting)):
+            raise UsageError(
+                "--frame needs the call's result in this cell, and this line gives the running Flow "
+                "(--background, or a line inside a def): frame it once done, mcp_notebook.frame(await flow), "
+                "or add --wait"
+            )
         flow = self.session.call(
             method,
             conn,
@@ -469,9 +475,9 @@ class MCPMagics(Magics, SessionSettings):
                 return flow
             if hasattr(flow.view, "error_follows"):
                 flow.view.error_follows = True  # the cell raises the flow's error after its report
-            return InCell(flow)
+            return InCell(flow, frame=getattr(ns, "frame", False))
         if self.awaiting and not background:  # awaited, so that Interrupt ends the wait (see InCell.report)
-            return InCell(flow, report=partial(self._report, flow, ns))
+            return InCell(flow, report=partial(self._report, flow, ns), frame=getattr(ns, "frame", False))
         return self._report(flow, ns)
 
     def _report(self, flow: Any, ns: argparse.Namespace) -> Any:
@@ -479,7 +485,7 @@ class MCPMagics(Magics, SessionSettings):
         from IPython.display import display
 
         from ..notebook.display import FlowReport
-        from .cell_await import interrupted
+        from .cell_await import framed, interrupted
 
         if flow is None:
             return None
@@ -498,12 +504,14 @@ class MCPMagics(Magics, SessionSettings):
             error.__context__ = None
             raise error
         if ns.output:
+            from ..notebook.results import readable
+
             assert self.shell is not None  # a line magic runs in its shell
-            self.shell.user_ns[ns.output] = flow.value
+            self.shell.user_ns[ns.output] = readable(flow.value)
         failed = tool_failure(flow)
         if failed is not None:
             raise failed
-        return flow
+        return framed(flow) if getattr(ns, "frame", False) else flow
 
     # ------------------------------------------------------------------ saved flows
     def _do_flows(self, words: list[str], cell: str | None) -> Any:

@@ -42,6 +42,7 @@ from ..core.limits import Limits
 from ..core.text import clip as _clip
 from ..core.text import content_text, esc, plain_text
 from .listing import ShownOnce
+from .table_rows import TableRows
 
 if TYPE_CHECKING:
     from ..flows.flow import Flow
@@ -874,7 +875,7 @@ class FlowReport:
         return bundle
 
 
-class Table(ShownOnce):
+class Table(ShownOnce, TableRows):
     """A small table with a plain-text twin (servers, tools, prompts, flows)."""
 
     def __init__(
