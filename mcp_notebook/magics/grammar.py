@@ -437,7 +437,20 @@ def build_parsers() -> dict[str, Parser]:
         "then the reply, then Return or Deny. always: show both without waiting. never: show neither. Headless runs never review.",
     )
     p.add_argument("policy", nargs="?", metavar="{remote,ask,always,never}")
+    for name, words in (("call", "[SERVER.]TOOL [key=value ...]"), ("prompt", "[SERVER.]NAME [key=value ...]")):
+        _name_and_pairs(ps[name], words)
     return ps
+
+
+def _name_and_pairs(p: Parser, words: str) -> None:
+    """The usage line ends with what the line takes after its flags: the name and its ``key=value`` words.
+
+    argparse knows only the one positional (the pairs are read by ``args.parse_pairs`` from the words it
+    leaves), so its usage ended in a bare ``tool``: the usage is generated once, its last word replaced.
+    """
+    usage = p.format_usage().removeprefix("usage: ").rstrip()
+    head, _, _ = usage.rpartition(" ")
+    p.usage = f"{head} {words}".replace("%", "%%")  # formatted with % by argparse (prog), as parse() escapes it
 
 
 SUMMARY = """\

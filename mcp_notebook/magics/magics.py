@@ -28,6 +28,7 @@ from ..notebook.views import NotebookViews
 from ..notebook.watching import Watches
 from ..session.session import Session, SessionSettings
 from .args import build_arguments, check_prompt_arguments, parse_body, parse_json_object, parse_pairs
+from .cells import CellNames
 from .grammar import Help, answer_fields, build_parsers, call_options, check_choice, full_usage, headers_of, summary
 from .hints import connect_line, connect_notes, flow_failure, for_magics, saved_trace_line, tool_failure, with_hint
 from .line_expand import expand_braces, strip_comment
@@ -60,6 +61,7 @@ class MCPMagics(Magics, SessionSettings):
         self.awaiting = (
             False  # set by cell_await while an awaiting cell runs a flow line: the flow is handed back, not returned
         )
+        self._cells = CellNames()  # the cells flow lines ran in, named for %mcp flows
 
     # ------------------------------------------------------------------ entry point
     @no_var_expand  # IPython would format the whole line at once and mangle JSON; line_expand does it per {expr}
@@ -427,7 +429,15 @@ class MCPMagics(Magics, SessionSettings):
         return bool(self.session.cell_request().get("content", {}).get("allow_stdin", False))
 
     def _cell_id(self) -> str | None:
-        return self.session.cell_request().get("metadata", {}).get("cellId")
+        """The running cell's id (a flow starts or resumes in it), its name noted for ``%mcp flows``."""
+        request = self.session.cell_request()
+        cell_id = request.get("metadata", {}).get("cellId")
+        if isinstance(cell_id, str) and cell_id:
+            code = request.get("content", {}).get("code")
+            inputs = getattr(getattr(self.shell, "history_manager", None), "input_hist_parsed", None)
+            count = len(inputs) - 1 if inputs else None  # the cell's In [N]: stored before it runs (IPython 8 and 9)
+            self._cells.note(cell_id, count, code if isinstance(code, str) else "")
+        return cell_id
 
     def _run_flow(
         self, method: Any, conn: Any, name: str, arguments: Any, ns: argparse.Namespace, prepare: Any = None
@@ -533,7 +543,7 @@ class MCPMagics(Magics, SessionSettings):
             return visible(one_line(asked[0], 60)) + more
 
         rows = [
-            [r.id, r.cell_id or "", r.server_name, f"{kinds[r.method]} {r.name}", waits_for(r),
+            [r.id, self._cells.name(r.cell_id), r.server_name, f"{kinds[r.method]} {r.name}", waits_for(r),
              f"task {r.task.get('status')}" if isinstance(r.task, dict) else r.round, age(r.updated),
              "yes" if store.is_trusted(r.id) else "NO: review below" if not store.claimants(r.id)
              else f"NO: {len(store.claimants(r.id))} different records claim this id, below"]

@@ -1,12 +1,14 @@
-"""Into pandas in one step, and a bound result that reads well, in a real kernel (issue 37, items 1 and 4).
+"""Into pandas in one step, and a bound result that reads well, in a real kernel (issue 37, items 1, 4 and 6).
 
 ``df = %mcp call SERVER.TOOL ... --frame`` binds a DataFrame of the result's records; a listing bound
 by ``x = %mcp tools`` (servers, prompts, resources, flows, tasks) converts with ``pandas.DataFrame(x)``;
-``r = %mcp call`` binds the SDK's result with a short repr and the report's HTML.
+``r = %mcp call`` binds the SDK's result with a short repr and the report's HTML; ``%mcp flows`` names
+a flow's cell by its number and first line.
 """
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
 from typing import Any
 
@@ -36,6 +38,16 @@ def _printed(kernel: Kernel, cell: str) -> str:
 def _said(kernel: Kernel, cell: str) -> str:
     """What the cell wrote on stderr (a ``UsageError`` is shown there, as IPython shows it, without a traceback)."""
     return "".join(c["text"] for c in _of(kernel, cell, "stream") if c["name"] == "stderr")
+
+
+def _run(kernel: Kernel, code: str, cell_id: str, interactive: bool = False) -> str:
+    """Execute as JupyterLab does: the cell's id in the request's metadata."""
+    content = {"code": code, "silent": False, "store_history": True, "user_expressions": {}}
+    content |= {"allow_stdin": interactive, "stop_on_error": False}
+    msg = kernel.kc.session.msg("execute_request", content, metadata={"cellId": cell_id})
+    kernel.kc.shell_channel.send(msg)
+    kernel.wait_idle(msg["header"]["msg_id"])
+    return str(msg["header"]["msg_id"])
 
 
 @pytest.mark.parametrize("interactive", MODES)
@@ -128,3 +140,17 @@ def test_a_bound_result_reads_well_and_stays_the_sdks(kernel: Kernel, interactiv
     (data,) = [c["data"] for c in _of(kernel, shown, "display_data", "execute_result")]
     assert data["text/plain"] == "5"
     assert 'class="mcpnb"' in data["text/html"] and "CallToolResult" not in data["text/html"]
+
+
+def test_flows_names_the_cell_by_its_number_and_first_line(kernel: Kernel) -> None:
+    started = _run(
+        kernel, "# provision\n%mcp call demo.provision_db name=cellnamed --background", "3f2a-cell-uuid", True
+    )
+    assert not _of(kernel, started, "error")
+    kernel.wait_for(lambda: kernel.find_widgets("ButtonModel", description="Accept"), what="the flow to wait")
+    count = _of(kernel, started, "execute_input")[0]["execution_count"]
+    listing = kernel.execute("x = %mcp flows\nprint([row[1] for row in x.rows])")
+    (cells,) = [ast.literal_eval(line) for line in _printed(kernel, listing).splitlines() if line.startswith("[")]
+    assert f"[{count}] # provision" in cells
+    assert "3f2a-cell-uuid" not in kernel.text_of_cell(listing)
+    kernel.execute("%mcp forget --all")

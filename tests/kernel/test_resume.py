@@ -417,7 +417,9 @@ def test_resume_from_the_saved_ipynb_without_the_extension(saved: dict[str, Any]
         k.wait_idle(cell)
         assert "stays saved as flow" in k.text_of_cell(cell)
         listing = k.text_of_cell(run(k, "%mcp flows"))
-        assert saved["b"] not in listing and "cell-b" in listing  # the new flow waits in the same cell
+        # the new flow waits in the same cell, named by its number and first line (not the page's cell id)
+        assert saved["b"] not in listing and "] %mcp call demo.provision_db name=billing" in listing
+        assert "cell-b" not in listing
 
         # running that cell once more, in the same kernel, takes the waiting flow over
         before = widgets(k)
@@ -427,7 +429,7 @@ def test_resume_from_the_saved_ipynb_without_the_extension(saved: dict[str, Any]
         k.click(newest(k, "ButtonModel", before | widgets(k), description="Accept"))
         k.wait_idle(cell)
         assert "Provisioned 'billing' in eu-west-1 (size small)." in k.text_of_cell(cell)
-        assert "cell-b" not in k.text_of_cell(run(k, "%mcp flows"))
+        assert "name=billing" not in k.text_of_cell(run(k, "%mcp flows"))
     finally:
         k.close()
 
