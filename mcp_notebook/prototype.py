@@ -81,12 +81,24 @@ def inventory_diff(old: Inventory | None, new: Inventory) -> dict[str, list[str]
 
 
 def describe_diff(name: str, diff: dict[str, list[str]], first: bool) -> str:
+    """The headline of a ``%%mcp server`` cell; the items themselves are ``diff_rows`` (a table, not a run-on line)."""
     if first:
-        return (
-            f"Server {name!r} is connected in-process: " + (", ".join(diff["added"]) or "it offers nothing yet") + "."
-        )
-    parts = [f"{kind}: {', '.join(items)}" for kind, items in diff.items() if items]
-    return f"Reloaded {name!r}. " + ("; ".join(parts) if parts else "Nothing changed.")
+        return f"Server {name!r} is connected in-process" + ("." if diff["added"] else ": it offers nothing yet.")
+    return f"Reloaded {name!r}." + ("" if any(diff.values()) else " Nothing changed.")
+
+
+_KINDS = ("resource template", "resource", "prompt", "tool")
+
+
+def diff_rows(diff: dict[str, list[str]]) -> list[list[str]]:
+    """What changed as rows ``[change, kind, name]`` (``tool add_note`` -> ``tool``, ``add_note``), tools first."""
+    rows = []
+    for change, items in diff.items():
+        for item in items:
+            kind = next((k for k in _KINDS if item.startswith(k + " ")), "")
+            rows.append([change, kind, item[len(kind) :].strip()])
+    order = {k: i for i, k in enumerate(reversed(_KINDS))}
+    return sorted(rows, key=lambda r: (list(diff).index(r[0]), order.get(r[1], len(order)), r[2]))
 
 
 def find_new_server(before: dict[str, int], namespace: dict[str, Any], var: str | None) -> tuple[str, Any]:

@@ -70,13 +70,18 @@ def text_of(flow: Any) -> str:
 
 
 def test_hot_reload_lists_changes_and_broken_cell_keeps_old(ip: InteractiveShell, capsys: Any) -> None:
-    ip.run_cell_magic("mcp", "server proto", V1)
-    assert "tool bye, tool hello" in capsys.readouterr().out
+    first = ip.run_cell_magic("mcp", "server proto", V1)
+    assert first.title == "Server 'proto' is connected in-process."
+    assert first.rows == [["added", "tool", "bye"], ["added", "tool", "hello"]]
+    capsys.readouterr()
     assert text_of(ip.run_line_magic("mcp", "call proto.hello name=ada")) == "hello ada"
 
-    ip.run_cell_magic("mcp", "server proto", V2)
-    out = capsys.readouterr().out
-    assert "added: tool paint" in out and "removed: tool bye" in out and "changed: tool hello" in out
+    changed = ip.run_cell_magic("mcp", "server proto", V2)  # a short table of what changed, not a run-on line
+    assert changed.columns == ["change", "kind", "name"] and changed.title == "Reloaded 'proto'."
+    assert changed.rows == [["added", "tool", "paint"], ["removed", "tool", "bye"], ["changed", "tool", "hello"]]
+    html = changed._repr_mimebundle_()["text/html"]
+    assert "<td style='text-align:left'>paint</td>" in html and "<th style='text-align:left'>change</th>" in html
+    capsys.readouterr()
     assert text_of(ip.run_line_magic("mcp", "call proto.hello name=ada shout=true")) == "HELLO ADA"
     with pytest.raises(FlowError, match="no tool 'bye'"):
         ip.run_line_magic("mcp", "call proto.bye")

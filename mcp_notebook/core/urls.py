@@ -165,7 +165,7 @@ class ShownURL(str):
         return shown
 
 
-_CONSENT_WARN = "color:#b71c1c"
+_CONSENT_WARN = "border-left:3px solid var(--jp-error-color1,#d32f2f);padding-left:6px"  # the page's text colour: readable in every theme
 
 
 def consent_url(text: str) -> ShownURL:
@@ -189,7 +189,7 @@ def consent_url(text: str) -> ShownURL:
             notes.append(_consent_note(warning, read, text))
     line = shown + "".join(f"  ⚠ {spell_out(n)}" for n in notes)
     opens = (
-        f' <span class="mcp-opens">host <b class="mcp-domain" style="background:#fff3cd;color:#000;padding:0 2px">'
+        f' <span class="mcp-opens">host <b class="mcp-domain" style="background:color-mix(in srgb,var(--jp-warn-color1,#f57c00) 25%,var(--jp-layout-color1,#fff));color:var(--jp-ui-font-color1,#000);padding:0 2px">'
         f"{esc(host)}</b></span>"
         if host
         else ""

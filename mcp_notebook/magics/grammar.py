@@ -234,8 +234,13 @@ def build_parsers() -> dict[str, Parser]:
     p = ps["disconnect"] = Parser("disconnect", "Close connection NAME.")
     p.add_argument("name")
     for kind in ("tools", "prompts", "resources"):
-        p = ps[kind] = Parser(kind, f"List the {kind} of a server (default: every connected server).")
+        p = ps[kind] = Parser(
+            kind,
+            f"List the {kind} of a server (default: every connected server); PATTERN keeps the names it matches "
+            f"(a glob, any case: %mcp {kind} SERVER 'get_*', or %mcp {kind} 'get_*' over every server).",
+        )
         p.add_argument("server", nargs="?")
+        p.add_argument("pattern", nargs="?", help="a glob on the name (* ? [...]), any case")
     p = ps["call"] = Parser(
         "call",
         "Call a tool: %mcp call [SERVER.]TOOL key=value ... (or a JSON cell body with %%mcp call). A result the tool marks isError is shown as an error and fails the cell, so Run All stops there.",

@@ -18,11 +18,14 @@ if TYPE_CHECKING:
 __all__ = ["declared_arguments", "find_skill", "listing_rows", "skill_rows"]
 
 
-def listing_rows(session: Session, kind: str, server: str | None = None) -> list[list[Any]]:
+def listing_rows(session: Session, kind: str, server: str | None = None, pattern: str | None = None) -> list[list[Any]]:
     """Rows of ``tools``, ``prompts`` or ``resources`` (templates too) of ``server``, or of every connection.
 
     One part failing (a server's malformed template list, a connection gone) never aborts the
-    others: what worked is listed, and the failed part is a row saying what went wrong.
+    others: what worked is listed, and the failed part is a row saying what went wrong. ``pattern``
+    (a glob, any case) keeps the tools and prompts whose name, and the resources whose URI or name,
+    it matches; a row saying something of a server (no prompts, a failure) stays. A description is
+    whole: the table shows its first line and the rest on hover or expand.
     """
     rows: list[list[Any]] = []
     registry = session.registry
@@ -40,8 +43,8 @@ def listing_rows(session: Session, kind: str, server: str | None = None) -> list
     for conn in conns:
         if kind == "tools":
             tools = part(conn, "tools", conn.tools(refresh=True))
-            rows += [[conn.name, t.name, t.title or "", _line(t.description) + _app_note(t), describe_parameters(t.input_schema)]
-                     for t in ({} if tools is _FAILED else tools).values()]  # fmt: skip
+            rows += [[conn.name, t.name, t.title or "", _described(t.description, _app_note(t)), describe_parameters(t.input_schema)]
+                     for t in ({} if tools is _FAILED else tools).values() if _matches(pattern, t.name)]  # fmt: skip
         elif kind == "prompts":
             prompts = part(conn, "prompts", _offered(conn, "prompts"))
             if prompts is _FAILED:
@@ -50,11 +53,13 @@ def listing_rows(session: Session, kind: str, server: str | None = None) -> list
                 rows.append([conn.name, "", "", "(this server offers no prompts)", ""])
                 continue
             for p in prompts:
+                if not _matches(pattern, p.name):
+                    continue
                 params = (
                     ", ".join(f"{a.name}{' (required)' if a.required else ''}" for a in (p.arguments or []))
                     or "(no arguments)"
                 )
-                rows.append([conn.name, p.name, p.title or "", _line(p.description), params])
+                rows.append([conn.name, p.name, p.title or "", _described(p.description), params])
         else:
             resources = part(conn, "resources", _offered(conn, "resources"))
             templates = (
@@ -68,9 +73,10 @@ def listing_rows(session: Session, kind: str, server: str | None = None) -> list
                 templates = []
             elif not resources and not templates:
                 rows.append([conn.name, "", "", "", "(this server offers no resources)"])
-            rows += [[conn.name, str(r.uri), r.name, r.mime_type or "", _line(r.description)] for r in resources or []]
-            rows += [[conn.name, r.uri_template, r.name, r.mime_type or "", _line(r.description) + " (template)"]
-                     for r in templates or []]  # fmt: skip
+            rows += [[conn.name, str(r.uri), r.name, r.mime_type or "", _described(r.description)]
+                     for r in resources or [] if _matches(pattern, str(r.uri), r.name)]  # fmt: skip
+            rows += [[conn.name, r.uri_template, r.name, r.mime_type or "", _described(r.description, " (template)")]
+                     for r in templates or [] if _matches(pattern, r.uri_template, r.name)]  # fmt: skip
     return rows
 
 
@@ -95,7 +101,7 @@ def skill_rows(session: Session, server: str | None = None) -> list[list[Any]]:
         except Exception as exc:  # noqa: BLE001 - one server's failure is a row; the others are still listed
             rows.append([conn.name, "", f"(could not list its skills: {describe_exception(exc)[0]})", "", ""])
             continue
-        rows += [[conn.name, s.name, _line(s.description), len(s.files), s.size] for s in skills]
+        rows += [[conn.name, s.name, _described(s.description), len(s.files), s.size] for s in skills]
         if not skills:
             rows.append([conn.name, "", "(no skills listed)", "", ""])
     return rows
@@ -154,8 +160,19 @@ def _app_note(tool: Any) -> str:
     return f" [App {ui[0]}{f' ({only})' if only else ''}]"
 
 
-def _line(text: str | None) -> str:
-    return (text or "").strip().split("\n")[0]
+def _described(text: str | None, note: str = "") -> str:
+    """A description whole, ``note`` (an App, a template) after its first line, where a folded cell still shows it."""
+    first, _, rest = (text or "").strip().partition("\n")
+    return first + note + (f"\n{rest}" if rest else "")
+
+
+def _matches(pattern: str | None, *names: str | None) -> bool:
+    """Whether the glob ``pattern`` (any case) matches one of ``names``; no pattern matches everything."""
+    from fnmatch import fnmatchcase
+
+    if pattern is None:
+        return True
+    return any(name is not None and fnmatchcase(name.casefold(), pattern.casefold()) for name in names)
 
 
 def declared_arguments(session: Session, conn: Connection, name: str) -> list[Any] | None:

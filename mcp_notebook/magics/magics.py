@@ -13,6 +13,7 @@ session and displaying (the grammar is ``grammar.py``, the hints ``hints.py``, t
 from __future__ import annotations
 
 import argparse
+import re
 import shlex
 from collections.abc import Callable
 from functools import partial
@@ -36,6 +37,7 @@ from .listings import declared_arguments, listing_rows
 
 __all__ = ["MCPMagics"]
 
+_GLOB = re.compile(r"[*?\[]")
 _LISTINGS = {  # %mcp tools / prompts / resources: their columns
     "tools": ["server", "tool", "title", "description", "parameters"],
     "prompts": ["server", "prompt", "title", "description", "arguments"],
@@ -365,7 +367,12 @@ class MCPMagics(Magics, SessionSettings):
         from ..notebook.display import Table
 
         ns, _ = self._parsers[kind].parse(words)
-        return Table(_LISTINGS[kind], listing_rows(self.session, kind, ns.server), empty=f"No {kind}.")
+        server, pattern = ns.server, ns.pattern
+        if pattern is None and server is not None and server not in self.session.registry and _GLOB.search(server):
+            server, pattern = None, server  # %mcp tools 'get_*': a glob over every server, not a server's name
+        rows = listing_rows(self.session, kind, server, pattern)
+        empty = f"No {kind} matching {pattern!r}." if pattern is not None else f"No {kind}."
+        return Table(_LISTINGS[kind], rows, empty=empty)
 
     def _do_skills(self, words: list[str], cell: str | None) -> Any:
         """``%mcp skills [SERVER]``: what ``skills/list`` says, one row per skill; no file is read."""
@@ -657,7 +664,13 @@ class MCPMagics(Magics, SessionSettings):
         ns, _ = self._parsers["server"].parse(words)
         if cell is None:
             raise UsageError("%%mcp server is a cell magic: write the server's code in the cell below the magic line")
-        print(plain_text("\n".join(self.session.define_server(ns.name, cell, ns.var))))
+        told, rows = self.session.define_server(ns.name, cell, ns.var)
+        if not rows:
+            print(plain_text("\n".join(told)))
+            return None
+        from ..notebook.display import Table
+
+        return Table(["change", "kind", "name"], rows, title=told[0], notes=told[1:])
 
     def _do_serve(self, words: list[str], cell: str | None) -> Any:
         from ..prototype import LOOPBACK

@@ -25,7 +25,8 @@ from .live_view import Choice, ChoicePanel
 
 __all__ = ["ConfirmProjectServer", "ConfirmResume", "RecordReview"]
 
-_WARN = "#b71c1c"
+_WARN = "var(--jp-ui-font-color1,#000);border-left:3px solid var(--jp-error-color1,#d32f2f);padding-left:6px"
+"""A warning's look: the page's text colour marked by the theme's error colour (a fixed dark red was unreadable in Dark)."""
 
 
 def _rows(lines: list[tuple[str, str]]) -> str:

@@ -66,29 +66,52 @@ __all__ = [
 
 WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
 
-STYLE = (
-    "<style>.mcpnb{font-family:var(--jp-ui-font-family,sans-serif);font-size:13px}"
-    ".mcpnb .hdr{color:var(--jp-ui-font-color2,#555);margin-bottom:4px}"
-    ".mcpnb .err{border-left:4px solid #d32f2f;background:rgba(211,47,47,.08);padding:4px 8px;white-space:pre-wrap}"
-    ".mcpnb .note{color:var(--jp-ui-font-color2,#555);font-style:italic}"
+OUTPUT_CSS = (
+    ".mcpnb{font-family:var(--jp-ui-font-family,sans-serif);font-size:13px;color:var(--jp-content-font-color1,inherit)}"
+    ".mcpnb .hdr{color:var(--jp-ui-font-color2,#616161);margin-bottom:4px}"
+    ".mcpnb .err{border-left:4px solid var(--jp-error-color1,#d32f2f);"
+    "background:color-mix(in srgb,var(--jp-error-color1,#d32f2f) 10%,transparent);padding:4px 8px;white-space:pre-wrap}"
+    ".mcpnb .note{color:var(--jp-ui-font-color2,#616161);font-style:italic}"
     ".mcpnb pre{margin:2px 0;white-space:pre-wrap}.mcpnb table{border-collapse:collapse}"
-    ".mcpnb td,.mcpnb th{padding:2px 8px;text-align:left;vertical-align:top;border-bottom:1px solid #ddd}"
-    ".mcpnb .badge{display:inline-block;border-radius:8px;padding:0 6px;font-size:11px;color:#fff}"
-    "</style>"
+    ".mcpnb td,.mcpnb th{padding:2px 8px;text-align:left;vertical-align:top;border-bottom:1px solid var(--jp-border-color2,#e0e0e0)}"
+    ".mcpnb .badge{display:inline-block;border-radius:8px;padding:0 6px;font-size:11px;color:var(--jp-ui-font-color1,#000);"
+    "border:1px solid var(--mcpnb-state,var(--jp-border-color1,#bdbdbd));"
+    "background:color-mix(in srgb,var(--mcpnb-state,var(--jp-border-color1,#bdbdbd)) 25%,var(--jp-layout-color1,#fff))}"
+    ".mcpnb .badge.running{--mcpnb-state:var(--jp-brand-color1,#1976d2)}"
+    ".mcpnb .badge.waiting{--mcpnb-state:var(--jp-warn-color1,#f57c00)}"
+    ".mcpnb .badge.done{--mcpnb-state:var(--jp-success-color1,#388e3c)}"
+    ".mcpnb .badge.failed,.mcpnb .badge.error{--mcpnb-state:var(--jp-error-color1,#d32f2f)}"
+    ".mcpnb .badge.cancelled{--mcpnb-state:var(--jp-border-color1,#bdbdbd)}"
+    ".mcpnb .to-server{color:var(--jp-content-link-color,#0d47a1)}.mcpnb .to-client{color:var(--jp-mirror-editor-string-color,#ba2121)}"
+    ".mcpnb .scroll{max-height:32em;overflow-y:auto}"
+    ".mcpnb .scroll th{position:sticky;top:0;background:var(--jp-layout-color1,#fff)}"
+    ".mcpnb details.fold>summary{cursor:pointer;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;max-width:48em}"
+    ".mcpnb details.fold[open]>summary{white-space:normal}"
+    ".mcpnb details.fold>div{white-space:pre-wrap;overflow-wrap:anywhere;max-width:60em}"
+    ".mcpnb pre.box{max-height:30em;overflow:auto;resize:vertical;border:1px solid var(--jp-border-color2,#e0e0e0);padding:4px}"
 )
+"""The look of every output of ours, from JupyterLab's CSS variables only (so Light, Dark and any theme read well).
+
+The same rules are in the labextension (``labextension/style/output.css``, kept equal by a test): a notebook
+reopened untrusted loses an output's ``<style>`` to JupyterLab's sanitizer but keeps its classes, so the
+extension's copy still styles it; ``STYLE`` serves front ends without the extension (VS Code, nbviewer).
+A state badge is the state's colour mixed into the page's background, with the page's text colour on it:
+white text on a fixed orange failed WCAG AA in Light, and the page's text on a pale fixed tint failed in Dark."""
+STYLE = f"<style>{OUTPUT_CSS}</style>"
 VALUE_STYLE = (
     "<style>.mcpnb .tree{padding-left:1em}.mcpnb .tree code{white-space:pre-wrap;word-break:break-word}"
-    ".mcpnb details.json>summary{color:var(--jp-ui-font-color2,#555)}.mcpnb .md{max-width:60em}.mcpnb .md table{margin:4px 0}</style>"
+    ".mcpnb details.json>summary{color:var(--jp-ui-font-color2,#616161)}.mcpnb .md{max-width:60em}.mcpnb .md table{margin:4px 0}</style>"
 )
 """The look of structured content and markdown, added only to outputs that show them (``STYLE`` stays as every saved output has it)."""
-_BADGE_COLOURS = {
-    "running": "#1976d2",
-    "waiting": "#ef6c00",
-    "done": "#2e7d32",
-    "failed": "#d32f2f",
-    "error": "#d32f2f",
-    "cancelled": "#616161",
-}
+_STATES = frozenset({"running", "waiting", "done", "failed", "error", "cancelled"})
+_SCROLL_ROWS = 20
+"""A table of more rows than this sits in a bounded scroll area, its row count said under it."""
+_FOLD_CHARS = 80
+"""A table cell longer than this (or of several lines) shows its first line; the rest on hover (title) or expand."""
+_CELL_CHARS = 2_000
+"""At most this much of one table cell reaches the page (a server's 10 MB description stays in ``rows``)."""
+_BOX_LINES, _BOX_CHARS = 40, 4_000
+"""A text result longer than this sits in a bounded, scrollable box headed by its size."""
 
 _MIME = re.compile(r"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$")
 INLINE_IMAGES = frozenset(
@@ -119,7 +142,9 @@ _WHOLE = "the whole value stays on the flow: flow.result() (or -o VAR on the mag
 
 
 def badge(state: str) -> str:
-    return f'<span class="badge" style="background:{_BADGE_COLOURS.get(state, "#555")}">{esc(state)}</span>'
+    """A state's badge: its colour comes from a class (``OUTPUT_CSS``), so it follows the theme."""
+    kind = f" {state}" if state in _STATES else ""
+    return f'<span class="badge{kind}">{esc(state)}</span>'
 
 
 def tool_error(value: Any) -> bool:
@@ -256,6 +281,26 @@ def _text(value: str, budget: _Budget) -> tuple[str, str]:
     if not cut:
         return shown, esc(shown)
     return f"{shown}\n{_cut_note(cut)}", f"{esc(shown)}\n<i>{esc(_cut_note(cut))}</i>"
+
+
+def _pre(full: str, inner: str, cut: int = 0) -> str:
+    """Escaped text ``inner`` (what was shown of ``full``) in a ``<pre>``; a long one in a bounded, scrollable box.
+
+    The box is headed by the text's size, so a reader knows how much there is before scrolling. Its
+    bound is inline as well as in ``OUTPUT_CSS`` (JupyterLab's sanitizer keeps ``max-height`` and
+    ``overflow``), so a reopened, untrusted notebook keeps it. The whole text never goes into the
+    output: the file stays within ``max_result_chars``; the kernel keeps the rest (``_WHOLE``).
+    """
+    lines = full.count("\n") + 1
+    if lines <= _BOX_LINES and len(full) <= _BOX_CHARS:
+        return f"<pre>{inner}</pre>"
+    size = f"{lines:,} lines · {len(full):,} characters"
+    if cut:
+        size += f", the first {len(full) - cut:,} shown"
+    return (
+        f'<div class="hdr">{esc(size)} (scroll inside the box)</div>'
+        f'<pre class="box" style="max-height:30em;overflow:auto">{inner}</pre>'
+    )
 
 
 def _json_text(value: Any, indent: int | None = 2) -> str | None:
@@ -448,8 +493,10 @@ def _word(kind: Any) -> str:
 
 def _render(block: Any, kind: Any, budget: _Budget) -> tuple[str, str]:
     if kind == "text":
-        plain, inner = _text(str(block.text), budget)
-        return plain, f"<pre>{inner}</pre>"
+        full = str(block.text)
+        before = budget.cut
+        plain, inner = _text(full, budget)
+        return plain, _pre(full, inner, budget.cut - before)
     if kind in ("image", "audio"):
         return _media(kind, block.mime_type, block.data, budget)
     if kind == "resource":
@@ -489,7 +536,7 @@ def _resource_text(text: str, mime: str, budget: _Budget) -> tuple[str, str]:
 
         rich = f'{VALUE_STYLE}<div class="md">{render_markdown(shown)}</div>'
     else:
-        rich = f"<pre>{esc(shown)}</pre>"
+        rich = _pre(text, esc(shown), cut)
     return plain, rich + (f"<div><i>{esc(_cut_note(cut))}</i></div>" if cut else "")
 
 
@@ -757,7 +804,7 @@ class TraceView(ShownOnce):
             at = f"+{event['ms']} ms" if "ms" in event else ""
             plain.append(f"  round {event['round']}  {at}  {arrow}  {shown}")
             request = event.get("kind") == "request"
-            colour = "#1976d2" if event["from"] == "client" else ("#c62828" if request else "#ef6c00")
+            lane_class = "to-server" if event["from"] == "client" else "to-client"
             line = "━━━━━━" if request else "╌╌╌╌╌╌"
             lane = f"client {line}▶ server" if event["from"] == "client" else f"client ◀{line} server"
             lane += " request" if request else " result"
@@ -767,7 +814,7 @@ class TraceView(ShownOnce):
                 lane = f"<b>{lane}</b>"  # a 2025 back-channel request: the arrow 2026 removed
             rows.append(
                 f"<tr><td>{esc(event['round'])}</td><td style='white-space:nowrap'>{esc(at)}</td>"
-                f"<td style='color:{colour};white-space:nowrap;font-family:monospace'>{lane}</td>"
+                f"<td class='{lane_class}' style='white-space:nowrap;font-family:monospace'>{lane}</td>"
                 f"<td style='text-align:left'><code style='display:block;text-align:left;white-space:pre-wrap;word-break:break-word;"
                 f"font-family:var(--jp-code-font-family,monospace);font-size:12px'>{esc(shown)}</code></td></tr>"
             )
@@ -891,21 +938,33 @@ class Table(ShownOnce, TableRows):
         self.notes = list(notes or [])  # whole lines under the table (never clipped)
         self.wrap = wrap  # the last column is shown whole: folded in plain text, pre-wrapped in HTML (log messages)
 
+    def shown_columns(self) -> list[int]:
+        """The columns worth a reader's eye: a column empty in every row is left out (``rows`` keeps it)."""
+        keep = [i for i in range(len(self.columns)) if any(i < len(r) and str(r[i]).strip() for r in self.rows)]
+        return keep or list(range(len(self.columns)))
+
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         if not self.rows:
             return {
                 "text/plain": plain_text(self.empty),
                 "text/html": f'<div class="mcpnb"><i>{esc(self.empty)}</i></div>',
             }
-        cells = [[plain_text(str(v)) for v in row] for row in self.rows]  # spelled out before they are measured
-        widths = [max(len(str(c)), *(len(r[i]) for r in cells)) for i, c in enumerate(self.columns)]
+        keep = self.shown_columns()
+        columns = [self.columns[i] for i in keep]
+        rows = [[row[i] if i < len(row) else "" for i in keep] for row in self.rows]
+        last = len(columns) - 1
+        wrap = self.wrap and keep[-1] == len(self.columns) - 1  # the wrapped column is shown
+        cells = [  # one line a row (spelled out before they are measured); the wrapped column is folded below
+            [plain_text(str(v) if wrap and i == last else _first_line(str(v))) for i, v in enumerate(row)]
+            for row in rows
+        ]
+        widths = [max(len(str(c)), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
         widths = [min(w, 60) for w in widths]
         lines = ([self.title] if self.title else []) + [
-            "  ".join(str(c).ljust(w) for c, w in zip(self.columns, widths, strict=True)).rstrip()
+            "  ".join(str(c).ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip()
         ]
-        last = len(self.columns) - 1
         for row in cells:
-            if not self.wrap or len(row) <= last:
+            if not wrap or len(row) <= last:
                 lines.append("  ".join(_clip(v, w).ljust(w) for v, w in zip(row, widths, strict=False)).rstrip())
                 continue
             lead = "  ".join(_clip(v, w).ljust(w) for v, w in zip(row[:last], widths, strict=False))
@@ -913,20 +972,55 @@ class Table(ShownOnce, TableRows):
             folded = _fold(row[last], widths[last])
             lines.append(f"{lead}  {folded[0]}".rstrip())
             lines.extend(f"{indent}{part}".rstrip() for part in folded[1:])
-        head = "".join(f"<th>{esc(c)}</th>" for c in self.columns)
+        count = f"{len(self.rows):,} rows" if len(self.rows) > _SCROLL_ROWS else ""
+        if count:
+            lines.append(f"({count})")
+        head = "".join(f"<th style='text-align:left'>{esc(c)}</th>" for c in columns)
         whole = "<td style='text-align:left;white-space:pre-wrap;word-break:break-word'>"
         body = "".join(
             "<tr>"
-            + "".join(f"{whole if self.wrap and i == last else '<td>'}{esc(v)}</td>" for i, v in enumerate(row))
+            + "".join(
+                f"{whole}{esc(v)}</td>" if wrap and i == last else f"<td style='text-align:left'>{_cell_html(v)}</td>"
+                for i, v in enumerate(row)
+            )
             + "</tr>"
-            for row in self.rows
+            for row in rows
         )
+        table = f"<table><tr>{head}</tr>{body}</table>"
+        if count:  # a bounded area; its bound inline too, as JupyterLab's sanitizer keeps it (see ``_pre``)
+            table = f'<div class="scroll" style="max-height:32em;overflow-y:auto">{table}</div>'
         title = f'<div class="hdr">{esc(self.title)}</div>' if self.title else ""
-        notes = "".join(note_html(n) for n in self.notes)
+        notes = "".join(note_html(n) for n in ([count] if count else []) + self.notes)
         return {
             "text/plain": plain_text("\n".join(lines + self.notes)),
-            "text/html": STYLE + f'<div class="mcpnb">{title}<table><tr>{head}</tr>{body}</table>{notes}</div>',
+            "text/html": STYLE + f'<div class="mcpnb">{title}{table}{notes}</div>',
         }
+
+
+def _first_line(text: str) -> str:
+    """A plain-text cell: its first line, ``…`` saying there is more (the HTML folds it; ``rows`` keep it whole)."""
+    first, more, _ = text.strip().partition("\n")
+    return f"{first} …" if more else first
+
+
+def _cell_html(value: Any) -> str:
+    """One table cell: short text as it is; long or several lines folded to its first line, the rest on hover or expand.
+
+    JupyterLab right-aligns table cells: ``text-align:left`` is inline as well as in ``OUTPUT_CSS``.
+    A cell is bounded (``_CELL_CHARS``): the page gets no megabytes of one server's description.
+    """
+    text = str(value)
+    if len(text) <= _FOLD_CHARS and "\n" not in text:
+        return esc(text)
+    first = text.strip().split("\n", 1)[0]
+    first = first if len(first) <= _FOLD_CHARS else first[: _FOLD_CHARS - 1] + "…"
+    shown = (
+        text if len(text) <= _CELL_CHARS else text[:_CELL_CHARS] + f" [… {len(text) - _CELL_CHARS:,} more characters]"
+    )
+    hover = text if len(text) <= 500 else text[:500] + "…"
+    return (
+        f'<details class="fold"><summary title="{esc(hover)}">{esc(first)}</summary><div>{esc(shown)}</div></details>'
+    )
 
 
 def _fold(text: str, width: int) -> list[str]:

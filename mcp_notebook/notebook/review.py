@@ -329,14 +329,10 @@ class ReplyReview(_Panel):
             try:
                 value = read_json(area.value or "{}")
             except ValueError as exc:
-                self.error.value = (
-                    f'<small style="color:#d32f2f">{esc(area.description)}: not valid JSON ({esc(exc)})</small>'
-                )
+                self.error.value = f'<small style="color:var(--jp-error-color1,#d32f2f)">{esc(area.description)}: not valid JSON ({esc(exc)})</small>'
                 return False
             if not isinstance(value, dict):
-                self.error.value = (
-                    f'<small style="color:#d32f2f">{esc(area.description)}: the input must be a JSON object</small>'
-                )
+                self.error.value = f'<small style="color:var(--jp-error-color1,#d32f2f)">{esc(area.description)}: the input must be a JSON object</small>'
                 return False
             inputs[k] = value
         result, edited = edit_reply(self.result, texts={k: a.value for k, a in self.texts.items()}, tool_inputs=inputs)

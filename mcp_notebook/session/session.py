@@ -298,12 +298,21 @@ class Session:
                 self.roots.reset()
         return self.registry.roots_changed()
 
-    def define_server(self, name: str, code: str, var: str | None = None) -> list[str]:
+    def define_server(self, name: str, code: str, var: str | None = None) -> tuple[list[str], list[list[str]]]:
         """Run ``code`` in the namespace and connect the server it defines as ``name`` (again: hot reload).
 
-        Returns what to tell: the inventory diff, or that the cell failed and the old version runs on.
+        Returns what to tell (a headline, or that the cell failed and the old version runs on) and
+        what changed as rows ``[change, kind, name]`` (``prototype.diff_rows``).
         """
-        from ..prototype import Inventory, describe_diff, find_new_server, inventory_diff, root_logging_kept, server_ids
+        from ..prototype import (
+            Inventory,
+            describe_diff,
+            diff_rows,
+            find_new_server,
+            inventory_diff,
+            root_logging_kept,
+            server_ids,
+        )
 
         if self.shell is None:
             raise SessionError("defining a server from code needs an IPython shell", kind="bad_input")
@@ -314,7 +323,7 @@ class Session:
         if not result.success:
             return [
                 f"The cell failed{f'; {name!r} still runs the previous version' if name in protos.objects else ''}."
-            ]
+            ], []
         var, obj = find_new_server(before, self.namespace, var)
         first = name not in protos.objects
         conn = self.connect(name, obj, namespace={var: obj})
@@ -328,7 +337,7 @@ class Session:
         if served is not None:
             served.restart(obj)
             told.append(f"Still serving {name!r} at {served.url} (now the new version).")
-        return told
+        return told, diff_rows(diff)
 
     # ------------------------------------------------------------------ starting flows
     def start(

@@ -158,7 +158,7 @@ def test_tool_error_is_shown_as_error_and_fails_the_cell(ip: InteractiveShell, s
     flow = default_session().last_flow
     assert flow.state.value == "done" and flow.error is None  # nothing to resume: the exchange finished
     html = FlowReport(flow)._repr_mimebundle_()["text/html"]
-    assert '<span class="badge" style="background:#d32f2f">error</span>' in html and ">done<" not in html
+    assert '<span class="badge error">error</span>' in html and ">done<" not in html
 
 
 def test_string_parameter_keeps_leading_zero(ip: InteractiveShell, servers: Any) -> None:

@@ -146,7 +146,7 @@ def test_an_is_error_result_is_an_error(hub: Session) -> None:
     )  # the exchange ended: nothing to resume
     assert shown_state(flow) == "error"
     html = body(bundle["text/html"])
-    assert '<span class="badge" style="background:#d32f2f">error</span>' in html and ">done<" not in html
+    assert '<span class="badge error">error</span>' in html and ">done<" not in html
     assert '<div class="err"><b>Tool error</b>' in html and "the shelf is &lt;b&gt;empty&lt;/b&gt;" in html
     assert bundle["text/plain"] == "Tool error: Error executing tool broken: the shelf is <b>empty</b>"
 

@@ -362,7 +362,7 @@ def test_magic_output_is_inert(shell: Any, connected: Connected, case: str) -> N
     elif spec.tool_error:  # the error names the call, and none of the server's text (the report shows that, escaped)
         assert len(ran.errors) == 1 and "reported a tool error (isError)" in ran.errors[0], ran.errors
         assert "<" not in ran.errors[0].split(": ", 1)[1] and "[tool-error]" not in ran.errors[0], ran.errors
-        assert '<span class="badge" style="background:#d32f2f">error</span>' in ran.htmls[-1]
+        assert '<span class="badge error">error</span>' in ran.htmls[-1]
     else:
         assert not ran.errors, ran.errors
     assert ran.htmls, f"{case}: no HTML output at all"

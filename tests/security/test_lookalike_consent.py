@@ -60,7 +60,10 @@ def assert_bidi_spelled(text: str) -> None:
 
 def assert_html_marked(page: str) -> None:
     """HTML: the host reached is highlighted as punycode; the Unicode form appears only inside a warning."""
-    assert f'<b class="mcp-domain" style="background:#fff3cd;color:#000;padding:0 2px">{PUNY}</b>' in page, page
+    assert (
+        f'<b class="mcp-domain" style="background:color-mix(in srgb,var(--jp-warn-color1,#f57c00) 25%,var(--jp-layout-color1,#fff));color:var(--jp-ui-font-color1,#000);padding:0 2px">{PUNY}</b>'
+        in page
+    ), page
     warnings = re.findall(r'<div class="mcp-url-warning"[^>]*>([^<]*)</div>', page)
     assert any("mixes Cyrillic and Latin letters" in w for w in warnings), warnings
     outside = re.sub(r'<div class="mcp-url-warning"[^>]*>[^<]*</div>', "", page)
@@ -153,7 +156,10 @@ def test_a_project_config_row_refusal_and_approval_show_the_host_reached(
         assert f"https://{PUNY}/mcp  ⚠ " in row, row  # cut at 60 characters: the warning starts there
         assert_none_unmarked(plain)
         assert "\u202e" not in plain and "\x1b" not in plain and "%E2%80%AEtxt.exe%1B[2J  ⚠ " in plain
-        cells = re.findall(r"<td>([^<]*)</td>", shown["text/html"])  # the HTML row is whole: text, warnings after ⚠
+        # the HTML row is whole (a long cell folded: its expanded text): text, warnings after ⚠
+        cells = re.findall(
+            r"<td[^>]*>(?:<details class=\"fold\"><summary[^>]*>[^<]*</summary><div>)?([^<]*)", shown["text/html"]
+        )
         assert_text_marked(next(c for c in cells if PUNY in c))
     rows, _ = connect_from_config(session, None, [], False)
     targets = {r[0]: r[COLUMNS.index("target")] for r in rows}

@@ -258,10 +258,7 @@ def test_a_failed_task_and_a_tool_error(servers: dict[str, str], session: Sessio
     assert (
         erring.state is FlowState.DONE and shown_state(erring) == "error"
     )  # shown as the tool's error, in the report and a task board
-    assert (
-        '<span class="badge" style="background:#d32f2f">error</span>'
-        in FlowReport(erring)._repr_mimebundle_()["text/html"]
-    )
+    assert '<span class="badge error">error</span>' in FlowReport(erring)._repr_mimebundle_()["text/html"]
     assert _state(erring) == "error"
 
 
