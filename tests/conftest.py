@@ -45,7 +45,7 @@ _FILE_TIERS = {
     "tests/test_binder.py": "slow",  # a fresh venv from binder/'s files
 }
 # a unit module that starts a real kernel (nbclient, jupyter_client, the kernel harness) is in the kernel tier
-_STARTS_KERNELS = ("kernel_harness", "KernelManager", "start_new_kernel", "NotebookClient", "nbclient")
+_STARTS_KERNELS = ("kernel_harness", "KernelManager", "start_new_kernel", "NotebookClient", "nbclient", "kernel_setup")
 _kernel_modules: dict[Path, bool] = {}
 
 
@@ -70,6 +70,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if tier is not None:
             item.add_marker(getattr(pytest.mark, tier))
 
+
+# the shared ``ip``, ``session`` and ``kernel`` fixtures (and their variants), defined in support/fixtures.py
+from .support.fixtures import (  # noqa: E402, F401 - fixtures are found by name in this module
+    fresh_kernel,
+    ip,
+    kernel,
+    kernel_setup,
+    make_session,
+    own_session,
+    session_servers,
+    session_views,
+    undo_each_test,
+)
 
 StartHttpServer = Callable[..., str]
 """`start_http_server(name="demo", keys_env=None, workers=1, stateless=False, env=None) -> url`."""

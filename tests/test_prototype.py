@@ -6,7 +6,6 @@ import json
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -54,15 +53,7 @@ async def paint(thing: str, choice: Annotated[Colour, Resolve(ask_colour)]) -> s
 """
 
 
-@pytest.fixture()
-def ip() -> Iterator[InteractiveShell]:
-    from .conftest import get_shell
-
-    shell = get_shell()
-    yield shell
-    session = shell.magics_manager.registry["MCPMagics"].session
-    session.prototypes.stop_all()
-    session.registry.disconnect_all()
+pytestmark = pytest.mark.usefixtures("undo_each_test")  # each test's servers stopped and disconnected after it
 
 
 def text_of(flow: Any) -> str:

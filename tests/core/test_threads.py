@@ -6,7 +6,6 @@ import asyncio
 import gc
 import socket
 import threading
-from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -32,15 +31,6 @@ def hello(name: str) -> str:
 
 def loop_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == LOOP_THREAD]
-
-
-@pytest.fixture()
-def ip() -> Iterator[InteractiveShell]:
-    from ..conftest import get_shell
-
-    shell = get_shell()
-    yield shell
-    get_shell()  # the shell is process-wide: leave the extension loaded and non-interactive for other modules
 
 
 def test_start_stop_restart() -> None:
@@ -101,6 +91,7 @@ def test_finalizer_runs_when_the_runtime_is_collected() -> None:
     assert not thread.is_alive()
 
 
+@pytest.mark.usefixtures("undo_each_test")  # the shell is process-wide: the extension loaded again after the test
 def test_unload_stops_everything_and_load_starts_fresh(ip: InteractiveShell) -> None:
     ip.run_line_magic("mcp", "connect life_inproc mcp_notebook.demo:echo_server")
     ip.run_cell_magic("mcp", "server lifeproto", PROTO)

@@ -40,14 +40,6 @@ GENERATIONS = ["auto", "legacy"]
 
 
 @pytest.fixture(scope="module")
-def ip() -> Iterator[InteractiveShell]:
-    from ..conftest import get_shell
-
-    shell = get_shell()
-    yield shell
-
-
-@pytest.fixture(scope="module")
 def servers(ip: InteractiveShell, start_http_server: Any) -> Iterator[dict[str, str]]:
     """Connect demo and provisioner over every transport and generation; name -> connection."""
     demo_url = start_http_server("demo")

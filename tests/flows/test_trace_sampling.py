@@ -19,7 +19,7 @@ from mcp.types import CreateMessageRequestParams, ImageContent, SamplingMessage
 
 from mcp_notebook.flows.trace import sampling_request
 
-from ..conftest import get_shell, session_of
+from ..conftest import session_of
 from ..support.model_server import ModelServer
 
 KEY_ENV = "MCPNB_TRACE_MODEL_KEY"
@@ -27,18 +27,11 @@ KEY = "sk-trace-0123456789abcdef-secret"
 SERVERS = {"modern": "trace26", "legacy": "trace25"}
 
 
-@pytest.fixture(scope="module")
-def ip() -> Iterator[InteractiveShell]:
-    shell = get_shell()
-    shell.run_line_magic("mcp", f"connect {SERVERS['modern']} mcp_notebook.demo:demo")
-    shell.run_line_magic("mcp", f"connect {SERVERS['legacy']} mcp_notebook.demo:demo --protocol legacy")
-    yield shell
-    session = session_of(shell)
-    for name in SERVERS.values():
-        session.registry.disconnect(name)
-    session.router.use("echo")
-    if "tracegpt" in session.router.models:
-        session.router.remove("tracegpt")
+@pytest.fixture(scope="module", autouse=True)
+def servers(ip: InteractiveShell) -> None:
+    """The demo in both generations, connected in the shared shell (``ip`` disconnects them after the module)."""
+    ip.run_line_magic("mcp", f"connect {SERVERS['modern']} mcp_notebook.demo:demo")
+    ip.run_line_magic("mcp", f"connect {SERVERS['legacy']} mcp_notebook.demo:demo --protocol legacy")
 
 
 @pytest.fixture

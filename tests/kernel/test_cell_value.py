@@ -11,24 +11,20 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ..conftest import REPO_ROOT
-from ..support.kernel_harness import Kernel, running_kernel
+from ..support.kernel_harness import Kernel
 
 MODES = [pytest.param(True, id="interactive"), pytest.param(False, id="headless")]
 
 
 @pytest.fixture(scope="module")
-def kernel() -> Iterator[Kernel]:
-    with running_kernel(
-        str(REPO_ROOT), "%load_ext mcp_notebook\nfrom mcp_notebook.demo import demo\n%mcp connect demo demo"
-    ) as k:
-        yield k
+def kernel_setup() -> str:
+    return "%load_ext mcp_notebook\nfrom mcp_notebook.demo import demo\n%mcp connect demo demo"
 
 
 def _count(kernel: Kernel, cell: str) -> int:

@@ -11,19 +11,16 @@ what ipywidgets 8 syncs for selections), ticks Checkboxes, sets the DatePicker (
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from ..conftest import REPO_ROOT
-from ..support.kernel_harness import Kernel, running_kernel
+from ..support.kernel_harness import Kernel
 
 
 @pytest.fixture(scope="module")
-def kernel() -> Iterator[Kernel]:
-    with running_kernel(str(REPO_ROOT), "%load_ext mcp_notebook\n%mcp connect demo mcp_notebook.demo:demo") as k:
-        yield k
+def kernel_setup() -> str:
+    return "%load_ext mcp_notebook\n%mcp connect demo mcp_notebook.demo:demo"
 
 
 def _model_id(ref: str) -> str:

@@ -8,22 +8,16 @@ when the result has landed in it. ``--background`` returns the ``Flow`` at once,
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from ..conftest import REPO_ROOT
-from ..support.kernel_harness import Kernel, running_kernel
+from ..support.kernel_harness import Kernel
 
 
 @pytest.fixture(scope="module")
-def kernel() -> Iterator[Kernel]:
-    with running_kernel(
-        str(REPO_ROOT),
-        "%load_ext mcp_notebook\nfrom mcp_notebook.demo import provisioner, demo\n%mcp connect prov provisioner\n%mcp connect demo demo",
-    ) as k:
-        yield k
+def kernel_setup() -> str:
+    return "%load_ext mcp_notebook\nfrom mcp_notebook.demo import provisioner, demo\n%mcp connect prov provisioner\n%mcp connect demo demo"
 
 
 def test_provision_form_answered_like_a_browser(kernel: Kernel) -> None:

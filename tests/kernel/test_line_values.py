@@ -13,12 +13,10 @@ in-kernel server that records each call.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import pytest
 
-from ..conftest import REPO_ROOT
-from ..support.kernel_harness import Kernel, running_kernel
+from ..support.kernel_harness import Kernel
 
 SETUP = """\
 %load_ext mcp_notebook
@@ -39,9 +37,8 @@ def keep(value: Any = None) -> str:
 
 
 @pytest.fixture(scope="module")
-def kernel() -> Iterator[Kernel]:
-    with running_kernel(str(REPO_ROOT), SETUP) as k:
-        yield k
+def kernel_setup() -> str:
+    return SETUP
 
 
 def printed(kernel: Kernel, code: str, allow_stdin: bool = False) -> str:

@@ -6,21 +6,18 @@ line magic's value only as the cell's last line). See ``mcp_notebook/listing.py`
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from ..conftest import REPO_ROOT
-from ..support.kernel_harness import Kernel, running_kernel
+from ..support.kernel_harness import Kernel
 
 SETUP = "%load_ext mcp_notebook\nfrom mcp_notebook.demo import provisioner, demo\n%mcp connect prov provisioner"
 
 
 @pytest.fixture(scope="module")
-def kernel() -> Iterator[Kernel]:
-    with running_kernel(str(REPO_ROOT), SETUP) as k:
-        yield k
+def kernel_setup() -> str:
+    return SETUP
 
 
 def outputs(kernel: Kernel, msg_id: str) -> list[tuple[str, str]]:

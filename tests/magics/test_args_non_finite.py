@@ -10,7 +10,6 @@ still goes where text is meant.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -44,17 +43,12 @@ def recording_server() -> MCPServer[Any]:
     return server
 
 
-@pytest.fixture(scope="module")
-def ip() -> Iterator[InteractiveShell]:
-    from ..conftest import get_shell
-
-    shell: InteractiveShell = get_shell()
-    shell.user_ns["rec_server"] = recording_server()
-    shell.run_line_magic("mcp", "connect rec rec_server")
-    shell.run_line_magic("mcp", "connect nf_demo mcp_notebook.demo:demo")
-    yield shell
-    shell.run_line_magic("mcp", "disconnect rec")
-    shell.run_line_magic("mcp", "disconnect nf_demo")
+@pytest.fixture(scope="module", autouse=True)
+def servers(ip: InteractiveShell) -> None:
+    """The recording server and the demo, connected in the shared shell (``ip`` disconnects them after the module)."""
+    ip.user_ns["rec_server"] = recording_server()
+    ip.run_line_magic("mcp", "connect rec rec_server")
+    ip.run_line_magic("mcp", "connect nf_demo mcp_notebook.demo:demo")
 
 
 def failure(ip: InteractiveShell, cell: str) -> str:

@@ -24,8 +24,6 @@ from mcp_notebook.demo import briefing
 from mcp_notebook.magics.args import check_prompt_arguments
 from mcp_notebook.magics.line_expand import expand_braces, strip_comment
 
-from ..conftest import get_shell, session_of
-
 SERVER = "briefs"
 HOSTILE = "to{__import__('os').getpid()}=x"  # a server's argument name: `{expr}`, a quote's end and `=` in one
 
@@ -47,14 +45,13 @@ def received() -> list[str]:
     return []
 
 
-@pytest.fixture(scope="module")
-def ip(received: list[str]) -> Iterator[InteractiveShell]:
-    shell = get_shell()
-    shell.user_ns["_briefs_server"] = counted_server(received)
-    shell.run_line_magic("mcp", f"connect {SERVER} _briefs_server")
-    yield shell
-    session_of(shell).registry.disconnect(SERVER)
-    shell.user_ns.pop("_briefs_server", None)
+@pytest.fixture(scope="module", autouse=True)
+def briefs(ip: InteractiveShell, received: list[str]) -> Iterator[None]:
+    """The counted demo prompt server, connected in the shared shell (``ip`` disconnects it after the module)."""
+    ip.user_ns["_briefs_server"] = counted_server(received)
+    ip.run_line_magic("mcp", f"connect {SERVER} _briefs_server")
+    yield
+    ip.user_ns.pop("_briefs_server", None)
 
 
 @pytest.fixture(autouse=True)

@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from mcp_notebook.magics.grammar import build_parsers
 
-from ..conftest import REPO_ROOT
-from ..support.kernel_harness import Kernel, running_kernel
+from ..support.kernel_harness import Kernel
 
 SETUP = '''
 import asyncio, enum
@@ -145,10 +143,13 @@ OURS = {
 
 
 @pytest.fixture(scope="module")
-def kernel() -> Iterator[Kernel]:
-    with running_kernel(str(REPO_ROOT), SETUP) as k:
-        complete(k, "import o")  # Jedi's first run is slow (seconds); not what these tests measure
-        yield k
+def kernel_setup() -> str:
+    return SETUP
+
+
+@pytest.fixture(scope="module", autouse=True)
+def jedi_warmed(kernel: Kernel) -> None:
+    complete(kernel, "import o")  # Jedi's first run is slow (seconds); not what these tests measure
 
 
 def reply_of(k: Kernel, code: str, cursor: int | None = None) -> dict[str, Any]:

@@ -7,7 +7,6 @@ A secret argument is never printed: it stays ``NAME=…`` for the user to give.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -20,12 +19,9 @@ from mcp_notebook.magics.line_expand import expand_braces
 from mcp_notebook.session.session import Session
 
 
-@pytest.fixture(scope="module")
-def session() -> Iterator[Session]:
-    s = Session()
-    s.connect("demo", make_demo())
-    yield s
-    s.close()
+@pytest.fixture
+def session_servers() -> dict[str, Any]:
+    return {"demo": make_demo()}
 
 
 def test_the_line_calls_the_same_tool_with_the_same_arguments(session: Session) -> None:

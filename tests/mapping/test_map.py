@@ -25,18 +25,10 @@ from mcp_notebook.session.session import Session
 
 from ..conftest import REPO_ROOT, StartHttpServer, get_shell
 from ..support.kernel_harness import running_kernel
+from ..support.waiting import wait_until
 
 DEMO_STDIO = [sys.executable, "-m", "mcp_notebook.demo", "demo"]
 ROWS = 1000
-
-
-@pytest.fixture
-def session() -> Iterator[Session]:
-    s = Session()
-    try:
-        yield s
-    finally:
-        s.close()
 
 
 def texts(n: int = ROWS) -> pd.DataFrame:
@@ -455,7 +447,6 @@ def test_map_async_outside_a_kernel_answers_from_presets_and_refuses_to_ask(sess
 
 def test_a_row_cancelled_while_waiting_its_turn_leaves_the_shown_form_alone(session: Session) -> None:
     """Two rows ask at once: the first one's form shows; the second, still waiting its turn, is cancelled; the form stays and still answers."""
-    import time
 
     from mcp_notebook.demo import make_demo
     from mcp_notebook.mapping.questions import MapQuestions
@@ -469,22 +460,19 @@ def test_a_row_cancelled_while_waiting_its_turn_leaves_the_shown_form_alone(sess
     future = session.runtime.submit(
         run_rows(session, conn, spec, [{"name": "a"}, {"name": "b"}], ui=questions, stop=stop)
     )
-    deadline = time.monotonic() + 20
-    while not (questions.area.children and sum(questions.waiting.values()) == 1):
-        assert time.monotonic() < deadline, "the first form and a second row waiting"
-        time.sleep(0.02)
+    wait_until(
+        lambda: questions.area.children and sum(questions.waiting.values()) == 1,
+        "the first form and a second row waiting",
+        timeout=20,
+    )
     box = questions.area.children[0]
     asking = "a" if "name=&#x27;a&#x27;" in box.children[0].value or "name='a'" in box.children[0].value else "b"
     waiting = next(f for f in list(stop.flows) if f.arguments["name"] != asking)
     waiting.cancel()
-    while any(f is waiting for f in list(stop.flows)):
-        assert time.monotonic() < deadline, "the waiting row cancelled"
-        time.sleep(0.02)
+    wait_until(lambda: not any(f is waiting for f in list(stop.flows)), "the waiting row cancelled", timeout=20)
     assert questions.area.children == (box,)  # the shown form is still there
     for _ in range(2):  # the region (its default prefilled), then the confirmation: each a form of this row
-        while not questions.area.children:
-            assert time.monotonic() < deadline, "the row's next form"
-            time.sleep(0.02)
+        wait_until(lambda: questions.area.children, "the row's next form", timeout=20)
         next(b for b in _buttons(questions.area.children[0]) if b.description == "Accept" and not b.disabled).click()
     outcomes = future.result(timeout=20)
     by_name = {"a": outcomes[0], "b": outcomes[1]}

@@ -8,24 +8,17 @@ and does the same for the confirmation; twenty rows then finish with two forms s
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from ..conftest import REPO_ROOT
 from ..kernel.test_forms import pick
-from ..support.kernel_harness import Kernel, running_kernel
+from ..support.kernel_harness import Kernel
 
 FOR_ALL = "Use this answer for every remaining row that asks this"
 
 
 @pytest.fixture(scope="module")
-def kernel() -> Iterator[Kernel]:
-    with running_kernel(
-        str(REPO_ROOT),
-        "%load_ext mcp_notebook\nimport mcp_notebook\n%mcp connect demo mcp_notebook.demo:demo\n%mcp connect legacy --protocol legacy mcp_notebook.demo:demo",
-    ) as k:
-        yield k
+def kernel_setup() -> str:
+    return "%load_ext mcp_notebook\nimport mcp_notebook\n%mcp connect demo mcp_notebook.demo:demo\n%mcp connect legacy --protocol legacy mcp_notebook.demo:demo"
 
 
 def next_form(kernel: Kernel, seen: set[str]) -> tuple[str, str]:

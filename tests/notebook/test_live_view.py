@@ -304,15 +304,11 @@ class FormOnTheKernelLoop(HeadlessUI):
         return await self.reply
 
 
-@pytest.fixture(scope="module")
-def session() -> Iterator[Session]:
+@pytest.fixture
+def session_servers() -> dict[str, Any]:
     from mcp_notebook.demo import demo, provisioner
 
-    s = Session()
-    s.connect("prov", provisioner)
-    s.connect("demo", demo)
-    yield s
-    s.close()
+    return {"prov": provisioner, "demo": demo}
 
 
 def test_result_on_the_kernel_thread_raises_while_the_form_waits(session: Session) -> None:

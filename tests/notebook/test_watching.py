@@ -14,8 +14,6 @@ changes anyway (as mcp-server-sqlite does) is watched without a subscribe reques
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -117,14 +115,9 @@ w = Watches(get_ipython().magics_manager.registry["MCPMagics"].session)
 """
 
 
-@pytest.fixture
-def kernel(tmp_path: Path) -> Iterator[Kernel]:
-    k = Kernel(cwd=str(tmp_path), env={"JUPYTER_DATA_DIR": str(tmp_path / "jd")})
-    try:
-        k.execute(SETUP)
-        yield k
-    finally:
-        k.close()
+@pytest.fixture(scope="module")
+def kernel_setup() -> str:
+    return SETUP  # each test has a fresh kernel (``fresh_kernel``): its watches and saved state its own
 
 
 def shown(k: Kernel, cell: str) -> tuple[str, str]:
@@ -190,9 +183,9 @@ def quiet_for(k: Kernel, display_id: str, text: str, seconds: float = 1.5) -> No
     ids=["2026-07-28", "2025-11-25"],
 )
 def test_watch_updates_in_place_into_variable_and_unwatch(
-    kernel: Kernel, connect: str, server: str, uri: str, tool: str
+    fresh_kernel: Kernel, connect: str, server: str, uri: str, tool: str
 ) -> None:
-    k = kernel
+    k = fresh_kernel
     k.execute(connect)
     legacy = server == "old"
     assert printed(k, f"print(w.session.registry.get({server!r}).is_legacy)").strip() == str(legacy)
@@ -231,8 +224,10 @@ def test_watch_updates_in_place_into_variable_and_unwatch(
         assert printed(k, "print(server_log)").strip() == "[('subscribe', 'note://b'), ('unsubscribe', 'note://b')]"
 
 
-def test_several_watches_a_second_watch_replaces_the_first_and_a_closed_connection_is_said(kernel: Kernel) -> None:
-    k = kernel
+def test_several_watches_a_second_watch_replaces_the_first_and_a_closed_connection_is_said(
+    fresh_kernel: Kernel,
+) -> None:
+    k = fresh_kernel
     k.execute("%mcp connect modern modern")
     k.execute("%mcp connect old old --protocol legacy")
 
@@ -291,9 +286,9 @@ def test_several_watches_a_second_watch_replaces_the_first_and_a_closed_connecti
     ids=["2026-07-28"],  # a 2025 server is watched anyway (below)
 )
 def test_a_server_without_subscriptions_is_refused_clearly(
-    kernel: Kernel, connect: str, server: str, uri: str, how: str
+    fresh_kernel: Kernel, connect: str, server: str, uri: str, how: str
 ) -> None:
-    k = kernel
+    k = fresh_kernel
     k.execute(connect)
     out = printed(
         k,
@@ -318,9 +313,9 @@ except FlowError as exc:
     assert "quiet" in k.text_of_cell(read) or "first b" in k.text_of_cell(read)
 
 
-def test_a_2025_server_that_does_not_declare_subscribe_is_watched_without_subscribing(kernel: Kernel) -> None:
+def test_a_2025_server_that_does_not_declare_subscribe_is_watched_without_subscribing(fresh_kernel: Kernel) -> None:
     """mcp-server-sqlite's way: no resources.subscribe declared, notifications/resources/updated sent anyway."""
-    k = kernel
+    k = fresh_kernel
     k.execute("%mcp connect loud old_loud --protocol legacy")
     caps = printed(
         k,

@@ -59,28 +59,12 @@ def fake() -> Iterator[ModelServer]:
         yield server
 
 
-@pytest.fixture(scope="module")
-def ip() -> Iterator[InteractiveShell]:
-    from IPython import get_ipython
-    from IPython.testing.globalipapp import start_ipython
-
-    shell = start_ipython() or get_ipython()  # the global test shell may already be running
-    shell.run_line_magic("load_ext", "mcp_notebook")
-    shell.run_line_magic("config", "MCPMagics.interactive = False")
-    shell.run_line_magic(
-        "config", "MCPMagics.review = 'ask'"
-    )  # the fake model is on loopback, which the default (remote) never reviews
-    mcp(shell, "connect d26 mcp_notebook.demo:demo")
-    mcp(shell, "connect d25 mcp_notebook.demo:demo --protocol legacy")
-    yield shell
-    for name in ("d26", "d25", "ctx26", "ctx25"):
-        if name in hub().registry:
-            hub().registry.disconnect(name)
-    router = hub().router
-    router.use("echo")
-    for name in [n for n in router.models if n != "echo"]:
-        router.remove(name)
-    shell.run_line_magic("config", "MCPMagics.review = 'ask'")
+@pytest.fixture(scope="module", autouse=True)
+def demo_reviewed(ip: InteractiveShell) -> None:
+    """The demo in both generations, in the shared shell with every sampling reviewed (``ip`` undoes both after)."""
+    ip.run_line_magic("config", "MCPMagics.review = 'ask'")  # the fake model is on loopback: 'remote' never reviews
+    mcp(ip, "connect d26 mcp_notebook.demo:demo")
+    mcp(ip, "connect d25 mcp_notebook.demo:demo --protocol legacy")
 
 
 @pytest.fixture(autouse=True)
@@ -948,12 +932,8 @@ def test_review_panels_edit_request_and_reply_without_a_kernel() -> None:
 
 # ---------------------------------------------------------------------- review in a real kernel (simulated clicks)
 @pytest.fixture(scope="module")
-def kernel(fake: ModelServer) -> Iterator[Any]:
-    from ..conftest import REPO_ROOT
-    from ..support.kernel_harness import Kernel
-
-    k = Kernel(cwd=str(REPO_ROOT))
-    k.execute(
+def kernel_setup(fake: ModelServer) -> str:
+    return (
         "%load_ext mcp_notebook\n"
         "%mcp connect demo mcp_notebook.demo:demo\n"
         "%mcp connect legacy mcp_notebook.demo:demo --protocol legacy\n"
@@ -961,8 +941,6 @@ def kernel(fake: ModelServer) -> Iterator[Any]:
         "%mcp model use fake\n"
         "%mcp review ask"
     )
-    yield k
-    k.close()
 
 
 def newest(kernel: Any, before: set[str], model: str, **state: Any) -> str | None:

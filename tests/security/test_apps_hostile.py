@@ -8,7 +8,6 @@ all of it: the browser test (``browser/test_apps``) shows the frame's sandbox ho
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -22,6 +21,8 @@ from mcp_notebook.notebook.apps import MAX_HTML_CHARS, OUTPUT_MIME
 from mcp_notebook.notebook.display import FlowReport
 from mcp_notebook.notebook.views import NotebookViews
 from mcp_notebook.session.session import CallOptions, Session
+
+from ..support.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -74,13 +75,19 @@ def hostile_apps() -> MCPServer[Any]:
 
 
 @pytest.fixture
-def session() -> Iterator[Session]:
-    s = Session(views=NotebookViews())  # the notebook side: panels, the Apps host
-    s.store.signer = RecordSigner(b"this user's notary secret")  # never the real user's key
-    s.frontend.status = "connected"  # as if JupyterLab's extension answered: calls from this thread register Apps
-    s.connect("evil", hostile_apps())
-    yield s
-    s.close()
+def session_views() -> NotebookViews:
+    return NotebookViews()  # the notebook side: panels, the Apps host
+
+
+@pytest.fixture
+def session_servers() -> dict[str, Any]:
+    return {"evil": hostile_apps()}
+
+
+@pytest.fixture(autouse=True)
+def as_in_jupyterlab(session: Session) -> None:
+    session.store.signer = RecordSigner(b"this user's notary secret")  # never the real user's key
+    session.frontend.status = "connected"  # as if JupyterLab's extension answered: calls from this thread register Apps
 
 
 def app_of(session: Session, tool: str, **arguments: Any) -> Any:
@@ -96,10 +103,7 @@ def app_of(session: Session, tool: str, **arguments: Any) -> Any:
 def ask(session: Session, data: dict[str, Any]) -> dict[str, Any]:
     replies: list[dict[str, Any]] = []
     session.apps.handle(data, replies.append)
-    deadline = time.monotonic() + 30
-    while not replies:
-        assert time.monotonic() < deadline, "no reply"
-        time.sleep(0.02)
+    wait_until(lambda: replies, "a reply")
     return replies[0]
 
 

@@ -44,11 +44,8 @@ def hostile() -> MCPServer[Any]:
 
 
 @pytest.fixture
-def session() -> Iterator[Session]:
-    s = Session()
-    s.connect("evil", hostile())
-    yield s
-    s.close()
+def session_servers() -> dict[str, Any]:
+    return {"evil": hostile()}
 
 
 def test_a_flood_of_odd_values_is_bounded(session: Session) -> None:
@@ -70,15 +67,11 @@ BRACE = "brace_evil"  # the connection's name in the shell
 IN_QUOTES = BRACES
 
 
-@pytest.fixture(scope="module")
-def ip() -> Iterator[InteractiveShell]:
-    from ..conftest import get_shell
-
-    shell = get_shell()
-    shell.user_ns["brace_server"] = make_server()
-    shell.run_line_magic("mcp", f"connect {BRACE} brace_server")
-    yield shell
-    shell.run_line_magic("mcp", f"disconnect {BRACE}")
+@pytest.fixture(scope="module", autouse=True)
+def brace_connected(ip: InteractiveShell) -> None:
+    """The brace server, connected in the shared shell (``ip`` disconnects it after the module)."""
+    ip.user_ns["brace_server"] = make_server()
+    ip.run_line_magic("mcp", f"connect {BRACE} brace_server")
 
 
 @pytest.fixture

@@ -69,13 +69,9 @@ def attacker() -> Iterator[Attacker]:
 
 
 @pytest.fixture
-def session() -> Iterator[Session]:
-    from tests.conftest import get_shell
-
-    get_shell()  # panels display themselves into the shell's output (a display handle to update)
-    s = Session(views=NotebookViews())  # the notebook side: panels, the Apps host
-    yield s
-    s.close()
+def session_views(ip: Any) -> NotebookViews:
+    """The notebook side: panels (they display themselves into the shell's output: a display handle to update)."""
+    return NotebookViews()
 
 
 @pytest.fixture

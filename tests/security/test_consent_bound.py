@@ -32,15 +32,9 @@ from mcp_notebook.notebook.frontend import Frontend
 from mcp_notebook.notebook.live_view import ResumeOffer
 from mcp_notebook.session.settings import CallOptions
 
-from ..conftest import get_shell
 from ..support.recorder import Recorder, recording
 
 TOKEN = "users-real-svc-token-7c2d"
-
-
-@pytest.fixture(scope="module")
-def ip() -> InteractiveShell:
-    return get_shell()
 
 
 @pytest.fixture(scope="module")

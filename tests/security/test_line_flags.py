@@ -27,8 +27,9 @@ from mcp_notebook.core.text import UNWRITABLE, Flag, line_word, mcp_line
 from mcp_notebook.flows.trust import content_digest, shown_digest
 from mcp_notebook.notebook.frontend import Frontend
 
-from ..conftest import get_shell, session_of
+from ..conftest import session_of
 from ..support.recorder import Recorder, recording
+from ..support.waiting import wait_until
 
 TOKEN = "users-real-svc-token-4b1e"
 
@@ -40,13 +41,11 @@ def attacker() -> Iterator[Recorder]:
 
 
 @pytest.fixture
-def ip(monkeypatch: pytest.MonkeyPatch) -> Iterator[InteractiveShell]:
+def only_received(undo_each_test: InteractiveShell, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The user's token set, and no saved record but the test's: the received notebook's is the only one waiting
+    (the test's records are deleted after it)."""
     monkeypatch.setenv("LINE_FLAGS_SVC_TOKEN", TOKEN)
-    shell = get_shell()
-    store = session_of(shell).store
-    for record in store.saved_all():  # the received notebook's record is the only one waiting
-        store.delete(record.id)
-    yield shell
+    store = session_of(undo_each_test).store
     for record in store.saved_all():
         store.delete(record.id)
 
@@ -67,6 +66,7 @@ def hostile_record(port: int) -> dict[str, Any]:
     }  # fmt: skip
 
 
+@pytest.mark.usefixtures("only_received")
 def test_a_flow_id_that_reads_as_a_flag_sends_nothing_when_its_line_is_followed(
     ip: InteractiveShell, attacker: Recorder
 ) -> None:
@@ -117,6 +117,7 @@ def test_every_flag_handed_to_mcp_line_is_a_flag() -> None:
     assert not found, "wrap these in core.text.Flag:\n" + "\n".join(found)
 
 
+@pytest.mark.usefixtures("only_received")
 def test_tab_never_offers_a_received_flow_id_that_reads_as_a_flag(ip: InteractiveShell, attacker: Recorder) -> None:
     """Tab after ``%mcp resume `` offers the waiting flows' ids, which a received notebook chose. One spelled
     ``--trust=sha256:`` and a hostile record's digest, picked in a cell of that notebook where the hostile record
@@ -137,6 +138,7 @@ def test_tab_never_offers_a_received_flow_id_that_reads_as_a_flag(ip: Interactiv
     assert attacker.seen == []
 
 
+@pytest.mark.usefixtures("only_received")
 def test_trust_before_an_id_that_looks_like_a_digest_is_that_id(ip: InteractiveShell, attacker: Recorder) -> None:
     """``%mcp resume --trust ID`` is the flow ``ID`` (the form the grammar also takes). A received entry whose id is
     a hostile record's digest in hex was read as ``--trust DIGEST`` with no id: the only waiting flow, the hostile
@@ -149,10 +151,10 @@ def test_trust_before_an_id_that_looks_like_a_digest_is_that_id(ip: InteractiveS
     assert attacker.seen == []  # on the old code: ['Bearer users-real-svc-token-4b1e']
     assert ran.error_in_exec is not None and f"no saved flow {planted!r}" in str(ran.error_in_exec)
     ran = ip.run_cell(f"%mcp resume h3 --trust {planted}")  # the id, then the digest of what it holds: as before
-    time.sleep(0.3)
-    assert attacker.seen, "the hostile record named with its id and digest was not resumed"
+    wait_until(lambda: attacker.seen, "the hostile record named with its id and digest to be resumed", timeout=5)
 
 
+@pytest.mark.usefixtures("only_received")
 def test_a_line_run_with_its_placeholder_left_in_does_nothing(ip: InteractiveShell, attacker: Recorder) -> None:
     """``…`` stands for a word the suggested line could not hold. Run as printed, it named a received record
     whose id is ``…``: ``%mcp resume … --trust`` (printed for an entry whose id starts with ``-``) then consented

@@ -29,10 +29,10 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
-from ..conftest import REPO_ROOT, _wait_until_listening, free_port, get_shell, session_of
+from ..conftest import REPO_ROOT, _wait_until_listening, free_port, session_of
 from ..support.kernel_harness import Kernel
 from ..support.ready_process import stop
-from .test_configs_hostile import home, session, write  # noqa: F401 - fixtures of the project-config screens
+from .test_configs_hostile import home, session_views, write  # noqa: F401 - fixtures of the project-config screens
 from .test_saved_records import planted, write_nb
 
 LOOKALIKE = "https://api.gіthub.com/mcp"  # the і is CYRILLIC SMALL LETTER BYELORUSSIAN-UKRAINIAN I
@@ -79,11 +79,6 @@ def record_with_lookalikes(flow_id: str) -> dict[str, Any]:
         "oauth": {"sign_in": "oauth", "issuer": BIDI},
     }
     return planted(flow_id, server)
-
-
-@pytest.fixture(scope="module")
-def ip() -> Iterator[InteractiveShell]:
-    yield get_shell()
 
 
 # ---------------------------------------------------------------------- a received notebook's record

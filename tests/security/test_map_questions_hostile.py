@@ -9,7 +9,6 @@ from the user's data, read as text above the form: ``tests/mapping/test_question
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,6 +19,7 @@ from mcp_notebook.mapping.questions import MapQuestions
 from mcp_notebook.mapping.rows import CallSpec, run_rows
 from mcp_notebook.session.session import Session
 
+from ..support.waiting import wait_until
 from .hostile import HOSTILE, make_server
 from .test_hostile import widget_leaks, widget_text
 
@@ -27,18 +27,12 @@ pytestmark = pytest.mark.timeout(60)
 
 
 @pytest.fixture
-def session() -> Iterator[Session]:
-    s = Session()
-    s.connect("h", make_server())
-    yield s
-    s.close()
+def session_servers() -> dict[str, Any]:
+    return {"h": make_server()}
 
 
 def shown(questions: MapQuestions) -> w.Widget:
-    deadline = time.monotonic() + 20
-    while not questions.area.children:
-        assert time.monotonic() < deadline, "no question shown"
-        time.sleep(0.02)
+    wait_until(lambda: questions.area.children, "a question shown", timeout=20)
     return questions.area.children[0]
 
 

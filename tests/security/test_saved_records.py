@@ -31,7 +31,7 @@ from mcp_notebook.flows.record import parse_flows, record_size
 from mcp_notebook.flows.store import Store
 from mcp_notebook.flows.trust import RecordSigner, canonical
 
-from ..conftest import REPO_ROOT, get_shell
+from ..conftest import REPO_ROOT
 from ..support.kernel_harness import Kernel
 from ..support.recorder import Recorder, recording
 
@@ -157,12 +157,6 @@ async def unlock(door: str, password: str, go: Annotated[Go, Resolve(ask_go)]) -
     sec_vault_calls.append((door, password))
     return f"unlocked {door} with a password of {len(password)} characters" if go.go else "kept shut"
 """
-
-
-@pytest.fixture(scope="module")
-def ip() -> Iterator[InteractiveShell]:
-    shell = get_shell()
-    yield shell
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import httpx2
@@ -35,15 +34,10 @@ INIT = {
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
-@pytest.fixture()
-def ip() -> Iterator[InteractiveShell]:
-    from ..conftest import get_shell
-
-    shell = get_shell()
-    shell.run_cell_magic("mcp", "server guarded", SERVER)
-    yield shell
-    hub(shell).prototypes.stop_all()
-    hub(shell).registry.disconnect_all()
+@pytest.fixture(autouse=True)
+def guarded(undo_each_test: InteractiveShell) -> None:
+    """The cell-defined server ``guarded``, defined anew for each test (its serving and connections undone after it)."""
+    undo_each_test.run_cell_magic("mcp", "server guarded", SERVER)
 
 
 def hub(shell: Any) -> Any:

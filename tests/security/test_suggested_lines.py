@@ -20,7 +20,6 @@ import json
 import re
 import shlex
 import string
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
@@ -37,6 +36,7 @@ from mcp_notebook.core.text import UNWRITABLE, Flag, mcp_line
 from mcp_notebook.magics.line_expand import expand_braces, strip_comment
 
 from ..conftest import REPO_ROOT
+from ..support.waiting import wait_until
 
 PACKAGE = REPO_ROOT / "mcp_notebook"
 
@@ -295,18 +295,13 @@ def form_server() -> MCPServer[Any]:
 
 
 @pytest.fixture
-def ip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[InteractiveShell]:
-    """The test's shell, in a folder of its own: the payload would create ``PWNED`` there."""
-    from ..conftest import get_shell, session_of
-
+def evilform(undo_each_test: InteractiveShell, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hostile form server, connected for the test alone (it and the test's saved records are gone after it),
+    in a folder of its own: the payload would create ``PWNED`` there."""
+    ip = undo_each_test
     monkeypatch.chdir(tmp_path)
-    shell = get_shell()
-    shell.user_ns["evilform_server"] = form_server()
-    shell.run_line_magic("mcp", "connect evilform evilform_server")
-    yield shell
-    shell.run_line_magic("mcp", "disconnect evilform")
-    for record in session_of(shell).store.saved_all():
-        session_of(shell).store.delete(record.id)
+    ip.user_ns["evilform_server"] = form_server()
+    ip.run_line_magic("mcp", "connect evilform evilform_server")
 
 
 def cell_error(ip: InteractiveShell, cell: str) -> str:
@@ -316,6 +311,7 @@ def cell_error(ip: InteractiveShell, cell: str) -> str:
     return str(ran.error_in_exec)
 
 
+@pytest.mark.usefixtures("evilform")
 def test_following_the_missing_field_hint_runs_nothing_and_answers_the_field(
     ip: InteractiveShell, tmp_path: Path
 ) -> None:
@@ -331,6 +327,7 @@ def test_following_the_missing_field_hint_runs_nothing_and_answers_the_field(
     assert json.loads(ip.user_ns["_answered"].content[0].text) == {HOSTILE: "VALUE"}  # the name, as the server wrote it
 
 
+@pytest.mark.usefixtures("evilform")
 def test_activate_apps_connect_line_runs_nothing_and_names_the_server(ip: InteractiveShell, tmp_path: Path) -> None:
     """A received notebook's App output names a server that is not connected: the line to connect it, run as
     printed (its ``...`` replaced by a target), connects under exactly that name and evaluates nothing."""
@@ -340,10 +337,7 @@ def test_activate_apps_connect_line_runs_nothing_and_names_the_server(ip: Intera
     replies: list[dict[str, Any]] = []
     planted = {"op": "app_activate", "req": 1, "app": "0123456789abcdef", "server": HOSTILE, "tool": "t", "uri": "ui://t/app.html"}  # fmt: skip
     session.apps.handle(planted, replies.append)
-    deadline = time.monotonic() + 30
-    while not replies:
-        assert time.monotonic() < deadline, "no reply"
-        time.sleep(0.02)
+    wait_until(lambda: replies, "a reply")
     (reply,) = replies
     assert reply["op"] == "app_error"
     suggested = re.search(r"connect it \((%mcp connect .*) \.\.\.\) and click again", reply["message"])

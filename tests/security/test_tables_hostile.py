@@ -6,7 +6,6 @@ and cut, through real calls of a hostile in-process server.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -23,17 +22,14 @@ MARKUP = '<img src=x onerror="alert(1)"><script>alert(2)</script>'
 
 
 @pytest.fixture
-def session() -> Iterator[Session]:
+def session_servers() -> dict[str, Any]:
     server: MCPServer[Any] = MCPServer("evil")
 
     @server.tool()
     def shout(n: int) -> str:
         raise ToolError(MARKUP + "x" * 10_000)
 
-    s = Session()
-    s.connect("evil", server)
-    yield s
-    s.close()
+    return {"evil": server}
 
 
 def test_the_map_failure_table_escapes_and_cuts_the_servers_errors(session: Session) -> None:

@@ -13,7 +13,6 @@ text is there, spelled out (``\\u001b``).
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterator
 
 import pytest
 
@@ -50,12 +49,8 @@ def raw_controls(text: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
-    k = Kernel(cwd=str(tmp_path_factory.mktemp("terminal-text")))
-    k.execute("%load_ext mcp_notebook")
-    k.execute(SERVER)
-    yield k
-    k.close()
+def kernel_setup() -> tuple[str, ...]:
+    return ("%load_ext mcp_notebook", SERVER)  # the server's cell starts with its cell magic
 
 
 def plain_outputs(kernel: Kernel, msg_id: str) -> list[str]:

@@ -9,7 +9,6 @@ both protocol generations; a model's reply kept in the recording; hostile files.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -21,7 +20,7 @@ from pydantic import BaseModel, Field
 
 from mcp_notebook.errors import FlowError, SessionError
 
-from ..conftest import get_shell, session_of
+from ..conftest import session_of
 
 SECRET_KEY = "sk-live-4d3c2b1a"  # an API key given as an argument: never written to the file
 SECRET_OTP = "918273"  # a one-time code typed into a form field named otp: never written either
@@ -71,16 +70,6 @@ def make_shop(price: int = 10, asks_wrap: bool = False) -> MCPServer[Any]:
     srv.tool(name="order")(order)
     srv.tool(name="deploy")(deploy)
     return srv
-
-
-@pytest.fixture(scope="module")
-def ip() -> Iterator[InteractiveShell]:
-    shell = get_shell()
-    yield shell
-    session = session_of(shell)
-    for name in ("shop", "shop25"):
-        if name in session.registry:
-            session.registry.disconnect(name)
 
 
 def mcp(ip: InteractiveShell, line: str) -> Any:

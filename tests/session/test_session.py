@@ -9,7 +9,6 @@ share nothing.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -22,13 +21,6 @@ from mcp_notebook.magics.hints import for_magics, with_hint
 from mcp_notebook.session.session import CallOptions, Session
 
 DEMO = "mcp_notebook.demo:demo"
-
-
-@pytest.fixture
-def session() -> Iterator[Session]:
-    s = Session()
-    yield s
-    s.close()
 
 
 def answers(accept_defaults: bool = False, **fields: Any) -> CallOptions:

@@ -125,9 +125,9 @@ class Kernel:
 
 
 @contextmanager
-def running_kernel(cwd: str, setup: str) -> Iterator[Kernel]:
+def running_kernel(cwd: str, setup: str, env: dict[str, str] | None = None) -> Iterator[Kernel]:
     """A kernel that has run ``setup`` (raising if it failed), shut down afterwards."""
-    kernel = Kernel(cwd=cwd)
+    kernel = Kernel(cwd=cwd, env=env)
     try:
         kernel.execute(setup)
         yield kernel

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,13 +28,6 @@ from mcp_notebook.wire.configs import (
 )
 
 DEMO = {"command": sys.executable, "args": ["-m", "mcp_notebook.demo", "demo"]}
-
-
-@pytest.fixture
-def session() -> Iterator[Session]:
-    s = Session()
-    yield s
-    s.close()
 
 
 @pytest.fixture

@@ -21,15 +21,7 @@ from mcp_notebook.errors import FlowError
 from mcp_notebook.magics.hints import for_magics
 
 from ..conftest import REPO_ROOT
-
-
-@pytest.fixture(scope="module")
-def ip() -> Iterator[InteractiveShell]:
-    from ..conftest import get_shell
-
-    shell = get_shell()
-    yield shell
-    registry(shell).disconnect_all()
+from ..support.waiting import wait_until
 
 
 def registry(shell: Any = None) -> Any:
@@ -138,12 +130,7 @@ if __name__ == "__main__":
 
 
 def wait_for_state(conn: Any, state: str, timeout: float = 15.0) -> None:
-    import time
-
-    deadline = time.monotonic() + timeout
-    while conn.state != state:
-        assert time.monotonic() < deadline, f"{conn.name} stayed {conn.state!r}, expected {state!r}"
-        time.sleep(0.02)
+    wait_until(lambda: conn.state == state, f"{conn.name} to become {state!r}", timeout)
 
 
 def test_stdio_server_that_exits_is_dead(ip: InteractiveShell, tmp_path: Path) -> None:
@@ -327,10 +314,7 @@ def test_connect_timeout_setting_ends_a_silent_stdio_server(ip: InteractiveShell
     finally:
         ip.run_line_magic("config", "MCPMagics.connect_timeout = 30.0")
     assert info.value.kind == "connect_timeout" and "within 1.5 s" in str(info.value)
-    deadline = time.monotonic() + 5
-    while set(_children()) - children_before and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not set(_children()) - children_before  # the child was ended
+    wait_until(lambda: not set(_children()) - children_before, "the child to be ended", timeout=5)
 
 
 def _children() -> list[int]:
@@ -366,8 +350,7 @@ def revocable_demo_server() -> Iterator[tuple[str, threading.Event]]:
     server = uvicorn.Server(uvicorn.Config(gate, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    while not server.started:
-        time.sleep(0.05)
+    wait_until(lambda: server.started, "the gate server to start")
     port = server.servers[0].sockets[0].getsockname()[1]
     try:
         yield f"http://127.0.0.1:{port}/mcp", revoked

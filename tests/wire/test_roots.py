@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_notebook.wire.roots import Roots
 
 from ..conftest import REPO_ROOT
+from ..support.waiting import wait_until
 
 
 # ---------------------------------------------------------------------- the Roots model
@@ -122,35 +122,25 @@ class CachingServer:
 
 
 # ---------------------------------------------------------------------- through the magics
-@pytest.fixture(scope="module")
-def ip() -> Iterator[InteractiveShell]:
-    from IPython import get_ipython
-    from IPython.testing.globalipapp import start_ipython
-
-    shell = start_ipython() or get_ipython()  # the global test shell may already be running
-    shell.run_line_magic("load_ext", "mcp_notebook")
-    shell.run_line_magic("config", "MCPMagics.interactive = False")
+@pytest.fixture(scope="module", autouse=True)
+def connected(ip: InteractiveShell) -> Iterator[None]:
+    """The demo and the caching server in both generations, connected after a root is added (so they declare roots)."""
     caching = CachingServer()
-    shell.user_ns["caching_server"] = caching.build()
-    shell.user_ns["caching_state"] = caching
-    shell.run_line_magic(
-        "mcp", "roots add . --name 'notebook folder'"
-    )  # before connecting: these connections declare roots
+    ip.user_ns["caching_server"] = caching.build()
+    ip.user_ns["caching_state"] = caching
+    # before connecting: these connections declare roots
+    ip.run_line_magic("mcp", "roots add . --name 'notebook folder'")
     for line in (
         "connect r26 mcp_notebook.demo:demo",
         "connect r25 mcp_notebook.demo:demo --protocol legacy",
         "connect cache25 caching_server --protocol legacy",
         "connect cache26 caching_server",
     ):
-        shell.run_line_magic("mcp", line)
-    yield shell
+        ip.run_line_magic("mcp", line)
+    yield
     from ..conftest import session_of
 
-    hub: Any = session_of(shell)
-    for name in ("r26", "r25", "cache25", "cache26"):
-        if name in hub.registry:
-            hub.registry.disconnect(name)
-    hub.roots.reset()
+    session_of(ip).roots.reset()  # type: ignore[attr-defined]  # (``ip`` disconnects the servers)
 
 
 @pytest.fixture(autouse=True)
@@ -227,18 +217,14 @@ def test_a_2025_server_that_cached_roots_is_told_they_changed(
     out = capsys.readouterr().out
     assert "Told " in out and "cache25" in out and "r25" in out
     assert "cache26" not in out and "r26" not in out  # 2026-07-28 has no such notification (it asks every time)
-    deadline = time.monotonic() + 10
-    while state.notified == notified and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(lambda: state.notified != notified, "the roots/list_changed notification", timeout=10)
     assert state.notified == notified + 1
     assert mcp(ip, "call cache25.where").result().content[0].text == "notebook folder, scratch"  # asked again
     assert state.asked == 2
     # the 2026-07-28 connection asks in each request, so it is right without being told
     assert mcp(ip, "call cache26.where").result().content[0].text == "notebook folder, scratch"
     mcp(ip, "roots reset")
-    deadline = time.monotonic() + 10
-    while state.notified == notified + 1 and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(lambda: state.notified != notified + 1, "the second roots/list_changed notification", timeout=10)
     assert (
         mcp(ip, "call cache25.where").result().content[0].text == ""
     )  # none offered now; still declared on this connection
@@ -324,15 +310,11 @@ def test_a_2025_server_asking_after_list_changed_gets_the_session_roots(ip: Inte
     try:
         assert not any(conn.flows for conn in session.registry)  # no flow is running
         mcp(ip, f"roots add {tmp_path} --name scratch")  # sends roots/list_changed; the server asks back
-        deadline = time.monotonic() + 10
-        while not seen and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_until(lambda: seen, "the server to ask for the roots", timeout=10)
         assert seen == [[here(), tmp_path.resolve().as_uri()]]
         mcp(ip, "roots reset")
         assert "ask25" in session.registry.roots_changed()
-        deadline = time.monotonic() + 10
-        while len(seen) < 3 and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_until(lambda: len(seen) >= 3, "the server to ask twice more", timeout=10)
         assert seen[1:] == [[], []]  # reset: no roots, told to a server that was offered some
     finally:
         session.registry.disconnect("ask25")

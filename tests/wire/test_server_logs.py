@@ -10,7 +10,6 @@ connection's). Records that are not a server's reach Python's last resort as bef
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -35,14 +34,6 @@ async def chatty(ctx: Context) -> str:
 async def broken() -> str:
     raise ValueError("broken on purpose")
 """
-
-
-@pytest.fixture(scope="module")
-def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
-    k = Kernel(cwd=str(tmp_path_factory.mktemp("server-logs")))
-    k.execute("%load_ext mcp_notebook")
-    yield k
-    k.close()
 
 
 def streams(kernel: Kernel, msg_id: str, name: str) -> str:

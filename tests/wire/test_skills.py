@@ -8,27 +8,26 @@ exactly which files were fetched. The commands are the magics a user types (``%m
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from mcp_notebook.wire.skills import MAX_FILE_BYTES, MAX_FRONTMATTER_DEPTH, SkillRefused, parse_frontmatter
 
-from ..conftest import get_shell, session_of
+from ..conftest import session_of
 from ..support.skills_server import PDF_SKILL, SkillsExtension, entry, make_skills_server
 
 SKILL_MD, FORMS_MD = list(PDF_SKILL)
 FRONT = {"name": "pdf-processing", "description": "Extract, fill, and assemble PDF documents"}
 
 
-@pytest.fixture
-def ip() -> Iterator[Any]:
-    shell = get_shell()
-    registry = session_of(shell).registry
-    for conn in list(registry):  # another test module's connections stay out of these listings
-        registry.disconnect(conn.name)
-    yield shell
+pytestmark = pytest.mark.usefixtures("undo_each_test")  # each test's connections closed after it
+
+
+@pytest.fixture(autouse=True)
+def alone(ip: Any) -> None:
+    """No connection but the test's own: another test module's stay out of these listings."""
+    registry = session_of(ip).registry
     for conn in list(registry):
         registry.disconnect(conn.name)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -59,10 +59,11 @@ def new_session(handles: TaskHandles) -> Session:
 
 
 @pytest.fixture
-def session(handles: TaskHandles) -> Iterator[Session]:
-    s = new_session(handles)
-    yield s
-    s.close()
+def session(make_session: Callable[..., Session], handles: TaskHandles) -> Session:
+    """The shared ``session`` (closed after the test), its task handles in the test's folder."""
+    s = make_session()
+    s.task_handles = handles
+    return s
 
 
 def stats(url: str) -> dict[str, Any]:
