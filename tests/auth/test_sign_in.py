@@ -417,7 +417,7 @@ def test_first_cell_asks_the_page_before_choosing_the_redirect(server: OAuthServ
             what="the hello",
         )
         comm_id = opened[0]["content"]["comm_id"]
-        time.sleep(1.0)  # a page slow to answer: the connect waits for it (at most frontend.PAGE_WAIT)
+        time.sleep(1.0)  # a page slow to answer: the connect waits for it (at most MCPMagics.page_wait)
         kernel._comm_msg(
             comm_id, {"op": "restore", "v": 1, "reason": "hello", "flows": {}, "path": "nb.ipynb", "page_url": page}
         )

@@ -5,7 +5,7 @@
   (``__session__``), runs ``%mcp resume ID`` and gets the result, and the server (a real stdio process
   per kernel, ``tests/support/counting_server.py``) saw the first round once.
 * A kernel that looks like VS Code's (``__vsc_ipynb_file__`` set, the comm's hello never answered, cells
-  that allow stdin): the form waits, the record appears in the cell after ``PAGE_WAIT``, the file is
+  that allow stdin): the form waits, the record appears in the cell after ``page_wait``, the file is
   written from the iopub messages as a front end writes it, the kernel goes away, a new one lists the
   flow from that file, the form is answered and the flow ends, leaving a void: the file holds no flow.
 * With the extension answering (``FakeLab``), nothing goes into outputs: the metadata is the store.
@@ -165,11 +165,11 @@ def test_a_vs_code_like_kernel_saves_the_flow_in_its_cell_and_a_new_kernel_finis
     first = Kernel(cwd=str(tmp_path), env=env)
     try:
         front = FileFront(first)
-        front.run(f"__vsc_ipynb_file__ = {str(path)!r}\n%load_ext mcp_notebook")
+        front.run(f"__vsc_ipynb_file__ = {str(path)!r}\n%load_ext mcp_notebook\n%config MCPMagics.page_wait = 0.5")
         front.run(_connect(log))
         cell = front.run("%mcp call local.provision_db name=orders --answer region=eu-west-1", wait=False)
         first.wait_for(lambda: first.find_widgets("ButtonModel", description="Accept"), what="the confirm form")
-        # nobody answers the extension's hello: after PAGE_WAIT the record goes into the waiting cell's output
+        # nobody answers the extension's hello: after page_wait the record goes into the waiting cell's output
         first.wait_for(
             lambda: any(OUTPUT_MIME in m["content"].get("data", {}) for m in first.for_cell(cell)),
             timeout=15,
@@ -214,14 +214,14 @@ def test_with_the_extension_records_stay_in_metadata_only(tmp_path: Path, env: d
     kernel = Kernel(cwd=str(tmp_path), env=env)
     try:
         lab = FakeLab(kernel)
-        kernel.execute("%load_ext mcp_notebook", allow_stdin=True)
+        kernel.execute("%load_ext mcp_notebook\n%config MCPMagics.page_wait = 0.5", allow_stdin=True)
         kernel.wait_for(lambda: (lab.poll(), lab.comm_id)[1], what="the hello")
         kernel.execute(_connect(log), allow_stdin=True)  # the restore was handled before this cell: connected
         cell = kernel.execute(
             "%mcp call local.provision_db name=orders --answer region=eu-west-1", allow_stdin=True, wait=False
         )
         kernel.wait_for(lambda: (lab.poll(), lab.flows)[1], what="the record saved through the comm")
-        kernel.pump(3.5)  # past PAGE_WAIT: nothing goes into the cell's outputs
+        kernel.pump(1.0)  # past page_wait (0.5 s here): nothing goes into the cell's outputs
         assert not [m for m in kernel.for_cell(cell) if OUTPUT_MIME in m["content"].get("data", {})]
         _confirm_and_accept(kernel, cell)
         lab.poll()

@@ -293,8 +293,9 @@ def test_without_the_extension_a_person_s_front_end_gets_the_app_as_a_widget(tmp
 
     k = Kernel(cwd=str(tmp_path), env={"JUPYTER_DATA_DIR": str(tmp_path / "jd")})
     try:
-        run(k, "%load_ext mcp_notebook")
-        run(k, "import time; time.sleep(3)")  # no page answers the hello within 2.5 s
+        run(k, "%load_ext mcp_notebook\n%config MCPMagics.page_wait = 0.2")  # no page will answer: don't wait long
+        page = "get_ipython().magics_manager.registry['MCPMagics'].session.frontend"
+        assert "False" in k.text_of_cell(run(k, f"{page}.wait_for_page()"))  # the wait for the hello's answer ran out
         run(k, "VERSION = 'v1'")
         run(k, "%%mcp server counter\n" + SERVER, "cell-server")
         run(k, "%%mcp server other\n" + OTHER, "cell-other")
