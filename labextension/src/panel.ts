@@ -13,6 +13,7 @@ import { appRendererFactory } from './apps/output';
 import { hookKernel, latestComm } from './comm';
 import { METADATA_KEY, updateMarkers } from './flows';
 import type { OAuthRelay } from './oauth';
+import { showLostLiveAreas } from './lost';
 import { KernelGone, markPanelStale } from './stale';
 import { guardSavedWidgets } from './widget_guard';
 
@@ -79,6 +80,18 @@ export function setupPanel(
     requestAnimationFrame(() => {
       scheduled = false;
       updateMarkers(panel);
+      showLostLiveAreas(panel);
+    });
+  };
+  let lostScheduled = false;
+  const scheduleLost = () => {
+    if (lostScheduled) {
+      return;
+    }
+    lostScheduled = true;
+    requestAnimationFrame(() => {
+      lostScheduled = false;
+      showLostLiveAreas(panel);
     });
   };
   void context.ready.then(() => {
@@ -95,7 +108,12 @@ export function setupPanel(
     model.metadataChanged.connect(onMetadata);
     // New, moved or pasted cells get new widgets.
     model.cells.changed.connect(schedule);
+    // A live area whose widget model is gone (reloaded page, new kernel): the widget
+    // renderer writes its error into the outputs' DOM once the manager has restored.
+    const outputs = new MutationObserver(scheduleLost);
+    outputs.observe(panel.content.node, { childList: true, subtree: true });
     panel.disposed.connect(() => {
+      outputs.disconnect();
       model.metadataChanged.disconnect(onMetadata);
       model.cells.changed.disconnect(schedule);
     });
