@@ -550,7 +550,7 @@ class Session:
         (a front end without it), or nowhere.
         """
         kept = self.store.get(flow.id) is not None
-        if kept:
+        if kept and not self.frontend.saves(interactive=False):  # headless (nbclient): outputs, nothing to wait for
             self.frontend.wait_for_page()
         self.frontend.settle(flow.id)
         if kept:
