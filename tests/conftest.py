@@ -24,13 +24,14 @@ from .support.ready_process import stop
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
-    from playwright.sync_api import Page
 
     from mcp_notebook.session.session import Session
 
-    from .support.browser import Front
-
 REPO_ROOT = Path(__file__).resolve().parent.parent
+
+# the browser tests' fixtures (shared JupyterLab and Notebook 7, page, front): one plugin for tests/browser and
+# the browser modules of tests/security, so a session-scoped server is defined once (support/lab_fixtures.py)
+pytest_plugins = ("tests.support.lab_fixtures",)
 
 # ---------------------------------------------------------------------- tiers
 # Every test gets its tier from where it lives (and, for a unit module that starts real kernels, from what
@@ -184,22 +185,3 @@ def session_of(shell: InteractiveShell) -> Session:
     """The ``Session`` that the shell's ``%mcp`` magics own (what ``mcp_notebook.connect`` uses there too)."""
     session: Session = shell.magics_manager.registry["MCPMagics"].session
     return session
-
-
-# ---------------------------------------------------------------------- browser tests
-@pytest.fixture(scope="module")
-def page(served: tuple[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
-    """One Chromium page per browser-test module, for the module's ``served`` (URL, app) fixture."""
-    from .support.browser import chromium_page
-
-    with chromium_page(tmp_path_factory.mktemp("chromium-profile")) as page:
-        yield page
-
-
-@pytest.fixture
-def front(served: tuple[str, str], page: Page) -> Front:
-    """The page driven as a person would (``browser.Front``), on the module's ``served`` server."""
-    from .support.browser import Front
-
-    page.set_default_timeout(30_000)
-    return Front(page, *served)

@@ -7,22 +7,20 @@ it uses, zod) as an async chunk of the bundle when the first App output renders.
 files are told apart by what they hold, not by the names the bundler gives them. When that fetch
 fails, the output shows the tool's text and says so, and the next App output fetches it again.
 
-JupyterLab only: Notebook 7 loads the same bundle.
+JupyterLab only (the shared one of ``support/lab_fixtures.py``, with this module's own fresh page): Notebook 7 loads the same bundle.
 """
 
 from __future__ import annotations
 
 import re
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ..support.browser import Front, notebook, put_notebook, running_lab
+from ..support.browser import LAB_ONLY, Front, load_extension, notebook, put_notebook
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), LAB_ONLY]
 
 SERVER_CELL = "%%mcp server apps\nfrom tests.support.app_servers import make_server\napps_server = make_server()"
 FRAME = "iframe.mcp-notebook-app-frame"  # the guard's frame; the App's own frame is inside it
@@ -33,13 +31,11 @@ APPS_CODE = {"ext-apps": "ui/notifications/initialized", "zod": "ZodError", "the
 """A string only each part of the Apps code holds: ext-apps' protocol, zod, our view's guard (``csp.ts``)."""
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+@pytest.fixture(scope="module", autouse=True)
+def _view_bundle() -> None:
     from tests.support.app_servers import view_bundle
 
     view_bundle()  # raises PeersMissing (run `make peers-deps`) before any browser starts
-    with running_lab(tmp_path_factory.mktemp("app-chunk"), expose_app=True) as (url, _root):
-        yield url, "lab"
 
 
 def apps_code_files() -> dict[str, set[str]]:
@@ -67,13 +63,13 @@ def test_the_apps_code_loads_only_when_an_app_output_appears(front: Front) -> No
         """The files of our labextension the page has asked for so far."""
         return {Path(url.split("?")[0]).name for url in fetched if OURS in url}
 
-    put_notebook(front.url, "lazy.ipynb", notebook([""] * 5))
-    panel = front.open("lazy.ipynb")  # the page loaded, the notebook's kernel idle
+    name = front.path("lazy.ipynb")
+    put_notebook(front.url, name, notebook([""] * 5))
+    panel = front.open(name)  # the page loaded, the notebook's kernel idle
     assert page.evaluate("() => window.jupyterapp.hasPlugin('mcp-notebook:plugin')")
     assert entry[0] in ours(), ours()  # the extension itself loaded
     assert not ours() & apps, ours()
-    front.run_in_cell(0, "%load_ext mcp_notebook")
-    time.sleep(1)  # the page answers the kernel's hello between cells
+    load_extension(front, 0)
     front.run_in_cell(1, SERVER_CELL)
     front.run_in_cell(2, "print('no App here')")
     expect(panel.locator(".jp-Cell").nth(2).locator(".jp-OutputArea-output")).to_have_text("no App here")
@@ -103,10 +99,10 @@ def test_an_app_whose_code_did_not_load_shows_its_text_and_the_next_one_loads_it
         route.abort()
 
     front.page.route(pattern, refuse)
-    put_notebook(front.url, "refused.ipynb", notebook([""] * 4))
-    front.open("refused.ipynb")  # a new page: the view's code is not in it
-    front.run_in_cell(0, "%load_ext mcp_notebook")
-    time.sleep(1)  # the page answers the kernel's hello between cells
+    name = front.path("refused.ipynb")
+    put_notebook(front.url, name, notebook([""] * 4))
+    front.open(name)  # a new page: the view's code is not in it
+    load_extension(front, 0)
     front.run_in_cell(1, SERVER_CELL)
     cell = front.run_in_cell(2, "%mcp call apps.counter")
     app = cell.locator(".mcp-notebook-app")
@@ -117,7 +113,7 @@ def test_an_app_whose_code_did_not_load_shows_its_text_and_the_next_one_loads_it
     expect(app.locator(FRAME)).to_have_count(0)
     dialog = front.page.locator(".jp-Dialog")
     expect(dialog).to_contain_text("MCP App could not open")
-    dialog.get_by_role("button").last.click()
+    dialog.locator(".jp-Dialog-footer").get_by_role("button", name="Close").click()  # an error dialog's one button
     expect(dialog).to_have_count(0)
     assert refused, "the view's chunk was never asked for"
 

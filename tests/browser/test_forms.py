@@ -5,8 +5,8 @@ multi-select and a checkbox. The test opens it in JupyterLab, runs every cell, t
 form like a person (types key by key, picks an option, clicks boxes), first sees a wrong e-mail
 refused next to the field, fixes it, presses Accept and finds the tool's result in the same
 cell. A screenshot of the filled form in JupyterLab goes to ``docs/images/form.png`` (shown in
-the README). The server fixture is parametrized over ``browser.APPS``: every test here, and the
-resume tests that share these fixtures, runs once in JupyterLab and once in Notebook 7.
+the README). It runs once in JupyterLab and once in Notebook 7 (the shared servers of
+``support/lab_fixtures.py``).
 
 Chromium is Debian's ``/usr/bin/chromium``; when missing, ``make chromium`` installs it (the
 same target ``make test`` runs first). Playwright only drives it: never ``playwright install``.
@@ -14,12 +14,8 @@ same target ``make test`` runs first). Playwright only drives it: never ``playwr
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-
 from ..conftest import REPO_ROOT
-from ..support.browser import APPS, Front, notebook, running_lab
+from ..support.browser import Front, notebook, put_notebook
 
 SCREENSHOT = REPO_ROOT / "docs" / "images" / "form.png"
 
@@ -50,21 +46,12 @@ CELLS = ["%load_ext mcp_notebook", SERVER_CELL, "%mcp connect beta beta", "%mcp 
 EXPECTED = "Registered Ada Lovelace <ada@example.com> on team; topics=releases,events; newsletter=True"
 
 
-@pytest.fixture(scope="module", params=APPS)
-def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
-    """A JupyterLab or Notebook 7 server on a free port serving a temp folder with ``form.ipynb``; yields (URL, app)."""
-    app = request.param
-    with running_lab(tmp_path_factory.mktemp(app), {"form.ipynb": notebook(CELLS)}, app=app, expose_app=True) as (
-        url,
-        _root,
-    ):
-        yield url, app
-
-
 def test_fill_the_form_like_a_person(front: Front) -> None:
     from playwright.sync_api import expect
 
-    panel = front.open("form.ipynb")
+    name = front.path("form.ipynb")
+    put_notebook(front.url, name, notebook(CELLS))
+    panel = front.open(name)
     front.run_all()
 
     cell = panel.locator(".jp-Cell").nth(len(CELLS) - 1)

@@ -5,7 +5,9 @@
   says how to continue); the notebook is saved, the kernel restarted and the page reloaded; a new
   kernel lists the flow from the file (``__session__``) and ``%mcp resume`` finishes it; the saved
   file then holds no waiting flow (the void where it ended outvotes the record above).
-* Two plain tabs on one notebook (extension on, collaboration off): the tab that runs the call
+  A server of its own: the extension is off there.
+* Two plain tabs on one notebook (extension on, collaboration off; the shared JupyterLab of
+  ``support/lab_fixtures.py``): the tab that runs the call
   writes its record; the other tab never gets it and stays clean, before and after the flow ends.
 """
 
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +23,8 @@ import pytest
 
 from mcp_notebook.flows.record import OUTPUT_MIME, read_notebook
 
-from ..support.browser import APPS, Front, chromium_pages, notebook, running_lab, wait_for
+from ..support.browser import APPS, Front, chromium_pages, notebook, put_notebook, running_lab, wait_for
+from ..support.lab_fixtures import SharedLab, own_folder
 from .test_reload import answer, expect_working_form, flow_cell
 
 KEY_ENV = "MCPNB_BROWSER_FRONTENDS_KEY"
@@ -113,9 +117,13 @@ def test_without_the_extension_a_waiting_flow_travels_in_its_output(tmp_path: Pa
             wait_for(lambda: _saved_records(root, name) == {}, "a saved file without a waiting flow")
 
 
-def test_two_plain_tabs_only_the_tab_that_shows_the_flow_writes_it(tmp_path: Path, demo_url: str) -> None:
-    name = "tabs.ipynb"
-    with running_lab(tmp_path, {name: notebook(_cells(demo_url))}, app="lab", expose_app=True) as (url, _root):
+def test_two_plain_tabs_only_the_tab_that_shows_the_flow_writes_it(
+    tmp_path: Path, demo_url: str, shared_labs: Callable[[str], SharedLab]
+) -> None:
+    url = shared_labs("lab").url
+    with own_folder(url, "lab", "two-plain-tabs") as folder:
+        name = f"{folder}/tabs.ipynb"
+        put_notebook(url, name, notebook(_cells(demo_url)))
         with chromium_pages(tmp_path, 2) as (page_a, page_b):
             for page in (page_a, page_b):
                 page.set_default_timeout(30_000)

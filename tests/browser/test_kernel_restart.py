@@ -1,6 +1,6 @@
 """A form whose kernel restarted, in a real browser: JupyterLab and Notebook 7 in Debian's Chromium.
 
-Same server fixtures as the forms' browser test (parametrized over JupyterLab and Notebook 7). A
+On the shared servers of ``support/lab_fixtures.py`` (JupyterLab; see ``browser.LAB_ONLY``). A
 notebook calls the HTTP demo server (shared request-state keys) and the flow waits in its form.
 The kernel is then restarted through the front end's API, without reloading the page: the
 extension marks the old form stale (a banner in plain words, its buttons and fields disabled),
@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from ..support.browser import LAB_ONLY, Front, has_class, notebook, put_notebook
-from .test_forms import served  # noqa: F401 - the forms test's server (``page`` and ``front`` come from conftest)
 
 KEY_ENV = "MCPNB_BROWSER_RESTART_KEY"
 BANNER = "The kernel that asked this question has restarted; this form can no longer send."
@@ -29,7 +28,7 @@ def demo_url(start_http_server: Any) -> str:
 
 
 @LAB_ONLY
-def test_restart_marks_the_form_stale_and_resume_continues(front: Front, demo_url: str) -> None:  # noqa: F811 - front is the shared fixture of the browser tests, imported by name
+def test_restart_marks_the_form_stale_and_resume_continues(front: Front, demo_url: str) -> None:
     from playwright.sync_api import expect
 
     cells = [
@@ -40,8 +39,9 @@ def test_restart_marks_the_form_stale_and_resume_continues(front: Front, demo_ur
         "",
         "",
     ]
-    put_notebook(front.url, "restart.ipynb", notebook(cells))
-    panel = front.open("restart.ipynb")
+    name = front.path("restart.ipynb")
+    put_notebook(front.url, name, notebook(cells))
+    panel = front.open(name)
     front.run_all()
     cell = panel.locator(".jp-Cell").nth(2)
     flow = cell.locator(".mcp-flow")
@@ -75,7 +75,7 @@ def test_restart_marks_the_form_stale_and_resume_continues(front: Front, demo_ur
     expect(cell).to_have_class(has_class("mcp-notebook-waiting"))
     expect(cell.locator(".mcp-notebook-badge")).to_contain_text(f"%mcp resume {flow_id}")
 
-    front.wait_idle("restart.ipynb")
+    front.wait_idle(name)
     front.run_in_cell(3, "%load_ext mcp_notebook")  # the new kernel says hello; the extension restores the record
     listing = front.run_in_cell(4, "%mcp flows")
     expect(listing.locator(".jp-OutputArea")).to_contain_text(flow_id)
@@ -84,12 +84,12 @@ def test_restart_marks_the_form_stale_and_resume_continues(front: Front, demo_ur
     resumed = front.run_in_cell(
         5, f"%mcp resume {flow_id}", wait=False
     )  # the cell ends with its flow, after the clicks
-    new_form = resumed.locator(".mcp-elicitation").last
+    new_form = resumed.locator(".mcp-elicitation", has_text="Which region should")
     expect(new_form).to_contain_text("Which region should 'orders' live in?", timeout=60_000)
     expect(resumed.locator(".mcp-notebook-stale-banner")).to_have_count(0)  # the new kernel's form is live
     new_form.locator(".mcp-field-region select").select_option(label="us-west-2")
     new_form.get_by_role("button", name="Accept").click()
-    confirm = resumed.locator(".mcp-elicitation").last
+    confirm = resumed.locator(".mcp-elicitation", has_text="Create 'orders'")
     expect(confirm).to_contain_text("Create 'orders' (small) in us-west-2?")
     confirm.get_by_role("button", name="Accept").click()
     expect(resumed.locator(".jp-OutputArea").first).to_contain_text(RESULT, timeout=30_000)

@@ -1,4 +1,4 @@
-"""``await mcp_notebook.map_async(...)`` in real JupyterLab and Chromium: the rows' question in one form, answered once for all.
+"""``await mcp_notebook.map_async(...)`` in real JupyterLab (the shared one of ``support/lab_fixtures.py``) and Chromium: the rows' question in one form, answered once for all.
 
 The kernel (ipykernel 7.4) hears the form's clicks while the cell awaits the map; JupyterLab 4.6
 sends widget messages over subshells. A person picks a region, ticks "Use this answer for every
@@ -9,12 +9,8 @@ rows finish, and Run All's next cell waits for them. A screenshot of the form go
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-
 from ..conftest import REPO_ROOT
-from ..support.browser import Front, chromium_page, has_class, notebook, running_lab
+from ..support.browser import LAB_ONLY, Front, has_class, notebook, put_notebook
 
 SCREENSHOT = REPO_ROOT / "docs" / "images" / "map-questions.png"
 ROWS = 12
@@ -26,21 +22,13 @@ CELLS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def front(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Front]:
-    with running_lab(tmp_path_factory.mktemp("lab"), {"map.ipynb": notebook(CELLS)}, app="lab", expose_app=True) as (
-        url,
-        _root,
-    ):
-        with chromium_page(tmp_path_factory.mktemp("chromium-profile")) as page:
-            page.set_default_timeout(30_000)
-            yield Front(page, url, "lab")
-
-
+@LAB_ONLY
 def test_a_question_answered_once_for_every_row(front: Front) -> None:
     from playwright.sync_api import expect
 
-    panel = front.open("map.ipynb")
+    name = front.path("map.ipynb")
+    put_notebook(front.url, name, notebook(CELLS))
+    panel = front.open(name)
     front.run_all()
     cell = panel.locator(".jp-Cell").nth(2)
     question = cell.locator(".mcp-map-question")

@@ -14,7 +14,8 @@ above the notebook.
 * Trusted (the same state, saved through the server, which signs it): the saved state restores
   and its script runs, so the first test's payload is real and trusted notebooks keep working.
 
-The first in JupyterLab and Notebook 7 (its notebook page has its own shell, where the notice shows
+On the shared servers of ``support/lab_fixtures.py`` (their kernels' notary secret is in a temp data
+folder). The first in JupyterLab and Notebook 7 (its notebook page has its own shell, where the notice shows
 too); the second in JupyterLab only.
 """
 
@@ -23,12 +24,13 @@ from __future__ import annotations
 import json
 import time
 import urllib.error
-from collections.abc import Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from ..support.browser import APPS, LAB_ONLY, Front, api, notebook, put_notebook, running_lab, wait_for
+from ..support.browser import LAB_ONLY, Front, api, notebook, put_notebook, wait_for
+from ..support.lab_fixtures import SharedLab
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -77,24 +79,6 @@ def received(marker: str) -> dict[str, Any]:
     return nb
 
 
-@pytest.fixture(scope="module", params=APPS)
-def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
-    """JupyterLab or Notebook 7 with this extension and anywidget's; the notary's secret in a temp data folder."""
-    app = request.param
-    base = tmp_path_factory.mktemp(f"saved-widgets-{app}")
-    data = base / "data"
-    data.mkdir()
-    # written straight to disk, so never signed: a notebook received from someone else
-    with running_lab(
-        base,
-        {"received.ipynb": received("ran-untrusted.txt")},
-        app=app,
-        expose_app=True,
-        env={"JUPYTER_DATA_DIR": str(data)},
-    ) as (url, _root):
-        yield url, app
-
-
 def exists(url: str, name: str) -> bool:
     try:
         api(url, f"contents/{name}?content=0")
@@ -109,10 +93,15 @@ def page_widgets(front: Front) -> Any:
     return front.page.evaluate("() => window.jupyterapp.shell.currentWidget.context.model.getMetadata('widgets')")
 
 
-def test_an_untrusted_notebooks_saved_widget_code_does_not_run_and_the_page_says_so(front: Front) -> None:
+def test_an_untrusted_notebooks_saved_widget_code_does_not_run_and_the_page_says_so(
+    front: Front, shared_labs: Callable[[str], SharedLab]
+) -> None:
     from playwright.sync_api import expect
 
-    panel = front.open("received.ipynb")
+    name, marker = front.path("received.ipynb"), front.path("ran-untrusted.txt")
+    # written straight to disk, so never signed: a notebook received from someone else
+    (shared_labs(front.app).root / name).write_text(json.dumps(received(marker)))
+    panel = front.open(name)
     trust = "() => window.jupyterapp.shell.currentWidget.content.model.cells.get(0).trusted"
     assert front.page.evaluate(trust) is False  # the server found no signature: Jupyter's own verdict
     in_page = page_widgets(front)
@@ -121,7 +110,7 @@ def test_an_untrusted_notebooks_saved_widget_code_does_not_run_and_the_page_says
     expect(panel.locator(".jp-Cell").nth(1).get_by_text("live widget ran", exact=True)).to_be_visible()
     # ... and by now the manager has long restored the saved state: its script never ran
     time.sleep(2)
-    assert not exists(front.url, "ran-untrusted.txt")
+    assert not exists(front.url, marker)
     notice = panel.locator(NOTICE)
     expect(notice).to_be_visible()
     expect(notice.locator("span")).to_have_text(
@@ -132,7 +121,7 @@ def test_an_untrusted_notebooks_saved_widget_code_does_not_run_and_the_page_says
     )
     # the model without code stays: the page's copy only lost the anywidget model; the file keeps both
     assert sorted(in_page[STATE_MIME]["state"]) == [LAYOUT_ID]
-    on_disk = api(front.url, "contents/received.ipynb?content=1")["content"]["metadata"]["widgets"]
+    on_disk = api(front.url, f"contents/{name}?content=1")["content"]["metadata"]["widgets"]
     assert sorted(on_disk[STATE_MIME]["state"]) == sorted([ANY_ID, LAYOUT_ID])
 
     notice.get_by_role("button", name="Dismiss").click()
@@ -143,10 +132,11 @@ def test_an_untrusted_notebooks_saved_widget_code_does_not_run_and_the_page_says
 def test_a_trusted_notebooks_saved_widget_state_restores(front: Front) -> None:
     from playwright.sync_api import expect
 
-    put_notebook(front.url, "signed.ipynb", received("ran-trusted.txt"))  # saved by the server: signed
-    saved = api(front.url, "contents/signed.ipynb?content=1")["content"]
+    name, marker = front.path("signed.ipynb"), front.path("ran-trusted.txt")
+    put_notebook(front.url, name, received(marker))  # saved by the server: signed
+    saved = api(front.url, f"contents/{name}?content=1")["content"]
     assert saved["cells"][0]["metadata"].get("trusted") is True, json.dumps(saved["cells"][0])
-    panel = front.open("signed.ipynb")
-    wait_for(lambda: exists(front.url, "ran-trusted.txt"), "the saved widget's script, restored")
+    panel = front.open(name)
+    wait_for(lambda: exists(front.url, marker), "the saved widget's script, restored")
     expect(panel.locator(NOTICE)).to_have_count(0)
     assert sorted(page_widgets(front)[STATE_MIME]["state"]) == sorted([ANY_ID, LAYOUT_ID])

@@ -27,15 +27,16 @@ import re
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ..support.browser import chromium_page, running_lab
+from ..support.browser import LAB_ONLY, Front, chromium_page
 from ..support.browser import notebook as _notebook
+from ..support.lab_fixtures import SharedLab
 from .hostile import EVIL_URL, HOSTILE_TOOL_NAME, PAYLOADS, h
 from .test_hostile import find_leaks
 
@@ -104,29 +105,35 @@ HOVER_EVERYTHING = """() => {
 @dataclass
 class Lab:
     url: str
-    root: Path
+    root: Path  # the served root
+    folder: str  # this test's folder in it, where the notebook is
+
+    @property
+    def notebook(self) -> str:
+        return f"{self.folder}/{NOTEBOOK}"
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    """JupyterLab on a free port serving an empty temp root (as the forms test does, with the root known)."""
-    with running_lab(tmp_path_factory.mktemp("hostile-lab")) as (url, root):
-        yield Lab(url, root)
-
-
-@pytest.fixture(scope="module")
-def page(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+def page(served: tuple[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """This module's page, wider than the others' (``support/lab_fixtures.py``)."""
     with chromium_page(tmp_path_factory.mktemp("chromium-profile"), width=1200, height=900) as page:
         yield page
 
 
-def _files(root: Path) -> set[str]:
-    """Every file and folder under ``root`` (relative), checkpoints of the test notebook aside."""
+@pytest.fixture
+def lab(front: Front, shared_labs: Callable[[str], SharedLab]) -> Lab:
+    """The shared JupyterLab (``support/lab_fixtures.py``) and this test's folder in its root."""
+    return Lab(front.url, shared_labs("lab").root, front.folder)
+
+
+def _files(lab: Lab) -> set[str]:
+    """Every file and folder under the served root (relative), checkpoints of the test notebook aside."""
+    checkpoints = os.path.join(lab.folder, ".ipynb_checkpoints")
     out = set()
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, dirnames, filenames in os.walk(lab.root):
         for name in dirnames + filenames:
-            rel = os.path.relpath(os.path.join(dirpath, name), root)
-            if rel == ".ipynb_checkpoints" or rel == os.path.join(".ipynb_checkpoints", "hostile-checkpoint.ipynb"):
+            rel = os.path.relpath(os.path.join(dirpath, name), lab.root)
+            if rel == checkpoints or rel == os.path.join(checkpoints, "hostile-checkpoint.ipynb"):
                 continue
             out.add(rel)
     return out
@@ -144,12 +151,13 @@ def _joined(value: Any) -> str:
 
 def _saved_outputs(lab: Lab) -> list[dict[str, Any]]:
     try:
-        nb = json.loads((lab.root / NOTEBOOK).read_text())
+        nb = json.loads((lab.root / lab.notebook).read_text())
     except ValueError:  # being written
         return []
     return [o for c in nb["cells"] for o in c.get("outputs", [])]
 
 
+@LAB_ONLY
 def test_hostile_server_in_jupyterlab(lab: Lab, page: Any) -> None:
     from playwright.sync_api import expect
 
@@ -158,8 +166,8 @@ def test_hostile_server_in_jupyterlab(lab: Lab, page: Any) -> None:
         index
     ) in TOOL_ERRORS:  # an isError result fails its cell; tagged as the tutorials tag theirs, so Run All goes on
         document["cells"][index]["metadata"]["tags"] = ["raises-exception"]
-    (lab.root / NOTEBOOK).write_text(json.dumps(document))
-    before = _files(lab.root)
+    (lab.root / lab.notebook).write_text(json.dumps(document))
+    before = _files(lab)
 
     writes: list[str] = []  # every non-GET request to the contents API, as "METHOD path"
 
@@ -173,7 +181,7 @@ def test_hostile_server_in_jupyterlab(lab: Lab, page: Any) -> None:
     page.add_init_script("window.__pwned = 0")
     page.set_default_timeout(30_000)
 
-    page.goto(f"{lab.url}/lab/tree/{NOTEBOOK}")
+    page.goto(f"{lab.url}/lab/tree/{lab.notebook}")
     expect(page.locator("#jp-main-statusbar")).to_contain_text("Idle", timeout=60_000)
     assert page.evaluate("window.__pwned") == 0
     _menu(page, "Run", "Run All Cells")
@@ -247,8 +255,12 @@ def test_hostile_server_in_jupyterlab(lab: Lab, page: Any) -> None:
         if scheme not in ("http", "https") or page.evaluate("(u) => new URL(u).hostname", href) != opens:
             problems.append(f"URL form links to {href!r}")
 
-    # give image errors, SVG loads and the like every chance, then hover and focus everything
-    page.wait_for_timeout(2_000)
+    # give image errors, SVG loads and the like every chance (every image in an output loaded or failed),
+    # then hover and focus everything
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.jp-OutputArea img, .jp-OutputArea image')].every(i => !('complete' in i) || i.complete)",
+        timeout=30_000,
+    )
     page.evaluate(HOVER_EVERYTHING)
     page.wait_for_timeout(1_000)
 
@@ -269,13 +281,13 @@ def test_hostile_server_in_jupyterlab(lab: Lab, page: Any) -> None:
     page.wait_for_timeout(1_000)  # a canary's fetch would have landed by now
     if page.evaluate("window.__pwned") != 0:
         problems.append("window.__pwned was set: a payload ran in the page")
-    own = re.compile(rf"^/api/contents/{re.escape(NOTEBOOK)}(/checkpoints(/[^/]+)?)?$")
+    own = re.compile(rf"^/api/contents/{re.escape(lab.notebook)}(/checkpoints(/[^/]+)?)?$")
     problems += [
         f"contents API write the user did not make: {wr}" for wr in writes if not own.match(wr.split(" ", 1)[1])
     ]
     if (lab.root / "pwned.txt").exists():
         problems.append("the canary wrote pwned.txt")
-    if _files(lab.root) != before:
-        problems.append(f"new files in the server root: {sorted(_files(lab.root) - before)}")
+    if _files(lab) != before:
+        problems.append(f"new files in the server root: {sorted(_files(lab) - before)}")
     assert any(wr.startswith("PUT ") for wr in writes), "the notebook's own save was not seen (is the route watching?)"
     assert not problems, f"{len(problems)} problem(s):\n" + "\n".join(problems)

@@ -319,6 +319,12 @@ class Front:
     page: Any
     url: str
     app: str
+    folder: str = ""
+    """This test's own folder in the served root (the ``front`` fixture makes one), ``""`` for the root."""
+
+    def path(self, name: str) -> str:
+        """``name`` in this test's folder: the path to give ``open``, ``put_notebook`` and the contents API."""
+        return f"{self.folder}/{name}" if self.folder else name
 
     def notebook_url(self, name: str) -> str:
         return f"{self.url}/lab/tree/{name}" if self.app == "lab" else f"{self.url}/notebooks/{name}"
@@ -379,3 +385,33 @@ class Front:
             re.compile(r"\[(\d+|\*)\]" if not wait else r"\[\d+\]"), timeout=timeout
         )
         return cell
+
+
+# ---------------------------------------------------------------------- waits on what the page did
+_WATCH_RESTORE = """() => {
+  const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+  window.__mcpnbRestores = 0;
+  kernel.anyMessage.connect((_, args) => {
+    const msg = args.msg;
+    const data = msg.content && msg.content.data;
+    if (args.direction === 'send' && msg.header.msg_type === 'comm_msg' && data && data.op === 'restore') window.__mcpnbRestores++;
+  });
+}"""
+
+
+def load_extension(front: Front, index: int) -> Any:
+    """Run ``%load_ext mcp_notebook`` in the empty cell ``index`` and wait until the page answered the kernel's
+    hello (its ``restore`` went out), so the next cell runs with the extension known; returns the cell.
+
+    The answer goes out after the cell (the kernel's hello arrives with it), and the kernel reads it before
+    the next cell only when it was sent first: a fixed pause only made that likely.
+    """
+    front.page.evaluate(_WATCH_RESTORE)
+    cell = front.run_in_cell(index, "%load_ext mcp_notebook")
+    front.page.wait_for_function("() => window.__mcpnbRestores > 0", timeout=30_000)
+    return cell
+
+
+def wait_saved(front: Front) -> None:
+    """Wait until the current notebook has no unsaved change (a save through the menu has landed)."""
+    front.page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty", timeout=30_000)
