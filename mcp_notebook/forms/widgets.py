@@ -349,18 +349,11 @@ class ElicitationPanel:
 
     ``results`` maps each question's key to its ``ElicitResult``. One question: Accept (Done
     for URL mode) / Decline / Cancel buttons. Several: a choice per question and one
-    "Send answers" button. ``cancel=False`` leaves the one question's Cancel out: a flow's live area
-    has its own Cancel (of the whole call), and a form with two Cancels does not say which is which.
+    "Send answers" button.
     """
 
     def __init__(
-        self,
-        server: str,
-        questions: list[Question],
-        answers: Answers,
-        on_done: Callable[[dict[str, Any]], None],
-        *,
-        cancel: bool = True,
+        self, server: str, questions: list[Question], answers: Answers, on_done: Callable[[dict[str, Any]], None]
     ) -> None:
         self.server = server
         self.on_done = on_done
@@ -375,13 +368,11 @@ class ElicitationPanel:
             is_url = bool(questions) and questions[0].is_url
             accept = w.Button(description="Done" if is_url else "Accept", button_style="primary", icon="check")
             decline = w.Button(description="Decline", icon="times")
+            cancel = w.Button(description="Cancel", icon="ban")
             accept.on_click(lambda _: self.submit("accept"))
             decline.on_click(lambda _: self.submit("decline"))
-            self.buttons = [accept, decline]
-            if cancel:
-                cancel_button = w.Button(description="Cancel", icon="ban")
-                cancel_button.on_click(lambda _: self.submit("cancel"))
-                self.buttons.append(cancel_button)
+            cancel.on_click(lambda _: self.submit("cancel"))
+            self.buttons = [accept, decline, cancel]
         for button in self.buttons:
             button.add_class(f"mcp-{_slug(button.description.lower())}")
         self.widget = w.VBox([b.box for b in self.boxes] + [w.HBox([*self.buttons, self.status])])

@@ -223,6 +223,8 @@ class LiveView:
             ):
                 child.close()
             return
+        if state != "waiting":
+            self.cancel_button.layout.display = None  # (hidden while a form waits: its own Cancel is the one)
         # while waiting, the round whose questions are shown; while running, the request in flight
         extra = f"round {round_no} — waiting for your answer" if state == "waiting" else f"round {round_no + 1}"
         if task is not None:
@@ -307,8 +309,11 @@ class LiveView:
                 told(flow.id, self.display_id)  # the page that answered writes the flow's record from now on
             deliver(results)
 
-        panel = ElicitationPanel(server, questions, answers, answered, cancel=False)  # the area's Cancel is the one
+        panel = ElicitationPanel(server, questions, answers, answered)
         self.form_area.children = [panel.widget]
+        # One Cancel while the form waits: the form's, which answers the question "cancel" (the server decides
+        # what that means, as with Decline); the call's own Cancel comes back once the answer is sent.
+        self.cancel_button.layout.display = "none"
         if unfit:
             panel.check()  # say at once what in the presets does not fit, next to its field
 

@@ -66,7 +66,7 @@ def test_restart_marks_the_form_stale_and_resume_continues(front: Front, demo_ur
     expect(banner).to_contain_text("%load_ext mcp_notebook")
     expect(flow).to_have_class(has_class("mcp-notebook-stale"))
     expect(accept).to_be_disabled()
-    buttons = flow.get_by_role("button")  # Accept, Decline and the flow's Cancel (the one Cancel)
+    buttons = flow.get_by_role("button")  # Accept, Decline, Cancel (the call's own Cancel is hidden meanwhile)
     assert buttons.count() >= 3
     for i in range(buttons.count()):
         expect(buttons.nth(i)).to_be_disabled()
