@@ -3,7 +3,7 @@
 * ``--wait`` under Run All with the extension: the page answers the hello while the cells still run,
   after the flow has stopped at its question; the record goes into the notebook's metadata, so the
   cell does not say it is kept in this kernel only because the extension is not active.
-* A waiting form in a flow's live area has one Cancel (the area's, which cancels the call).
+* A waiting form in a flow's live area has one Cancel: the form's (an answer); the call's shows between forms.
 * A resume whose saved state the server refuses says why, and what to do, once.
 * ``%mcp trace`` after a resume that stopped before sending anything shows the call's last trace,
   not an empty one.
