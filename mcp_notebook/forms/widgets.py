@@ -52,9 +52,11 @@ from .model import CHECKBOX_LIMIT, Answers, FieldSpec, FormModel, Question, wire
 
 __all__ = ["ElicitationPanel", "FieldWidget", "summary_html", "url_html"]
 
-_RED = "var(--jp-error-color1, #d32f2f)"
+# Coloured text is the theme's accent mixed with the page's text colour: the bare accent (orange on Light's
+# white, red on Dark's grey) is under WCAG AA's 4.5:1; mixed towards the text colour it reads in every theme.
+_RED = "color-mix(in srgb, var(--jp-error-color1, #d32f2f) 75%, var(--jp-ui-font-color0, #000))"
 _MUTED = "var(--jp-ui-font-color2, #616161)"
-_WARN = "var(--jp-warn-color1, #e65100)"
+_WARN = "color-mix(in srgb, var(--jp-warn-color0, #e65100) 70%, var(--jp-ui-font-color0, #000))"
 _LINK_STYLE = "color:var(--jp-content-link-color, #1976d2);text-decoration:underline;font-weight:600"
 _REQUIRED = f'<span style="color:{_RED}" title="required">*</span>'
 _CHECKBOX_LIMIT = CHECKBOX_LIMIT  # more choices than this: a SelectMultiple list instead of checkboxes

@@ -45,7 +45,7 @@ class SignInPanel:
         cancel.on_click(lambda _b: sign_in.cancel())
         self.error = w.HTML("")
         if request.notice:  # why this sign-in and not the one tried first (a device grant on another host)
-            self.header.value += f'<div class="mcp-sign-in-notice" style="color:var(--jp-warn-color1, #e65100)">⚠ {html.escape(request.notice)}</div>'
+            self.header.value += f'<div class="mcp-sign-in-notice" style="color:color-mix(in srgb, var(--jp-warn-color0, #e65100) 70%, var(--jp-ui-font-color0, #000))">⚠ {html.escape(request.notice)}</div>'
         sign_in.on_settled.append(lambda error: self._call(self.settled, error))
         if request.device is not None:  # the device grant: a code typed at the server's page, nothing to paste back
             self.widget = self._device_panel(request, cancel)

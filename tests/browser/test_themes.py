@@ -3,7 +3,8 @@
 JupyterLab (the shared one of ``support/lab_fixtures.py``) in Debian's Chromium. One notebook shows
 each kind of thing we draw: a ``%%mcp server`` cell's table of what changed, a listing of more than
 20 tools (one with a long description), a filtered listing, a report of a 3,000-line result, an
-MCP App's frame, and a call waiting in its form (the cell's waiting badge, the live view's badge).
+MCP App's frame, and a call waiting in its form (the cell's waiting badge, the live view's badge, the
+form's error text).
 In Light and then in Dark (``apputils:change-theme``, as the Settings menu does), every element of
 ours that holds text is checked for WCAG AA contrast (4.5:1) between its text colour and the colour
 behind it, both read from ``getComputedStyle`` and composited in a canvas as the page paints them
@@ -128,6 +129,8 @@ def test_our_elements_read_well_in_light_and_dark(front: Front) -> None:
     waiting = front.run_in_cell(1 + len(CELLS), WAITING, wait=False)
     expect(waiting.locator(".mcp-elicitation")).to_be_visible(timeout=60_000)
     expect(waiting.locator(".mcp-notebook-badge")).to_be_visible()
+    waiting.locator(".mcp-accept").click()  # the required colour is empty: the form says so, in its error colour
+    expect(waiting.locator(".mcp-error small").first).to_contain_text("⚠")
     expect(panel.locator(".mcp-notebook-app").first).to_have_attribute("data-app-started", "yes", timeout=60_000)
     cells = panel.locator(".jp-Cell")
 
