@@ -197,14 +197,20 @@ class CellAwait:
 
     def register(self) -> None:
         """Put the helper in the user's namespace and the transformer on the shell (again: replaces the old one)."""
+        from .kernel_parent import keep_request_parents
+
         self.unregister(self.shell)
         self.shell.user_ns[HELPER] = self
         self.shell.user_ns_hidden[HELPER] = self  # kept out of %who and the variable inspector
         self.shell.input_transformers_post.append(self.transform)
+        keep_request_parents(self.shell)  # a comm handled beside an awaiting cell leaves the next cell its parent
 
     @staticmethod
     def unregister(shell: Any) -> None:
         """Take the transformer off ``shell`` (``%unload_ext``); cells run as plain cells again."""
+        from .kernel_parent import forget_request_parents
+
+        forget_request_parents(shell)
         kept = [t for t in shell.input_transformers_post if not isinstance(getattr(t, "__self__", None), CellAwait)]
         shell.input_transformers_post[:] = kept
         shell.user_ns.pop(HELPER, None)
