@@ -11,7 +11,7 @@
   its worker code, a ``data:`` URL started from a ``blob:`` URL, is allowed by the App's CSP
   (``worker-src blob:``, ``script-src`` ``data:`` ``blob:``), and no CSP violation is logged.
 
-JupyterLab only: the renderer is the same in Notebook 7 (``browser/test_apps.py`` runs both).
+JupyterLab only (the shared one of ``support/lab_fixtures.py``): the renderer is the same in Notebook 7 (``browser/test_apps.py`` runs both).
 """
 
 from __future__ import annotations
@@ -19,41 +19,33 @@ from __future__ import annotations
 import re
 import shlex
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ..support.browser import Front, notebook, put_notebook, running_lab
+from ..support.browser import LAB_ONLY, Front, load_extension, notebook, put_notebook, wait_for, wait_saved
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), LAB_ONLY]
 
 SERVER_CELL = "%%mcp server apps\nfrom tests.support.app_servers import make_server\napps_server = make_server()"
 FRAME = "iframe.mcp-notebook-app-frame"  # the guard's frame; the App's own frame is inside it
 INNER = "iframe"
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+@pytest.fixture(scope="module", autouse=True)
+def _view_bundle() -> None:
     from tests.support.app_servers import view_bundle
 
     view_bundle()  # raises PeersMissing (run `make peers-deps`) before any browser starts
-    with running_lab(tmp_path_factory.mktemp("app-frames"), expose_app=True) as (url, root):
-        yield url, root
-
-
-@pytest.fixture(scope="module")
-def served(lab: tuple[str, Path]) -> tuple[str, str]:
-    return lab[0], "lab"
 
 
 def start(front: Front, name: str, cells: list[str], blank: int = 2) -> Any:
-    """Open a fresh notebook, load the extension and run ``cells`` one by one; returns the panel."""
-    put_notebook(front.url, name, notebook([""] * (1 + len(cells) + blank)))
-    panel = front.open(name)
-    front.run_in_cell(0, "%load_ext mcp_notebook")
-    time.sleep(1)  # the page answers the kernel's hello between cells
+    """Open a fresh notebook ``name`` in this test's folder, load the extension and run ``cells`` one by one;
+    returns the panel."""
+    put_notebook(front.url, front.path(name), notebook([""] * (1 + len(cells) + blank)))
+    panel = front.open(front.path(name))
+    load_extension(front, 0)
     for i, source in enumerate(cells):
         front.run_in_cell(1 + i, source)
     return panel
@@ -69,8 +61,12 @@ def test_a_one_line_app_gets_a_small_frame_and_keeps_its_text(front: Front) -> N
     expect(app).to_have_attribute("data-app-started", "yes")
     frame = app.locator(FRAME)
     line = view.locator("#line").evaluate("e => e.getBoundingClientRect().height")
-    time.sleep(0.5)  # a size-changed after the text arrived has landed
-    height = frame.evaluate("e => e.getBoundingClientRect().height")
+
+    def fitted() -> float | None:  # the size-changed sent after the text arrived has landed
+        height = float(frame.evaluate("e => e.getBoundingClientRect().height"))
+        return height if line <= height < 80 else None
+
+    height = wait_for(fitted, "the frame sized to the App's line", timeout=20)
     assert 10 < line <= height < 80, (line, height)  # the App's line, not the old 150 px (or 60 px) box
     text = app.locator("details.mcp-notebook-app-result")
     expect(text).to_have_count(1)
@@ -125,10 +121,10 @@ def test_a_reload_shows_what_the_app_fetched_last(front: Front) -> None:
     fetched = shown.text_content() or ""
     assert iso.search(fetched), fetched
     front.save()
-    time.sleep(1.5)
+    wait_saved(front)
 
     front.page.reload()  # the same kernel: the App is live there and opens again by itself
-    front.wait_idle("reload.ipynb")
+    front.wait_idle(front.path("reload.ipynb"))
     app = front.page.locator(".jp-NotebookPanel:visible .mcp-notebook-app").first
     expect(app).to_have_attribute("data-app-state", "live")
     shown = app.frame_locator(FRAME).frame_locator(INNER).locator("#server-time")
@@ -160,7 +156,7 @@ def minimal_pdf(text: str) -> bytes:
     return bytes(out)
 
 
-def test_the_official_pdf_app_renders_a_page(front: Front, lab: tuple[str, Path], tmp_path: Path) -> None:
+def test_the_official_pdf_app_renders_a_page(front: Front, tmp_path: Path) -> None:
     from playwright.sync_api import expect
 
     from tests.peers import servers

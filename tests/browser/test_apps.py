@@ -1,6 +1,6 @@
 """MCP Apps in cell outputs, in a real browser: the labextension's renderer (``labextension/src/apps/output.ts``).
 
-JupyterLab and Notebook 7 in Debian's Chromium. The notebook defines the test Apps server
+JupyterLab and Notebook 7 in Debian's Chromium (the shared servers of ``support/lab_fixtures.py``). The notebook defines the test Apps server
 (``tests/support/app_servers.py``: a counter App and a hostile probe App, on the ext-apps view bundle) in
 a ``%%mcp server`` cell, so the kernel holds it in process. A call of a tool with an App shows the
 App live in a sandboxed frame inside the guard's frame (both ``allow-scripts allow-forms``, no ``allow-same-origin``, the CSP
@@ -18,13 +18,21 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ..support.browser import APPS, LAB_ONLY, Front, has_class, notebook, put_notebook, running_lab, wait_for
+from ..support.browser import (
+    LAB_ONLY,
+    Front,
+    has_class,
+    load_extension,
+    notebook,
+    put_notebook,
+    wait_for,
+    wait_saved,
+)
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -34,22 +42,19 @@ INNER = "iframe"
 APP_SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "images" / "app.png"
 
 
-@pytest.fixture(scope="module", params=APPS)
-def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+@pytest.fixture(scope="module", autouse=True)
+def _view_bundle() -> None:
     from tests.support.app_servers import view_bundle
 
     view_bundle()  # raises PeersMissing (run `make peers-deps`) before any browser starts
-    app = request.param
-    with running_lab(tmp_path_factory.mktemp(f"apps-{app}"), app=app, expose_app=True) as (url, _root):
-        yield url, app
 
 
 def start(front: Front, name: str, calls: list[str], blank: int = 4) -> Any:
-    """Open a fresh notebook, load the extension, define the server and run ``calls``; returns the panel."""
-    put_notebook(front.url, name, notebook([""] * (2 + len(calls) + blank)))
-    panel = front.open(name)
-    front.run_in_cell(0, "%load_ext mcp_notebook")
-    time.sleep(1)  # the page answers the kernel's hello between cells
+    """Open a fresh notebook ``name`` in this test's folder, load the extension, define the server and run
+    ``calls``; returns the panel."""
+    put_notebook(front.url, front.path(name), notebook([""] * (2 + len(calls) + blank)))
+    panel = front.open(front.path(name))
+    load_extension(front, 0)
     front.run_in_cell(1, SERVER_CELL)
     for i, call in enumerate(calls):
         front.run_in_cell(2 + i, call)
@@ -195,11 +200,11 @@ def test_reload_restart_and_activate_in_a_new_kernel(front: Front) -> None:
     assert app.locator(FRAME).evaluate("e => getComputedStyle(e).pointerEvents") == "none"
     front.wait_idle()
     front.save()
-    time.sleep(1.5)
+    wait_saved(front)
 
     # the reloaded page, the fresh kernel without the extension: the text and a disabled button
     front.page.reload()
-    front.wait_idle("again.ipynb")
+    front.wait_idle(front.path("again.ipynb"))
     panel = front.page.locator(".jp-NotebookPanel:visible")
     app = panel.locator(".mcp-notebook-app").first
     button = app.locator("button.mcp-notebook-app-activate")

@@ -8,7 +8,7 @@ the extension's comm, and the page writes it over the output that carries the li
 id in its metadata (``live_view.OUTPUT_KEY``); under collaboration the pages share one document, so
 a copy written twice at once is removed again (``dedupeReports`` in ``labextension/src/reports.ts``).
 
-* One page (JupyterLab and Notebook 7, collaboration off): run a call that shows a form, save,
+* One page (JupyterLab and Notebook 7, the shared servers of ``support/lab_fixtures.py``, collaboration off): run a call that shows a form, save,
   reload the page while the kernel keeps waiting, answer the restored form: the cell shows the
   tool's result once, the saved notebook keeps it and no record, and the kernel holds no report
   that no page took.
@@ -23,20 +23,17 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from ..support.browser import (
-    APPS,
     LAB_ONLY,
     Front,
     api,
     has_class,
     notebook,
     put_notebook,
-    running_lab,
     saved_flows,
     wait_for,
 )
@@ -51,14 +48,6 @@ def demo_url(start_http_server: Any) -> str:
     return start_http_server("demo", keys_env=KEY_ENV)
 
 
-@pytest.fixture(scope="module", params=APPS)
-def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
-    """JupyterLab or Notebook 7, real-time collaboration off (one page, one model); yields (URL, app)."""
-    app = request.param
-    with running_lab(tmp_path_factory.mktemp(app), app=app, expose_app=True) as (url, _root):
-        yield url, app
-
-
 def cells(demo_url: str) -> list[str]:
     return ["%load_ext mcp_notebook", f"%mcp connect demo {demo_url}", "%mcp call demo.provision_db name=orders", ""]
 
@@ -71,7 +60,7 @@ def expect_working_form(cell: Any) -> Any:
     """The flow's form in ``cell``, rendered from the kernel's live widgets (not "Loading widget..."), its Accept enabled."""
     from playwright.sync_api import expect
 
-    form = cell.locator(".mcp-elicitation").last
+    form = cell.locator(".mcp-elicitation", has_text=QUESTION).last  # the one asking now, below any answered
     expect(form).to_contain_text(QUESTION, timeout=60_000)
     expect(form.get_by_role("button", name="Accept")).to_be_enabled()
     expect(form.locator(".mcp-field-region select")).to_be_enabled()
@@ -86,7 +75,7 @@ def answer(cell: Any) -> None:
     form = expect_working_form(cell)
     form.locator(".mcp-field-region select").select_option(label="us-west-2")
     form.get_by_role("button", name="Accept").click()
-    confirm = cell.locator(".mcp-elicitation").last
+    confirm = cell.locator(".mcp-elicitation", has_text="Create 'orders'").last
     expect(confirm).to_contain_text("Create 'orders' (small) in us-west-2?", timeout=30_000)
     confirm.get_by_role("button", name="Accept").click()
 
@@ -126,6 +115,7 @@ def check_saved(url: str, name: str) -> dict[str, Any]:
     wait_for(
         lambda: not saved_flows(url, name) and any(RESULT in str(o.get("data")) for o in saved_report(url, name)),
         "the report saved, the record gone",
+        timeout=60,
     )
     outputs = saved_report(url, name)
     assert len(outputs) == 1, outputs
@@ -142,14 +132,15 @@ def check_saved(url: str, name: str) -> dict[str, Any]:
 def test_reload_then_answer_shows_the_result(front: Front, demo_url: str) -> None:
     from playwright.sync_api import expect
 
-    put_notebook(front.url, "reload.ipynb", notebook(cells(demo_url)))
-    front.open("reload.ipynb")
+    name = front.path("reload.ipynb")
+    put_notebook(front.url, name, notebook(cells(demo_url)))
+    front.open(name)
     front.run_all()
     cell = flow_cell(front.page)
     expect_working_form(cell)
     expect(cell).to_have_class(has_class("mcp-notebook-waiting"), timeout=30_000)  # the record is in the model
     front.save()
-    wait_for(lambda: saved_flows(front.url, "reload.ipynb"), "the record on disk")
+    wait_for(lambda: saved_flows(front.url, name), "the record on disk", timeout=60)
 
     front.page.reload()  # same kernel: the call's cell is still running, awaiting its flow
     cell = flow_cell(front.page)
@@ -158,7 +149,7 @@ def test_reload_then_answer_shows_the_result(front: Front, demo_url: str) -> Non
     expect_one_report(cell)
     expect(cell).not_to_have_class(has_class("mcp-notebook-waiting"))  # the record is gone from the model
     front.save()
-    check_saved(front.url, "reload.ipynb")
+    check_saved(front.url, name)
     # the page told the kernel it shows the report: nothing is kept for a later page
     pending = front.run_in_cell(
         3, "print(len(get_ipython().magics_manager.registry['MCPMagics'].session.frontend.pending_reports()))"
@@ -168,18 +159,19 @@ def test_reload_then_answer_shows_the_result(front: Front, demo_url: str) -> Non
 
 def test_reload_before_a_save_gets_the_form_from_the_kernel(front: Front, demo_url: str) -> None:
 
-    put_notebook(front.url, "unsaved.ipynb", notebook(cells(demo_url)))
-    front.open("unsaved.ipynb")
+    name = front.path("unsaved.ipynb")
+    put_notebook(front.url, name, notebook(cells(demo_url)))
+    front.open(name)
     # saved once by the user before running (so trusted on reload: JupyterLab renders widget views only in
     # trusted cells, and the added live area is a widget view), then not again before the reload
     front.save()
     front.run_all()
     expect_working_form(flow_cell(front.page))
-    assert saved_report(front.url, "unsaved.ipynb") == []  # nothing saved: the file's cell has no output
+    assert saved_report(front.url, name) == []  # nothing saved: the file's cell has no output
 
     front.page.reload()
     cell = flow_cell(front.page)
     answer(cell)  # the live area was added by the page, from the kernel's copy
     expect_one_report(cell)
     front.save()
-    check_saved(front.url, "unsaved.ipynb")
+    check_saved(front.url, name)

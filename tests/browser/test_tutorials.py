@@ -32,7 +32,7 @@ import json
 import re
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -44,7 +44,8 @@ import pytest
 from mcp_notebook.flows.record import OUTPUT_MIME
 
 from ..conftest import REPO_ROOT
-from ..support.browser import APPS, Front, running_lab
+from ..support.browser import Front
+from ..support.lab_fixtures import SharedLab
 
 NOTEBOOKS = REPO_ROOT / "notebooks"
 TUTORIALS = sorted(p.name for p in NOTEBOOKS.glob("[0-9][0-9]-*.ipynb"))
@@ -53,7 +54,6 @@ NOTEBOOK7_TUTORIALS = ["01-first-call.ipynb", "02-forms.ipynb", "05-close-and-re
 SANITIZE = NOTEBOOKS / "nbval-sanitize.cfg"
 APP_MIME = "application/vnd.mcp-notebook.app+json"
 STALL_SECONDS = 90  # no cell finished and no click made for this long: the run is stuck
-_ROOTS: dict[str, Path] = {}  # the served folder of each server's URL
 
 
 @dataclass(frozen=True)
@@ -162,21 +162,15 @@ def _without_outputs(nb: Any) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------- the server and the run
-@pytest.fixture(scope="module", params=APPS)
-def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
-    """JupyterLab or Notebook 7 serving a copy of ``notebooks/`` (outputs cleared); yields (URL, app)."""
-    app = request.param
-    base = tmp_path_factory.mktemp(f"tutorials-{app}")
-    with running_lab(base, app=app, expose_app=True) as (url, root):
-        for item in NOTEBOOKS.iterdir():  # images and data files the tutorials link to come along
-            if item.is_dir():
-                shutil.copytree(item, root / item.name)
-            elif item.suffix != ".ipynb":
-                shutil.copy(item, root / item.name)
-        for name in TUTORIALS:
-            (root / name).write_text(json.dumps(_without_outputs(nbformat.read(NOTEBOOKS / name, as_version=4))))
-        _ROOTS[url] = root
-        yield url, app
+def _copy_tutorial(name: str, folder: Path) -> None:
+    """Tutorial ``name`` into ``folder`` (a test's own, in the served root) with its outputs cleared, and the
+    images and data files the tutorials link to."""
+    for item in NOTEBOOKS.iterdir():
+        if item.is_dir():
+            shutil.copytree(item, folder / item.name)
+        elif item.suffix != ".ipynb":
+            shutil.copy(item, folder / item.name)
+    (folder / name).write_text(json.dumps(_without_outputs(nbformat.read(NOTEBOOKS / name, as_version=4))))
 
 
 _STATE = """() => {
@@ -279,14 +273,16 @@ def _saved(root: Path, name: str, front: Front) -> Any:
     indirect=["served"],
 )
 def test_run_all_in_the_browser_shows_what_nbval_sees(
-    front: Front, served: tuple[str, str], name: str, tmp_path: Path
+    front: Front, shared_labs: Callable[[str], SharedLab], name: str, tmp_path: Path
 ) -> None:
-    front.open(name)
+    folder = shared_labs(front.app).root / front.folder
+    _copy_tutorial(name, folder)
+    front.open(front.path(name))
     clicks = CLICKS.get(name, [])
     _run_all_with_clicks(front, name, clicks)
 
     reference = nbformat.read(NOTEBOOKS / name, as_version=4)
-    ran = _saved(_ROOTS[served[0]], name, front)
+    ran = _saved(folder, name, front)
     assert len(ran.cells) == len(reference.cells)
     clicked = {c.cell: c for c in clicks}
     problems: list[str] = []

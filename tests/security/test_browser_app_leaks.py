@@ -23,16 +23,16 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ..support.browser import Front, notebook, put_notebook, running_lab, wait_for
+from ..support.browser import LAB_ONLY, Front, load_extension, notebook, put_notebook, wait_for
+from ..support.lab_fixtures import SharedLab
 
-pytestmark = pytest.mark.timeout(420)
+pytestmark = [pytest.mark.timeout(420), LAB_ONLY]  # the App host is the same in Notebook 7
 
 FRAME = "iframe.mcp-notebook-app-frame"  # the guard's frame; the App's own frame is the iframe inside it
 UNSIGNED_NOTE = "the output was not signed by you"
@@ -108,28 +108,11 @@ def listener() -> Iterator[Listener]:
         udp.close()
 
 
-@dataclass
-class Served:
-    url: str
-    data_dir: Path  # the kernels' JUPYTER_DATA_DIR: the notary secret that signs this user's outputs
-
-
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+@pytest.fixture(scope="module", autouse=True)
+def _view_bundle() -> None:
     from tests.support.app_servers import view_bundle
 
     view_bundle()  # raises PeersMissing (run `make peers-deps`) before any browser starts
-    data_dir = tmp_path_factory.mktemp("jupyter-data")
-    with running_lab(
-        tmp_path_factory.mktemp("app-leaks"), expose_app=True, env={"JUPYTER_DATA_DIR": str(data_dir)}
-    ) as (url, _root):
-        yield Served(url, data_dir)
-
-
-@pytest.fixture(scope="module")
-def served(lab: Served) -> tuple[str, str]:
-    """What conftest's ``page`` and ``front`` fixtures run on: JupyterLab only (the App host is the same in Notebook 7)."""
-    return lab.url, "lab"
 
 
 def server_cell(listener: Listener) -> str:
@@ -143,10 +126,10 @@ def test_an_app_without_domains_sends_nothing_out(front: Front, listener: Listen
     from tests.support.app_servers import LEAK_ATTEMPTS
 
     calls = [f"%mcp call apps.leak attempt={attempt}" for attempt in LEAK_ATTEMPTS]
-    put_notebook(front.url, "leaks.ipynb", notebook([""] * (2 + len(calls))))
-    panel = front.open("leaks.ipynb")
-    front.run_in_cell(0, "%load_ext mcp_notebook")
-    time.sleep(1)  # the page answers the kernel's hello between cells
+    name = front.path("leaks.ipynb")
+    put_notebook(front.url, name, notebook([""] * (2 + len(calls))))
+    panel = front.open(name)
+    load_extension(front, 0)
     front.run_in_cell(1, server_cell(listener))
     listener.clear()
     seen: dict[str, str] = {}
@@ -213,15 +196,20 @@ def planted_output(app: str, signed_by: bytes | None) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("signer", ["unsigned", "another user", "this user"])
-def test_a_planted_app_output_does_not_feed_its_data_to_the_app(front: Front, lab: Served, signer: str) -> None:
+def test_a_planted_app_output_does_not_feed_its_data_to_the_app(
+    front: Front, shared_labs: Callable[[str], SharedLab], signer: str
+) -> None:
     from nbformat.sign import MemorySignatureStore, NotebookNotary
     from playwright.sync_api import expect
 
-    own = bytes(NotebookNotary(data_dir=str(lab.data_dir), store_factory=MemorySignatureStore).secret)
+    data_dir = shared_labs(
+        "lab"
+    ).data_dir  # the kernels' JUPYTER_DATA_DIR: the notary secret that signs this user's outputs
+    own = bytes(NotebookNotary(data_dir=str(data_dir), store_factory=MemorySignatureStore).secret)
     key = {"unsigned": None, "another user": secrets.token_bytes(64), "this user": own}[signer]
     nb = notebook(["", "", "print('the App output below came with the notebook')"])
     nb["cells"][2]["outputs"] = [planted_output(secrets.token_hex(8), key)]
-    name = f"planted-{signer.replace(' ', '-')}.ipynb"
+    name = front.path(f"planted-{signer.replace(' ', '-')}.ipynb")
     put_notebook(front.url, name, nb)
     panel = front.open(name)
     app = panel.locator(".mcp-notebook-app").first

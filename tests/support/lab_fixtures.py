@@ -113,14 +113,28 @@ def own_folder(url: str, app: str, name: str) -> Iterator[str]:
             _reset_workspace(url)
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[Any]:
+    """Keep each phase's report on the test (``front`` looks whether the test itself failed)."""
+    report = yield
+    setattr(item, f"report_{report.when}", report)
+    return report
+
+
 @pytest.fixture
-def front(served: tuple[str, str], page: Any, request: pytest.FixtureRequest) -> Iterator[Front]:
+def front(served: tuple[str, str], page: Any, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Front]:
     """The page driven as a person would (``browser.Front``), on the module's ``served`` server, in a
-    folder of the served root that is this test's alone (``own_folder``)."""
+    folder of the served root that is this test's alone (``own_folder``). A failed test leaves a
+    screenshot of the page as it was (``page-at-failure.png`` in its ``tmp_path``)."""
     url, app = served
     page.set_default_timeout(30_000)
     with own_folder(url, app, request.node.name) as folder:
         try:
             yield Front(page, url, app, folder)
         finally:
+            report = getattr(request.node, "report_call", None)
+            if report is not None and report.failed:
+                shot = tmp_path / "page-at-failure.png"
+                page.screenshot(path=str(shot), full_page=True)
+                print(f"the page when the test failed: {shot}")
             page.goto("about:blank")  # the page lets go of the kernels and the workspace before they go
