@@ -22,7 +22,7 @@ import re
 import stat
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,8 @@ from typing import Any
 import pytest
 
 from ..conftest import REPO_ROOT
-from ..support.browser import Front, api, chromium_page, has_class, notebook, running_lab, shut_down_kernels, wait_for
+from ..support.browser import Front, api, chromium_page, has_class, notebook, shut_down_kernels, wait_for
+from ..support.lab_fixtures import SharedLab, own_folder
 from ..support.task_servers import running_task_server, stats_url
 
 SCREENSHOT = REPO_ROOT / "docs" / "images" / "task-resumed.png"
@@ -42,8 +43,14 @@ RESULT = f"Done after {DURATION}s"
 @dataclass(frozen=True)
 class Lab:
     url: str  # http://127.0.0.1:PORT, without a last /
-    root: Path  # the folder JupyterLab serves
+    root: Path  # this test's folder in the one JupyterLab serves
+    folder: str  # its path there
     data_dir: Path  # the kernels' JUPYTER_DATA_DIR
+
+    @property
+    def name(self) -> str:
+        """The notebook's path on the server."""
+        return f"{self.folder}/{NAME}"
 
     @property
     def handles_file(self) -> Path:
@@ -90,7 +97,9 @@ def task_server() -> Iterator[str]:
 
 
 @pytest.fixture
-def lab(tmp_path: Path, task_server: str) -> Iterator[Lab]:
+def lab(task_server: str, shared_labs: Callable[[str], SharedLab]) -> Iterator[Lab]:
+    """The shared JupyterLab (``support/lab_fixtures.py``: both kernels share its JUPYTER_DATA_DIR, so the
+    same task handles and notary secret) and this test's folder there, holding the notebook."""
     cells = [
         "%load_ext mcp_notebook",
         f"%mcp connect jobs {task_server}",
@@ -99,12 +108,10 @@ def lab(tmp_path: Path, task_server: str) -> Iterator[Lab]:
         "",
         "",
     ]
-    data = tmp_path / "data"
-    data.mkdir()
-    (tmp_path / "lab").mkdir()
-    env = {"JUPYTER_DATA_DIR": str(data)}  # both kernels: the same task handles, the same notary secret
-    with running_lab(tmp_path / "lab", {NAME: notebook(cells)}, app="lab", expose_app=True, env=env) as (url, root):
-        yield Lab(url, root, data)
+    shared = shared_labs("lab")
+    with own_folder(shared.url, "lab", "task-survives") as folder:
+        (shared.root / folder / NAME).write_text(json.dumps(notebook(cells)))
+        yield Lab(shared.url, shared.root / folder, folder, shared.data_dir)
 
 
 @pytest.fixture
@@ -118,7 +125,7 @@ def test_task_survives_the_kernel_and_resumes(lab: Lab, task_server: str, browse
     from playwright.sync_api import expect
 
     front = Front(browser, lab.url, "lab")
-    panel = front.open(NAME)
+    panel = front.open(lab.name)
     run_cell(front, 0)
     run_cell(front, 1)
     call = panel.locator(".jp-Cell").nth(2)
@@ -174,7 +181,7 @@ def test_task_survives_the_kernel_and_resumes(lab: Lab, task_server: str, browse
 
     # a new kernel on the same notebook (the page reopened): the saved record lists and resumes
     front.page.reload()
-    front.wait_idle(NAME)
+    front.wait_idle(lab.name)
     panel = front.page.locator(".jp-NotebookPanel:visible")
     call = panel.locator(".jp-Cell").nth(2)
     expect(call).to_have_class(has_class("mcp-notebook-waiting"))
