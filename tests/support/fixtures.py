@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .kernel_harness import Kernel, running_kernel
+from .kernel_harness import Kernel
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -125,7 +125,7 @@ def own_session(make_session: Callable[..., Session], session_views: Any, sessio
 
 # ---------------------------------------------------------------------- a real kernel
 Setup = str | tuple[str, ...]
-"""What a kernel runs first: one cell, or several in order (a cell magic must start its own cell)."""
+"""What a kernel runs first: one cell, or several in order (a cell magic must start its own cell); ``()``: nothing."""
 
 
 @pytest.fixture(scope="module")
@@ -136,11 +136,13 @@ def kernel_setup() -> Setup:
 
 @contextmanager
 def _set_up(cwd: Path, setup: Setup, env: dict[str, str] | None = None) -> Iterator[Kernel]:
-    first, *rest = (setup,) if isinstance(setup, str) else setup
-    with running_kernel(str(cwd), first, env=env) as k:
-        for cell in rest:
-            k.execute(cell)
-        yield k
+    kernel = Kernel(cwd=str(cwd), env=env)
+    try:
+        for cell in (setup,) if isinstance(setup, str) else setup:
+            kernel.execute(cell)  # raises if the cell failed
+        yield kernel
+    finally:
+        kernel.close()
 
 
 @pytest.fixture(scope="module")
