@@ -13,21 +13,11 @@ from __future__ import annotations
 
 import shlex
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from ..conftest import REPO_ROOT
-from ..support.kernel_harness import Kernel, running_kernel
+from ..support.kernel_harness import Kernel
 from ..wire.test_connection_real_servers import LOGS_ON_STDOUT, OLD_SDK_SERVER
-
-
-@pytest.fixture(scope="module")
-def kernel() -> Iterator[Kernel]:
-    with running_kernel(str(REPO_ROOT), "%load_ext mcp_notebook") as k:
-        yield k
 
 
 def run(kernel: Kernel, code: str) -> tuple[str, list[dict[str, Any]]]:

@@ -9,22 +9,19 @@ a flow's cell by its number and first line.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from ..conftest import REPO_ROOT
-from ..support.kernel_harness import Kernel, running_kernel
+from ..support.kernel_harness import Kernel
 
 MODES = [pytest.param(True, id="interactive"), pytest.param(False, id="headless")]
 SETUP = "%load_ext mcp_notebook\nfrom mcp_notebook.demo import demo\n%mcp connect demo demo\nimport pandas as pd"
 
 
 @pytest.fixture(scope="module")
-def kernel() -> Iterator[Kernel]:
-    with running_kernel(str(REPO_ROOT), SETUP) as k:
-        yield k
+def kernel_setup() -> str:
+    return SETUP
 
 
 def _of(kernel: Kernel, cell: str, *kinds: str) -> list[dict[str, Any]]:

@@ -8,14 +8,13 @@ whole in the rows (the table folds them), with an App note after the first line.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from mcp.server.mcpserver import MCPServer
 
-from ..conftest import get_shell, session_of
+from ..conftest import session_of
 
 
 def _server(name: str, tools: list[str]) -> MCPServer[Any]:
@@ -29,14 +28,12 @@ def _server(name: str, tools: list[str]) -> MCPServer[Any]:
     return server
 
 
-@pytest.fixture
-def ip() -> Iterator[InteractiveShell]:
-    shell = get_shell()
-    session = session_of(shell)
+@pytest.fixture(autouse=True)
+def alpha_and_beta(undo_each_test: InteractiveShell) -> None:
+    """Two servers connected in the shared shell for each test (disconnected after it)."""
+    session = session_of(undo_each_test)
     session.connect("alpha", _server("alpha", ["get_user", "get_order", "put_user"]))
     session.connect("beta", _server("beta", ["get_stock", "delete_stock"]))
-    yield shell
-    session.registry.disconnect_all()
 
 
 def names(table: Any) -> list[tuple[str, str]]:

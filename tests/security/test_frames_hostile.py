@@ -10,15 +10,13 @@ million records, keys that are not text, values nested deep.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from mcp_notebook.mapping.tabular import FRAME_COLUMNS, NotTabular, frame, records_of
 
-from ..conftest import REPO_ROOT
-from ..support.kernel_harness import Kernel, running_kernel
+from ..support.kernel_harness import Kernel
 from .test_render import SCRIPT, assert_inert
 
 ESCAPE = "\x1b[2J\x1b]52;c;cHduZWQ=\x07"  # clear the screen, write the clipboard
@@ -48,10 +46,8 @@ hostile = Server("hostile", on_list_tools=_list, on_call_tool=_call)
 
 
 @pytest.fixture(scope="module")
-def kernel() -> Iterator[Kernel]:
-    setup = f"%load_ext mcp_notebook\n{SERVER}\n%mcp connect h hostile"
-    with running_kernel(str(REPO_ROOT), setup) as k:
-        yield k
+def kernel_setup() -> str:
+    return f"%load_ext mcp_notebook\n{SERVER}\n%mcp connect h hostile"
 
 
 def _data(kernel: Kernel, cell: str) -> list[dict[str, Any]]:

@@ -9,7 +9,6 @@ report shows the result escaped in a bounded box, its size said, the output with
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,7 +17,7 @@ from mcp.server.mcpserver import MCPServer
 
 from mcp_notebook.notebook.display import FlowReport
 
-from ..conftest import get_shell, session_of
+from ..conftest import session_of
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -26,19 +25,16 @@ MARKUP = '<img src=x onerror="alert(1)"><script>alert(2)</script>" title="x'
 TEN_MB = 10_000_000
 
 
-@pytest.fixture
-def ip() -> Iterator[InteractiveShell]:
+@pytest.fixture(autouse=True)
+def evil(undo_each_test: InteractiveShell) -> None:
+    """The flooding server, connected in the shared shell for each test (disconnected after it)."""
     server: MCPServer[Any] = MCPServer("evil")
 
     def flood() -> str:
         return (MARKUP + "\n") * (TEN_MB // (len(MARKUP) + 1))
 
     server.tool(name="flood", description=MARKUP + " first line\n" + MARKUP * (TEN_MB // len(MARKUP)))(flood)
-    shell = get_shell()
-    session = session_of(shell)
-    session.connect("evil", server)
-    yield shell
-    session.registry.disconnect_all()
+    session_of(undo_each_test).connect("evil", server)
 
 
 def test_a_10_mb_markup_description_is_folded_escaped_and_bounded(ip: InteractiveShell) -> None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import logging
 import shlex
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -84,15 +83,6 @@ import sys
 sys.stderr.write("weather: no API key configured\\n")
 sys.exit(3)
 """
-
-
-@pytest.fixture(scope="module")
-def ip() -> Iterator[InteractiveShell]:
-    from ..conftest import get_shell
-
-    shell = get_shell()
-    yield shell
-    registry(shell).disconnect_all()
 
 
 def registry(shell: Any = None) -> Any:
