@@ -305,6 +305,24 @@ _CURRENT_NOTEBOOK_READY = """(name) => {
 }"""
 
 
+_UNSETTLED = r"""() => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  const off = {};
+  panel.content.widgets.forEach((cell, i) => {
+    if (cell.model.type !== 'code' || !cell.model.sharedModel.getSource().trim()) return;
+    const node = cell.node.querySelector('.jp-InputPrompt');
+    const prompt = node ? node.textContent.trim() : `(not rendered; count ${cell.model.executionCount})`;
+    if (!/^\[\d+\]:?$/.test(prompt)) off[`cell ${i}`] = prompt;
+  });
+  const kernel = panel.sessionContext.kernelDisplayStatus;
+  if (kernel !== 'idle') off.kernel = kernel;
+  const indicator = panel.node.querySelector('.jp-Notebook-ExecutionIndicator')
+    || document.querySelector('.jp-Notebook-ExecutionIndicator');
+  if (indicator && indicator.dataset.status !== 'idle') off.indicator = String(indicator.dataset.status);
+  return off;
+}"""
+
+
 @dataclass(frozen=True)
 class Front:
     """A JupyterLab or Notebook 7 page (``app`` in ``APPS``) at ``url``, served with ``expose_app=True``.
@@ -385,6 +403,22 @@ class Front:
             re.compile(r"\[(\d+|\*)\]" if not wait else r"\[\d+\]"), timeout=timeout
         )
         return cell
+
+    def settled_prompts(self, timeout: float = 30) -> dict[str, str]:
+        """What of the current notebook has not settled after a run: ``{}`` once every code cell that has
+        source shows its execution count (``[12]:``) and the kernel (``sessionContext.kernelDisplayStatus``)
+        and the toolbar's execution indicator (``jp-Notebook-ExecutionIndicator``, where shown) say idle.
+
+        Waits up to ``timeout`` seconds for that (the page takes in the last messages), then names what is
+        still off: ``{"cell 7": "[*]:", "kernel": "busy", "indicator": "busy"}``, so a test asserts
+        ``front.settled_prompts() == {}`` after Run All and a failure says which cell and what it shows.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            off: dict[str, str] = self.page.evaluate(_UNSETTLED)
+            if not off or time.monotonic() > deadline:
+                return off
+            time.sleep(0.25)
 
 
 # ---------------------------------------------------------------------- waits on what the page did
