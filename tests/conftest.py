@@ -176,7 +176,8 @@ def get_shell() -> InteractiveShell:
     from IPython.testing.globalipapp import start_ipython
 
     shell: InteractiveShell = start_ipython() or get_ipython()
-    shell.run_line_magic("load_ext", "mcp_notebook")
+    if "mcp_notebook" not in shell.extension_manager.loaded:  # a second %load_ext prints "already loaded"
+        shell.run_line_magic("load_ext", "mcp_notebook")
     shell.run_line_magic("config", "MCPMagics.interactive = False")
     return shell
 
