@@ -374,6 +374,9 @@ def _comm_status_replies(shell: Any) -> Iterator[None]:
     a form's fields kept their first character). So, for as long as this cell awaits, the kernel's
     comm handlers are wrapped to publish that status, only for messages handled beside the cell
     (on the main thread while its lock is held; a subshell's own messages have theirs already).
+    Each such ``idle`` is followed by ``busy`` again under the cell's own request: the page shows the
+    kernel's last status, and the cell still runs (without it the status bar said Idle while the cell
+    and the cells queued behind it showed ``[*]``).
     """
     kernel = getattr(shell, "kernel", None)
     handlers = getattr(kernel, "shell_handlers", None)
@@ -383,6 +386,7 @@ def _comm_status_replies(shell: Any) -> Iterator[None]:
         yield  # not ipykernel (terminal IPython, a script): no page waits for a status
         return
     originals = {kind: handlers[kind] for kind in _COMM_TYPES if kind in handlers}
+    cell = kernel.get_parent("shell")  # this cell's execute_request: the kernel is still busy with it
 
     def replying(handler: Any) -> Any:
         def handle(stream: Any, idents: Any, msg: Any) -> Any:
@@ -394,6 +398,7 @@ def _comm_status_replies(shell: Any) -> Iterator[None]:
             finally:
                 if beside:
                     publish("idle", "shell", parent=msg)
+                    publish("busy", "shell", parent=cell)
 
         return handle
 

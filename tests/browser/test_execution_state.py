@@ -6,14 +6,17 @@ leave now and then a cell ``[*]`` (or empty) after everything had run and the to
 busy for good: the cell's closing ``idle`` went out under the cell before (``magics.kernel_parent``).
 Here a notebook of a dozen calls, one of them a form answered while the cells behind it wait, runs
 several times in a row in JupyterLab and Notebook 7; after each run the page's own prompts must all
-show a number and the kernel and the execution indicator say idle (``Front.settled_prompts``).
+show a number and the kernel and the execution indicator say idle (``Front.settled_prompts``). While
+the form waits, the page must show the kernel busy: the status each comm message handled beside the
+cell gets ends with ``busy`` again under the cell (``cell_await._comm_status_replies``); the last
+status the page saw was that comm's ``idle``, and the status bar said Idle beside cells showing ``[*]``.
 """
 
 from __future__ import annotations
 
 import time
 
-from ..support.browser import Front, notebook, put_notebook
+from ..support.browser import Front, notebook, put_notebook, wait_for
 
 ROUNDS = 5
 FORM_CELL = 7
@@ -49,6 +52,8 @@ def _run_all_answering_the_form(front: Front) -> None:
     accept.wait_for(state="visible", timeout=90_000)
     waiting = front.page.locator(".jp-NotebookPanel:visible .jp-Cell").nth(len(CELLS) - 1).locator(".jp-InputPrompt")
     assert waiting.inner_text().strip() == "[*]:", "the last cell should wait behind the form"
+    status = "() => window.jupyterapp.shell.currentWidget.sessionContext.kernelDisplayStatus"
+    wait_for(lambda: front.page.evaluate(status) == "busy", "the kernel shown busy while the form's cell runs", 10)
     accept.click()
     front.page.wait_for_function(_LAST_RAN, timeout=120_000)
 
