@@ -382,7 +382,7 @@ def _comm_status_replies(shell: Any) -> Iterator[None]:
     handlers = getattr(kernel, "shell_handlers", None)
     lock = getattr(kernel, "_main_asyncio_lock", None)
     publish = getattr(kernel, "_publish_status", None)
-    if not isinstance(handlers, dict) or lock is None or publish is None:
+    if kernel is None or not isinstance(handlers, dict) or lock is None or publish is None:
         yield  # not ipykernel (terminal IPython, a script): no page waits for a status
         return
     originals = {kind: handlers[kind] for kind in _COMM_TYPES if kind in handlers}
