@@ -237,7 +237,8 @@ def build_parsers() -> dict[str, Parser]:
         p = ps[kind] = Parser(
             kind,
             f"List the {kind} of a server (default: every connected server); PATTERN keeps the names it matches "
-            f"(a glob, any case: %mcp {kind} SERVER 'get_*', or %mcp {kind} 'get_*' over every server).",
+            f"(a glob, any case: {mcp_line('%mcp', kind, 'SERVER', 'get_*')}, or {mcp_line('%mcp', kind, 'get_*')} "
+            "over every server).",
         )
         p.add_argument("server", nargs="?")
         p.add_argument("pattern", nargs="?", help="a glob on the name (* ? [...]), any case")
