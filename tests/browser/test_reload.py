@@ -98,14 +98,15 @@ def expect_one_report(cell: Any) -> None:
 def saved_report(url: str, name: str) -> list[dict[str, Any]]:
     """The outputs of the flow's cell in the saved file; ``[]`` while the server is still writing it.
 
-    Caught mid-write, the contents API answers 400 "Unreadable Notebook" or 500 (as ``browser.saved_flows`` says).
+    Caught mid-write, the contents API answers 400 "Unreadable Notebook", 500, or 404 for an instant while a save
+    swaps the file (as ``browser.saved_flows`` says; a loaded run met the 404 here).
     """
     import urllib.error
 
     try:
         model = api(url, f"contents/{name}?content=1")
     except urllib.error.HTTPError as exc:
-        if exc.code == 400 or exc.code >= 500:
+        if exc.code in (400, 404) or exc.code >= 500:
             return []
         raise
     return list(model["content"]["cells"][2]["outputs"])

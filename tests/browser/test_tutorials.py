@@ -280,6 +280,8 @@ def test_run_all_in_the_browser_shows_what_nbval_sees(
     front.open(front.path(name))
     clicks = CLICKS.get(name, [])
     _run_all_with_clicks(front, name, clicks)
+    # the page's own prompts and kernel status: every cell numbered, the kernel idle (issue 36, item 1)
+    assert front.settled_prompts() == {}, f"{name}: after Run All in {front.app}, not every cell ended numbered"
 
     reference = nbformat.read(NOTEBOOKS / name, as_version=4)
     ran = _saved(folder, name, front)

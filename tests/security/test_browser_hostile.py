@@ -205,7 +205,9 @@ def test_hostile_server_in_jupyterlab(lab: Lab, page: Any) -> None:
     ):  # an isError result: a red "error" badge, and the cell failed (Run All went on: tagged raises-exception)
         badge = cells.nth(index).locator(".mcpnb .badge")
         expect(badge).to_have_text("error")
-        expect(badge).to_have_css("background-color", "rgb(211, 47, 47)")
+        # the theme's error colour (JupyterLab Light's --jp-error-color1) edges it; its fill is that colour mixed into
+        # the page's background so the text keeps its contrast in every theme (issue 37, item 5)
+        expect(badge).to_have_css("border-top-color", "rgb(211, 47, 47)")
         expect(cells.nth(index).locator("[data-mime-type='application/vnd.jupyter.stderr']")).to_contain_text(
             "reported a tool error (isError)"
         )
