@@ -12,13 +12,15 @@ toolbar's execution indicator busy for good).
 
 ``keep_request_parents`` wraps the kernel's ``set_parent`` (on the instance, for as long as the
 extension is loaded): a message is made the parent by ``dispatch_shell`` once, when it is handled;
-setting a message that was the parent before again is a restore, and a restore keeps the parent the
-calling context holds now. Where nothing ran in between, that is the same message (ipykernel's own
+setting a message that was the parent before again from ipykernel's ``shell_main`` is its late restore,
+and that restore keeps the parent the calling context holds now (any other caller, such as a library
+that handles queued messages inside a cell and sets the cell's request back, is obeyed as it is). Where nothing ran in between, that is the same message (ipykernel's own
 restore, unchanged); where the next request started meanwhile, it stays that request's.
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections import OrderedDict
 from typing import Any
@@ -36,6 +38,9 @@ class _KeepParent:
         self.original = type(kernel).set_parent.__get__(kernel)
         self.seen: OrderedDict[str, None] = OrderedDict()
         self.lock = threading.Lock()  # set_parent runs on the main, subshell and control threads
+        self.shell_mains = {  # the code of ipykernel's ``shell_main`` (and any subclass's own)
+            code for cls in type(kernel).__mro__ if (code := getattr(cls.__dict__.get("shell_main"), "__code__", None))
+        }
 
     def __call__(self, ident: Any, parent: Any, channel: str = "shell") -> None:
         msg_id = (parent or {}).get("header", {}).get("msg_id") if isinstance(parent, dict) else None
@@ -48,13 +53,23 @@ class _KeepParent:
             self.seen.move_to_end(msg_id)
             while len(self.seen) > _REMEMBERED:
                 self.seen.popitem(last=False)
-        if again:
+        if again and self._late_restore():
             try:  # the parent this context holds now: the request that is running here
                 parent = self.kernel._shell_parent.get()
                 ident = self.kernel._shell_parent_ident.get()
             except LookupError:
                 pass  # nothing set in this context yet: nothing newer to keep
         self.original(ident, parent, channel)
+
+    def _late_restore(self) -> bool:
+        """Whether the caller is the kernel's own ``shell_main``, the one restore that may come too late.
+
+        Code in a cell may set its own request back after handling queued messages itself (jupyter-ui-poll's
+        ``ui_events`` does): that restore must win, or the cell's later output and its closing ``idle``
+        go out under the message handled last, and the page never sees the cell end.
+        """
+        caller = sys._getframe(2)  # 0: here, 1: __call__, 2: whoever set the parent
+        return caller.f_code in self.shell_mains
 
 
 def keep_request_parents(shell: Any) -> None:

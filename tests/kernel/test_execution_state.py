@@ -111,3 +111,28 @@ def test_every_cell_ends_under_its_own_request_while_comms_arrive(tmp_path: Any)
     assert {ids.index(p): s for p, s in last_status.items() if s != "idle"} == {}
     assert [i for i, m in enumerate(ids) if m not in ended] == [], "cells whose idle never came"
     assert problems == []
+
+
+# A library that handles queued messages inside a running cell (jupyter-ui-poll's ``ui_events``:
+# it dispatches them, each made the parent in turn, then sets the cell's own request back) must get
+# the cell back as its parent: the cell's later output is the cell's. Only ipykernel's own late
+# restore (``Kernel.shell_main``) may keep a newer parent.
+RESTORE_CELL = """\
+kernel = get_ipython().kernel
+ident, mine = kernel._shell_parent_ident.get(), kernel.get_parent("shell")
+handled = {**mine, "header": {**mine["header"], "msg_id": "handled-in-between", "msg_type": "comm_msg"}}
+kernel.set_parent(ident, handled)  # a queued message handled inside the cell, as its dispatch sets it
+kernel.set_parent(ident, mine)  # the library sets the cell's request back
+print("after the handled message")
+"""
+
+
+def test_a_cell_that_sets_its_own_request_back_keeps_its_output(tmp_path: Any) -> None:
+    kernel = Kernel(cwd=str(tmp_path))
+    try:
+        kernel.execute("%load_ext mcp_notebook")
+        cell = kernel.execute(RESTORE_CELL)
+        assert kernel.text_of_cell(cell) == "after the handled message\n"
+        assert [m["content"]["text"] for m in kernel.messages if m["parent_header"].get("msg_id") == "handled-in-between"] == []  # fmt: skip
+    finally:
+        kernel.close()
