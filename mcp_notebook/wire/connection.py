@@ -58,6 +58,7 @@ State = Literal["connecting", "open", "closed", "dead"]
 LOG_LIMIT = 500
 CONNECTION_CLOSED = -32000  # the SDK's code for a transport that ended under a request
 ROOTS_NOTIFY_TIMEOUT = 5.0  # a notification is one write; a server that blocks it longer is not waited for
+PROBE = "server/discover"  # the request an automatic handshake opens with (2026-07-28)
 
 
 class ConnectionFailed(FlowError):
@@ -142,12 +143,15 @@ class Connection:
         A stdio server on an older SDK (1.6 and the like) exits on a request it does not know, and the
         automatic ``server/discover`` probe is one: the SDK's own fallback to ``initialize`` then finds
         the pipe closed. Such a server, which answered nothing before it went, is started once more
-        with the 2025 handshake (``fell_back``), so it connects as it would with ``--protocol legacy``.
+        with the 2025 handshake (``fell_back``), so it connects as it would with ``--protocol legacy``,
+        but only when it may have stopped on the probe (``_closed_on_probe``): a command that crashes at
+        start is not run twice.
         """
+        mark = self._stderr_lines
         try:
             await self._open_once()
         except ConnectionFailed as failed:
-            if not self._closed_on_probe(failed):
+            if not self._closed_on_probe(failed.code, failed.kind, mark):
                 raise
             self.fell_back = True
             try:
@@ -163,16 +167,28 @@ class Connection:
                 }
             )
 
-    def _closed_on_probe(self, failed: ConnectionFailed) -> bool:
+    def _exited_unheard(self, code: int | None, kind: str | None) -> bool:
         """Whether a stdio server went away during an automatic handshake without a single message of MCP."""
         return (
             self.protocol == "auto"
             and not self.fell_back
             and self.target.kind == "stdio"
-            and failed.code == CONNECTION_CLOSED
-            and failed.kind is None
+            and code == CONNECTION_CLOSED
+            and kind is None
             and self._heard == 0
         )
+
+    def _closed_on_probe(self, code: int | None, kind: str | None, since: int) -> bool:
+        """Whether such a server may have stopped on the ``server/discover`` probe, so that a 2025 start may connect it.
+
+        It did when what it wrote on stderr since ``since`` names the probe (an older SDK's traceback
+        quotes the method it refused), and may have when it wrote nothing. Anything else there (a
+        traceback at start, "no API key") is a crash of its own: starting it again would run it twice.
+        """
+        if not self._exited_unheard(code, kind):
+            return False
+        said = self._stderr_since(since)
+        return not said or any(PROBE in line for line in said)
 
     async def _open_once(self) -> None:
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -222,6 +238,12 @@ class Connection:
                 "2025 handshake (initialize, as with --protocol legacy)"
             )
         kind = error.kind if isinstance(error, FlowError) else None  # bad sign-in flags stay "bad_input"
+        if self._exited_unheard(code, kind) and not self._closed_on_probe(code, kind, opened):
+            text = (
+                "the server exited without answering; it was not started again, as what it wrote on stderr (below) "
+                "does not name the 2026-07-28 probe (server/discover). A server on an older SDK that stops on that "
+                "probe connects with --protocol legacy."
+            )
         raise ConnectionFailed(self._with_stderr(f"{where}: {text}", opened), code=code, data=data, kind=kind)
 
     async def _ready_or_sign_in(self, ready: asyncio.Future[None]) -> None:
@@ -541,14 +563,19 @@ class Connection:
 
     def _with_stderr(self, text: str, since: int = 0) -> str:
         """``text`` plus the last stderr lines written since ``since`` (a mark taken when the failing request began)."""
+        fresh = self._stderr_since(since)
+        if fresh:
+            tail = "\n".join(fresh[-8:])
+            return f"{text}\nThe server wrote on stderr:\n{tail}"
+        return text
+
+    def _stderr_since(self, since: int) -> list[str]:
+        """The stderr lines written since the mark ``since`` (those still kept)."""
         pump = self._stderr_pump
         if pump is not None and pump.is_alive() and self.state != "open":
             pump.join(0.5)  # the server is gone: let its last words (a traceback) arrive first
         fresh = min(self._stderr_lines - since, len(self.stderr))
-        if fresh > 0:
-            tail = "\n".join(list(self.stderr)[-min(fresh, 8) :])
-            return f"{text}\nThe server wrote on stderr:\n{tail}"
-        return text
+        return list(self.stderr)[-fresh:] if fresh > 0 else []
 
     # ------------------------------------------------------------------ state
     @property

@@ -9,6 +9,8 @@ tests/kernel/test_connect_real_servers.py.
 * a server on an old SDK (1.6), which exits on a request it does not know before ``initialize``
   (the automatic ``server/discover`` probe): it is connected with the 2025 handshake by itself;
   one that exits on both says so, naming ``--protocol legacy``;
+* a command that crashes at start (its stderr says why, and not about the probe) is run once, not
+  started again with the 2025 handshake (issue 38);
 * a URL that answers HTTP 404 says so, not "-32601 the server does not offer this method".
 
 A mistyped URL is tests/wire/test_target.py's.
@@ -77,11 +79,22 @@ for raw in sys.stdin:
     sys.stdout.flush()
 """
 
+# Each start is counted in a file beside the script, so a test can tell how often it ran.
 EXITS_AT_ONCE = """\
 import sys
 
+open(__file__ + ".runs", "a").write("run\\n")
 sys.stderr.write("weather: no API key configured\\n")
 sys.exit(3)
+"""
+
+# Exits on its first request, whatever it is, and says nothing: it may have stopped on the probe.
+EXITS_SILENTLY_ON_ANY_REQUEST = """\
+import sys
+
+open(__file__ + ".runs", "a").write("run\\n")
+sys.stdin.readline()
+sys.exit(1)
 """
 
 
@@ -130,15 +143,29 @@ def test_a_server_on_an_old_sdk_is_connected_with_the_2025_handshake(ip: Interac
 
 
 def test_a_server_that_exits_on_both_handshakes_says_so_once(ip: InteractiveShell, tmp_path: Path) -> None:
+    line = command(tmp_path, "silent", EXITS_SILENTLY_ON_ANY_REQUEST)
+    with pytest.raises(ConnectionFailed) as info:
+        registry().connect("silent", _stdio(line))
+    assert str(info.value) == (
+        f"Could not connect 'silent' to {line}: the server exited without answering, both on the 2026-07-28 probe "
+        "(server/discover) and on the 2025 handshake (initialize, as with --protocol legacy)"
+    )
+    assert info.value.code == -32000
+    assert (tmp_path / "silent.py.runs").read_text() == "run\nrun\n"  # it said nothing: tried with both handshakes
+
+
+def test_a_command_that_crashes_at_start_runs_once(ip: InteractiveShell, tmp_path: Path) -> None:
     line = command(tmp_path, "no_key", EXITS_AT_ONCE)
     with pytest.raises(ConnectionFailed) as info:
         registry().connect("nokey", _stdio(line))
     assert str(info.value) == (
-        f"Could not connect 'nokey' to {line}: the server exited without answering, both on the 2026-07-28 probe "
-        "(server/discover) and on the 2025 handshake (initialize, as with --protocol legacy)\n"
+        f"Could not connect 'nokey' to {line}: the server exited without answering; it was not started again, as "
+        "what it wrote on stderr (below) does not name the 2026-07-28 probe (server/discover). A server on an older "
+        "SDK that stops on that probe connects with --protocol legacy.\n"
         "The server wrote on stderr:\nweather: no API key configured"
     )
-    assert info.value.code == -32000
+    assert info.value.code == -32000 and "nokey" not in registry()
+    assert (tmp_path / "no_key.py.runs").read_text() == "run\n"  # started once: its stderr said why it stopped
 
 
 def test_a_url_answering_404_says_the_path_may_be_wrong(ip: InteractiveShell, start_http_server: Any) -> None:
