@@ -57,6 +57,8 @@ Kind = Literal[
     "bad_config", "bad_input", "consent_needed", "flow_id_needed", "flow_running", "no_saved_flow", "nothing_waiting", "several_waiting", "unreadable_file",
     # what a server sent that is refused (a skill's file that fails verification)
     "skill_refused",
+    # what the administrator's policy forbids (core/policy.py)
+    "policy_refused",
     # notes (Note), not errors
     "reconnected", "saved_flow_waiting",
 ]  # fmt: skip

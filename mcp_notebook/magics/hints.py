@@ -174,7 +174,7 @@ def hint(kind: Kind | None, fields: dict[str, Any]) -> str | None:
         # no hint: the message already says what to do, or there is no %mcp command that helps
         case (
             "bad_config" | "bad_input" | "cancelled" | "failed" | "flow_running" | "map_failed" | "no_backchannel" | "no_subscriptions"
-            | "not_live" | "reconnected" | "resume_failed" | "several_connected" | "sign_in_refused" | "sign_in_unreachable"
+            | "not_live" | "policy_refused" | "reconnected" | "resume_failed" | "several_connected" | "sign_in_refused" | "sign_in_unreachable"
             | "task_cancelled" | "task_failed" | "task_invalid" | "tool_error" | "unanswered" | "unknown_connection" | "unreadable_file"
         ):  # fmt: skip
             return None
