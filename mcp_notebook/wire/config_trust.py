@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from ..core.private_table import PrivateTable, data_file
 from ..core.text import Flag
 from ..core.urls import consent_url
+from .config_values import ConfigError, shown_value
 
 if TYPE_CHECKING:
     from .configs import ServerEntry
@@ -109,8 +110,6 @@ def describe_entry(entry: ServerEntry) -> list[tuple[str, str]]:
     and outputs are saved with notebooks). The values are the file's own text: callers escape them;
     the URL is a ``core.urls.ShownURL`` (its host as reached, a look-alike one marked).
     """
-    from .configs import ConfigError, _shown_value
-
     lines: list[tuple[str, str]] = [("server name", entry.name), ("from file", str(entry.file))]
     try:
         target, cwd = entry.target()
@@ -122,14 +121,14 @@ def describe_entry(entry: ServerEntry) -> list[tuple[str, str]]:
         lines.append(("in folder", cwd or "(the kernel's working folder)"))
         if entry.env:
             lines.append(
-                ("with environment variables", ", ".join(f"{k}={_shown_value(v)}" for k, v in entry.env.items()))
+                ("with environment variables", ", ".join(f"{k}={shown_value(v)}" for k, v in entry.env.items()))
             )
         if entry.env_file:
             lines.append(("and the variables of the file", entry.env_file))
     else:
         lines.append(("connects to", consent_url(str(target))))  # the host reached, look-alikes marked
         if entry.headers:
-            lines.append(("sends headers", ", ".join(f"{k}: {_shown_value(v)}" for k, v in entry.headers.items())))
+            lines.append(("sends headers", ", ".join(f"{k}: {shown_value(v)}" for k, v in entry.headers.items())))
     names = [ref.name for ref in entry.variables()]
     lines.append(("reads your environment variables", ", ".join(names) if names else "none"))
     return lines

@@ -24,8 +24,9 @@ Problems are kept per file and per entry: bad JSON makes its file unusable, a ba
 itself, and every message names the file and the entry.
 
 Why this module is long: one job, four file formats (each with its own shape, variables and
-transports); what a session does with the entries is ``session/from_config.py``, and which files may
-be read at all is ``config_trust.py``.
+transports); what a session does with the entries is ``session/from_config.py``, which files may
+be read at all is ``config_trust.py``, and the variables a value names (and how it is shown masked)
+``config_values.py``.
 """
 
 from __future__ import annotations
@@ -38,20 +39,30 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from ..core.redact import MASK, is_secret_name
+from ..core.redact import MASK
 from ..core.urls import consent_url
-from ..errors import SessionError
+from .config_trust import file_problem, search_folders
+from .config_values import (
+    ConfigError,
+    Reference,
+    bearer_variable,
+    expand,
+    looks_secret,
+    masked_args,
+    masked_url,
+    references,
+    shown_value,
+)
 
 if TYPE_CHECKING:
-    from ..session.session import Session
     from .connection import Connection
 
 __all__ = [
     "ConfigError",
     "ConfigFile",
+    "Connects",
     "ServerEntry",
     "find_configs",
     "read_config",
@@ -64,98 +75,28 @@ Scope = Literal[
 Transport = Literal["stdio", "http", "sse"]
 
 
-# Environment variables whose values are places, not secrets: they may be part of a command line or URL
-_PLACE_VARIABLES = frozenset(
-    {"HOME", "USERPROFILE", "USER", "USERNAME", "LOGNAME", "PWD", "TMPDIR", "TEMP", "TMP", "APPDATA", "LOCALAPPDATA",
-     "PROGRAMDATA", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR"}
-)  # fmt: skip
-# besides redact.is_secret_name: words that mark a variable as a secret when it would land in a saved command line or URL
-_SECRET_HINTS = frozenset({"key", "pat", "pass", "jwt", "sas", "cert", "sig", "signature", "hmac", "salt", "dsn"})
-_WORDS = re.compile(r"[A-Za-z][a-z]*|[0-9]+")
-_VSCODE_BUILTINS = frozenset({"workspaceFolder", "workspaceFolderBasename", "userHome", "pathSeparator", "/", "cwd"})
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_REFERENCE = re.compile(r"\$\{([^}]*)\}")
-_REFERENCE_OR_BARE = re.compile(r"\$\$|\$\{([^}]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 _CONNECTION_NAME = re.compile(r"[^A-Za-z0-9_-]+")
 
 
-class ConfigError(SessionError):
-    """A config that cannot be used as written: bad JSON, a bad entry, a variable that is not set.
+class Connects(Protocol):
+    """What ``ServerEntry.connect`` opens a server with: a session's ``connect`` (``session.Session`` has it).
 
-    Its message names the file and the entry (never a value); ``details`` has ``file`` (and
-    ``variable`` when one is missing). ``kind`` is ``"bad_config"``.
+    Declared here so that this floor names no type of the session floor above it.
     """
 
-    def __init__(
-        self, message: str, *, file: Path | None = None, server: str | None = None, variable: str | None = None
-    ) -> None:
-        details: dict[str, Any] = {"file": str(file) if file is not None else None}
-        if variable is not None:
-            details["variable"] = variable
-        super().__init__(
-            message, kind="bad_config", server=server, reason="missing_variable" if variable else None, details=details
-        )
-
-
-# ---------------------------------------------------------------------------------------------- references
-
-
-@dataclass(frozen=True)
-class Reference:
-    """One ``${...}`` / ``$NAME`` in a config value: what it names, never what it stands for."""
-
-    text: str  # as written, e.g. "${env:TOKEN}"
-    kind: Literal["env", "input", "builtin", "unsupported"]
-    name: str
-    default: str | None = None  # ${VAR:-default}
-
-
-def _reference(inner: str | None, bare: str | None, text: str) -> Reference:
-    if bare is not None:
-        return Reference(text, "env", bare)
-    body = inner or ""
-    if body.startswith("env:"):
-        return Reference(text, "env", body[4:])
-    if body.startswith("input:"):
-        return Reference(text, "input", body[6:])
-    if body in _VSCODE_BUILTINS:
-        return Reference(text, "builtin", body)
-    name, sep, default = body.partition(":-")
-    if _IDENTIFIER.fullmatch(name):
-        return Reference(text, "env", name, default if sep else None)
-    return Reference(text, "unsupported", body)
-
-
-def references(value: str, bare: bool) -> list[Reference]:
-    """The references in ``value``. ``bare``: ``$NAME`` counts too (``$$`` is a literal ``$``).
-
-    Bare ``$NAME`` is read only in environment and header values: in a command line a ``$`` is
-    usually meant for the shell the command starts, as Claude Code and VS Code leave it.
-    """
-    found = []
-    for m in (_REFERENCE_OR_BARE if bare else _REFERENCE).finditer(value):
-        if m.group(0) == "$$":
-            continue
-        found.append(_reference(m.group(1), m.group(2) if bare else None, m.group(0)))
-    return found
-
-
-def expand(value: str, bare: bool, lookup: Callable[[Reference], str]) -> str:
-    """``value`` with each reference replaced by ``lookup(reference)``."""
-
-    def one(m: re.Match[str]) -> str:
-        if m.group(0) == "$$":
-            return "$"
-        return lookup(_reference(m.group(1), m.group(2) if bare else None, m.group(0)))
-
-    return (_REFERENCE_OR_BARE if bare else _REFERENCE).sub(one, value)
-
-
-def _looks_secret(variable: str) -> bool:
-    """Whether a variable's value must stay out of a saved command line or URL."""
-    if variable in _PLACE_VARIABLES:
-        return False
-    return is_secret_name(variable) or any(w.lower() in _SECRET_HINTS for w in _WORDS.findall(variable))
+    def connect(
+        self,
+        name: str,
+        target: Any,
+        *,
+        headers: Mapping[str, str] | None = None,
+        bearer_env: str | None = None,
+        protocol: str = "auto",
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        read_timeout: float | None = None,
+        interactive: bool = False,
+    ) -> Connection: ...
 
 
 # ---------------------------------------------------------------------------------------------- entries
@@ -236,7 +177,7 @@ class ServerEntry:
                     )
                 if ref.kind == "unsupported":
                     return f"uses {ref.text} in {where}: only ${{env:NAME}}, ${{NAME}}, ${{NAME:-default}}, ${{workspaceFolder}} and ${{userHome}} are understood here"
-                if saved and ref.kind == "env" and _looks_secret(ref.name):
+                if saved and ref.kind == "env" and looks_secret(ref.name):
                     return (
                         f"uses {ref.text} in {where}: its value would become part of the {'URL' if where == 'url' else 'command line'}, "
                         f"which is shown and saved with flows; pass it in {'headers' if self.transport != 'stdio' else 'env'} instead"
@@ -296,7 +237,7 @@ class ServerEntry:
         headers: dict[str, str] = {}
         bearer_env: str | None = None
         for key, value in self.headers.items():
-            variable = _bearer_variable(value) if key.lower() == "authorization" else None
+            variable = bearer_variable(value) if key.lower() == "authorization" else None
             if variable is not None:
                 memory(f"header {key}", value)  # says which variable is missing, if it is
                 bearer_env = variable  # the target keeps the name and reads the token at each open
@@ -356,7 +297,7 @@ class ServerEntry:
 
     def connect(
         self,
-        session: Session,
+        session: Connects,
         name: str | None = None,
         *,
         protocol: str = "auto",
@@ -383,7 +324,7 @@ class ServerEntry:
     def shown_target(self) -> str:
         """The target as written, with literal secrets masked: variables by name, values never."""
         if self.transport == "stdio":
-            words = _masked_args(self.command)
+            words = masked_args(self.command)
             text = "-- " + " ".join(
                 w if w == MASK or w.endswith("=" + MASK) else shlex.quote(w) for w in words
             )  # the mask unquoted
@@ -391,74 +332,12 @@ class ServerEntry:
             if self.env_file:
                 extras.append(f"envFile {self.env_file}")
             if self.env:
-                extras.append("env " + ", ".join(f"{k}={_shown_value(v)}" for k, v in self.env.items()))
+                extras.append("env " + ", ".join(f"{k}={shown_value(v)}" for k, v in self.env.items()))
             return text + (f"  [{'; '.join(extras)}]" if extras else "")
-        text = str(consent_url(_masked_url(self.url)))  # a row a --trust-project approves: look-alike hosts marked
+        text = str(consent_url(masked_url(self.url)))  # a row a --trust-project approves: look-alike hosts marked
         if self.headers:
-            text += "  [headers " + ", ".join(f"{k}: {_shown_value(v)}" for k, v in self.headers.items()) + "]"
+            text += "  [headers " + ", ".join(f"{k}: {shown_value(v)}" for k, v in self.headers.items()) + "]"
         return text
-
-
-def _bearer_variable(value: str) -> str | None:
-    """``VAR`` when a header value is exactly ``Bearer ${VAR}`` / ``Bearer ${env:VAR}`` / ``Bearer $VAR``."""
-    scheme, _, rest = value.strip().partition(" ")
-    if scheme.lower() != "bearer":
-        return None
-    refs = references(rest.strip(), bare=True)
-    if len(refs) == 1 and refs[0].text == rest.strip() and refs[0].kind == "env" and refs[0].default is None:
-        return refs[0].name
-    return None
-
-
-def _shown_value(value: str) -> str:
-    """A header or env value for a listing: the variables it names, or the mask for a literal."""
-    refs = [r.text for r in references(value, bare=True) if r.kind != "builtin"]
-    return " ".join(refs) if refs else MASK
-
-
-def _masked_args(words: list[str]) -> list[str]:
-    """Command words with the values of secret-named flags (``--token X``, ``--api-key=X``) masked, references kept."""
-    out: list[str] = []
-    for i, word in enumerate(words):
-        flag, eq, value = word.partition("=")
-        if eq and flag.startswith("-") and is_secret_name(flag.lstrip("-")) and not _only_references(value):
-            out.append(f"{flag}={MASK}")
-        elif (
-            i > 0
-            and words[i - 1].startswith("-")
-            and "=" not in words[i - 1]
-            and is_secret_name(words[i - 1].lstrip("-"))
-            and not _only_references(word)
-        ):
-            out.append(MASK)
-        else:
-            out.append(word)
-    return out
-
-
-def _only_references(value: str) -> bool:
-    return bool(value) and _REFERENCE.sub("", value) == ""
-
-
-def _masked_url(url: str) -> str:
-    """A URL with its password and secret-named query values masked (references kept: they are names)."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return url
-    netloc = parts.netloc
-    if "@" in netloc:
-        user, _, host = netloc.rpartition("@")
-        name, colon, _password = user.partition(":")
-        netloc = f"{name}{':' + MASK if colon else ''}@{host}"
-    query = parts.query
-    if query:
-        pairs = parse_qsl(query, keep_blank_values=True)
-        if any(is_secret_name(k) for k, _ in pairs):
-            query = urlencode(
-                [(k, MASK if is_secret_name(k) and not _only_references(v) else v) for k, v in pairs], safe="${}:"
-            )
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 # ---------------------------------------------------------------------------------------------- files
@@ -528,8 +407,6 @@ def read_config(path: Path, kind: Kind | None = None, base: Path | None = None, 
     own files. The owner and mode are checked on the open file (``config_trust.file_problem``) and
     the digest is of the very bytes parsed, so what is approved is what was read.
     """
-    from .config_trust import file_problem
-
     try:
         with path.open("rb") as handle:
             unsafe = file_problem(os.fstat(handle.fileno()))
@@ -674,7 +551,7 @@ def _entry(config: ConfigFile, name: str, raw: Any, base: Path | None, manager: 
             _named_list(raw.get("headers"), "headers") if manager else _string_map(raw.get("headers"), "headers")
         )
         if not url.startswith(("http://", "https://")) and not url.startswith("${"):
-            raise _BadEntry(f"url must be an http(s) URL, not {_masked_url(url)!r}")
+            raise _BadEntry(f"url must be an http(s) URL, not {masked_url(url)!r}")
     entry.problem = entry.check()
     return entry
 
@@ -801,8 +678,6 @@ def find_configs(start: Path | None = None, paths: list[Path] | None = None) -> 
     Raises:
         ConfigError: a given path does not exist.
     """
-    from .config_trust import search_folders
-
     user_level = {_key(p) for p, _ in user_config_paths()}
     candidates: list[tuple[Path, Kind | None, Path | None]] = []
     if paths:
