@@ -24,13 +24,13 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .display import WIDGET_VIEW_MIME
-
 if TYPE_CHECKING:
     from .apps import AppHost, LiveApp
 
 __all__ = ["WIDGET_VIEW_MIME", "app_widget_class", "widget_for"]
 
+WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
+"""The MIME type of a widget's view in an output (``FlowReport`` puts the App's widget there)."""
 STATIC = Path(__file__).parent / "static"
 
 

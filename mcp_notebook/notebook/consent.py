@@ -16,12 +16,12 @@ from typing import Any
 
 import ipywidgets as w
 
-from ..core.text import plain_text
+from ..core.text import esc, plain_text
 from ..core.urls import ShownURL
 from ..flows.record import SavedFlow
 from ..flows.trust import describe_record, record_text
-from .display import STYLE, esc
 from .live_view import Choice, ChoicePanel
+from .style import STYLE
 
 __all__ = ["ConfirmProjectServer", "ConfirmResume", "RecordReview"]
 

@@ -34,11 +34,13 @@ import ipywidgets as w
 
 from ..core.kept import Kept
 from ..core.limits import Limits
-from ..core.text import plain_text
+from ..core.text import esc, plain_text
 from ..core.threads import KernelLoop, Reply
 from ..errors import FlowError
 from ..flows.ui import HeadlessUI
-from .display import STYLE, WIDGET_VIEW_MIME, FlowReport, badge, esc, log_text, task_line
+from .app_widget import WIDGET_VIEW_MIME
+from .flow_report import FlowReport, log_text, task_line
+from .style import STYLE, badge
 
 if TYPE_CHECKING:
     from ..auth.sign_in import SignIn, SignInRequest

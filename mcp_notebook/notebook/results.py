@@ -37,7 +37,7 @@ class _Readable:
     __slots__ = ()
 
     def __repr__(self) -> str:
-        from .display import ResultView
+        from .result_view import ResultView
 
         plain, _ = ResultView(self, _LOOKED_AT).parts()
         first = one_line(plain[0], REPR_CHARS) if plain else ""

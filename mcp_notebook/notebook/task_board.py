@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 from ..core.text import one_line
 from ..core.threads import KernelLoop
 from ..flows.ui import HeadlessUI
-from .display import Table, shown_state
+from .flow_report import shown_state
+from .table import Table
 
 if TYPE_CHECKING:
     from ..flows.flow import Flow

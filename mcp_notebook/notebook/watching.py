@@ -40,7 +40,8 @@ from ..core.text import esc, one_line, plain_text
 from ..core.threads import KernelLoop
 from ..errors import FlowError, describe_exception
 from ..wire.connection import covers
-from .display import STYLE, ResultView, note_html
+from .result_view import ResultView
+from .style import STYLE, note_html
 
 if TYPE_CHECKING:
     from mcp.types import ReadResourceResult

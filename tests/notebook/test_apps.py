@@ -393,7 +393,7 @@ def test_without_a_kernel_the_result_is_plain_and_the_server_sees_the_extension(
         flow = session.call("tools/call", conn, "clock", {}, CallOptions(), interactive=False, cell_id=None)
         assert flow is not None and flow.result(timeout=30).content[0].text == "apps: yes"
         assert flow.app is None  # no kernel, no page: the text is the output
-        from mcp_notebook.notebook.display import FlowReport
+        from mcp_notebook.notebook.flow_report import FlowReport
 
         bundle = FlowReport(flow)._repr_mimebundle_()
         assert OUTPUT_MIME not in bundle and "apps: yes" in json.dumps(bundle)

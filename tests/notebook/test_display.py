@@ -17,7 +17,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from mcp_notebook.forms.model import Answers
-from mcp_notebook.notebook.display import OPEN_DEPTH, FlowReport, shown_state
+from mcp_notebook.notebook.flow_report import FlowReport, shown_state
+from mcp_notebook.notebook.structured_view import OPEN_DEPTH
 from mcp_notebook.session.session import Session
 
 from ..security.test_render import Tags, assert_inert

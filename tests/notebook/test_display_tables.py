@@ -13,7 +13,9 @@ import re
 
 from mcp.types import CallToolResult, TextContent
 
-from mcp_notebook.notebook.display import OUTPUT_CSS, STYLE, ResultView, Table, badge
+from mcp_notebook.notebook.result_view import ResultView
+from mcp_notebook.notebook.style import OUTPUT_CSS, STYLE, badge
+from mcp_notebook.notebook.table import Table
 
 from ..conftest import REPO_ROOT
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from mcp_notebook.notebook.display import Table
+from mcp_notebook.notebook.table import Table
 
 
 def test_a_listing_is_its_records_and_keeps_columns_and_rows() -> None:
