@@ -88,7 +88,16 @@ def test_decline_reaches_the_server(kernel: Kernel) -> None:
 
 def test_run_all_stops_at_a_tool_error(kernel: Kernel) -> None:
     """Issue 21 item 4: an isError result fails its cell, so a Run All (stop_on_error, as JupyterLab sends it) stops there."""
-    first = kernel.kc.execute("%mcp call demo.fail message=stop-here", allow_stdin=True, stop_on_error=True)
+    # The cell first waits until the next cell's request is queued behind it in the kernel (a task waiting for the
+    # kernel's cell lock), as Run All's requests are in JupyterLab: ipykernel aborts only requests queued when a
+    # cell fails, and a fast failing call could end before a loaded kernel had read the next one (a CI run: "ok").
+    queued = (
+        "import asyncio, time\n"
+        "_lock, _until = get_ipython().kernel._main_asyncio_lock, time.monotonic() + 60\n"
+        "while not _lock._waiters and time.monotonic() < _until:\n"
+        "    await asyncio.sleep(0.02)\n"
+    )
+    first = kernel.kc.execute(queued + "%mcp call demo.fail message=stop-here", allow_stdin=True, stop_on_error=True)
     second = kernel.kc.execute("print('the next cell ran')", allow_stdin=True)
     replies: dict[str, str] = {}
     deadline = time.monotonic() + 60

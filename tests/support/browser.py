@@ -91,10 +91,15 @@ def notebook(cells: list[str]) -> dict[str, Any]:
 
 
 def quiet_settings(root: Path) -> None:
-    """Quiet JupyterLab: no news toast, no update check (they would cover the page in screenshots)."""
+    """Quiet JupyterLab: no news toast, no update check (they would cover the page in screenshots), no autosave."""
     notify = root / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
     notify.parent.mkdir(parents=True, exist_ok=True)
     notify.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    # no autosave: a test saves when its text says so, and an autosave that starts beside that save can stop it
+    # at JupyterLab's "File Changed" dialog (the file on disk newer than the page's copy by the other save)
+    docmanager = root / "@jupyterlab" / "docmanager-extension" / "plugin.jupyterlab-settings"
+    docmanager.parent.mkdir(parents=True, exist_ok=True)
+    docmanager.write_text(json.dumps({"autosave": False}))
 
 
 @contextmanager
@@ -277,6 +282,24 @@ def shut_down_kernels(url: str) -> None:
         api(url, f"sessions/{session['id']}", "DELETE")
 
 
+_WATCH_SAVE = """() => {
+  const context = window.jupyterapp.shell.currentWidget.context;
+  window.__mcpSaved = new Promise((resolve) => {
+    const seen = (_, state) => {
+      if (state === 'completed' || state === 'failed') {
+        context.saveState.disconnect(seen);
+        resolve(state);
+      }
+    };
+    context.saveState.connect(seen);
+  });
+}"""
+_SAVED = """(ms) => Promise.race([
+  window.__mcpSaved,
+  new Promise((resolve) => setTimeout(() => resolve('not finished after ' + ms + ' ms'), ms)),
+])"""
+
+
 def has_class(name: str) -> Any:
     """A pattern for ``expect(...).to_have_class``: the element's classes include ``name``."""
     import re
@@ -367,8 +390,21 @@ class Front:
         self.page.locator(".jp-NotebookPanel:visible .jp-Cell").first.click()
         self.menu("Run", "Run All Cells")
 
-    def save(self) -> None:
+    def save(self, timeout: float = 60_000) -> None:
+        """File > Save Notebook, as a person saves; returns once the front end says the save completed.
+
+        A menu click that did not land, or a save that JupyterLab stopped at a dialog ("File Changed"),
+        used to show up a minute later as "timed out waiting for the record on disk"; now the click is
+        checked at once: the document's ``saveState`` must say ``completed``, else the test fails here,
+        naming any dialog on the page.
+        """
+        self.page.evaluate(_WATCH_SAVE)
         self.menu("File", "Save Notebook")
+        state = self.page.evaluate(_SAVED, timeout)
+        if state != "completed":
+            dialog = self.page.locator(".jp-Dialog")
+            shown = dialog.first.inner_text() if dialog.count() else "no dialog"
+            raise AssertionError(f"File > Save Notebook did not complete ({state}); on the page: {shown}")
 
     def restart_kernel(self) -> None:
         """Restart the current notebook's kernel through the front end's API (no dialog, no page reload)."""
