@@ -44,6 +44,7 @@ _FILE_TIERS = {
     "tests/support/test_app_servers.py": "peers",  # the ext-apps examples on Node 22 from .peers/npm
     "tests/support/test_task_servers.py": "peers",  # fastmcp-tasks from .peers/venv-tasks
     "tests/test_binder.py": "slow",  # a fresh venv from binder/'s files
+    "tests/test_docs.py": "slow",  # builds the docs site (Sphinx, every tutorial page)
 }
 # a unit module that starts a real kernel (nbclient, jupyter_client, the kernel harness) is in the kernel tier
 _STARTS_KERNELS = ("kernel_harness", "KernelManager", "start_new_kernel", "NotebookClient", "nbclient", "kernel_setup")
