@@ -172,3 +172,38 @@ def test_other_text_resources_stay_preformatted(hub: Session) -> None:
     _, bundle = report(hub, "resources/read", "shelf://plain")
     html = body(bundle["text/html"])
     assert "<pre># not a heading: plain text</pre>" in html and "<h1>" not in html
+
+
+def _notebook_imports() -> dict[str, set[str]]:
+    """Each module of ``mcp_notebook.notebook`` -> the sibling modules it imports, function-local and type-only ones included."""
+    import ast
+    from pathlib import Path
+
+    import mcp_notebook.notebook as package
+
+    graph: dict[str, set[str]] = {}
+    for path in Path(package.__file__).parent.glob("*.py"):
+        tree = ast.parse(path.read_text())
+        graph[path.stem] = {
+            node.module.split(".")[0]
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module
+        }
+    return graph
+
+
+def test_the_rendering_modules_import_each_other_in_one_direction() -> None:
+    """No import cycle among the notebook modules, not even one hidden in a function (display <-> app_widget was one)."""
+    graph = _notebook_imports()
+    assert graph["app_widget"] <= {"apps"} and "display" not in graph["app_widget"]
+    cycles = []
+    for start in graph:
+        stack = [(start, [start])]
+        while stack:
+            module, path = stack.pop()
+            for nxt in graph.get(module, ()):
+                if nxt == start:
+                    cycles.append(path)
+                elif nxt not in path:
+                    stack.append((nxt, [*path, nxt]))
+    assert cycles == []
