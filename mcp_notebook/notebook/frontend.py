@@ -15,37 +15,10 @@ answers ``restore`` with the records saved in the notebook, and afterwards ``ack
 * Every connected front end answers, and a page reloaded while the kernel runs sends an
   unsolicited ``restore`` with ``"reason": "reconnect"`` holding what that page has.
 
-OAuth sign-in uses the same comm: every ``restore`` carries ``page_url``, the Jupyter server's
-base URL as the browser sees it (the redirect URI is ``page_url + "mcp-notebook/oauth/callback"``).
-``await_oauth(state, deliver)`` sends ``oauth_wait``; the extension relays what the callback
-page got for that state as ``{"op": "oauth", ...}`` and ``deliver`` gets it, once. These
-messages go out at once from any thread (a cell may be blocked waiting for the sign-in), and the
-answer arrives on whatever thread the kernel handles the comm on.
-
-The page's first ``restore`` is asked for before a sign-in picks its redirect URI
-(``wait_for_page``): in the cell that runs ``%load_ext`` that reply would reach the kernel only
-after the cell (ipykernel 7.4 routes it to the main shell, busy with the cell), so a
-``%mcp connect`` in the same cell would fall back to the kernel's loopback address, which a
-remote kernel or JupyterHub user's browser cannot reach. ipykernel's shell-channel thread reads
-every comm message's data to route it (``BaseComm._reply_subshell_for``); the hook installed here
-notes there, on that thread and at once, that the page answered and its ``page_url``. The full
-restore is still handled on the main shell after the cell, as before.
-
-A flow's settled report reaches the page twice: as the ``update_display_data`` of its live area,
-which only the page that ran the cell can place (a display id is not saved, so a reloaded or
-second page drops it), and as ``{"op": "report", "cell_id", "display_id", "output"}`` on this comm,
-which the extension writes over the output carrying that display id in its metadata (nothing when
-it is already the report). The kernel keeps each report until a page answers ``shown``, and sends
-it again with every ``restore``, so a page that reloads just as the flow ends still gets it. The
-live area goes the same way when it is made (``{"op": "display", ...}``) and is kept until its
-report replaces it: a page that has no output with that display id adds it to the cell.
-
-A reloaded page finds the kernel's comm with ``comm_info_request``, which ipykernel 7.4 answers
-only after the running cell, and a call's cell runs until its flow ends: the page would get the
-comm (and so the live area) only after the form it needs was answered. A ``comm_open`` is handled
-while a cell awaits, so the kernel also takes comms the page opens to target ``mcp_notebook``: to
-``{"op": "where"}`` it answers ``{"op": "here", "comm_id": ...}`` (this comm) and closes that one;
-the page then adopts this comm as after a ``comm_info_request``.
+The comm also carries the sign-ins' OAuth callbacks (``oauth_relay.OAuthRelay``) and the flows'
+live areas and settled reports for pages that reloaded or joined (``report_queue.ReportQueue``);
+``page_probes`` is how the kernel hears the page while a cell runs (the routing hook that notes
+the page's first answer for ``wait_for_page``, and the ``where`` probes of a reloaded page).
 
 Without the extension the records of the saved ``.ipynb`` are read from disk (as JSON)
 (``__session__`` where Jupyter sets it, VS Code's ``__vsc_ipynb_file__``, or ``%mcp flows --from
@@ -66,31 +39,26 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlsplit
 
 from ..core.threads import KernelLoop
 from ..flows.record import parse_flows
 from ..flows.store import Store
 from ..session.page import Page
 from ..session.settings import PAGE_WAIT
+from .oauth_relay import OAUTH_STATE, OAuthRelay
 from .output_records import OutputRecords
+from .page_probes import COMM_TARGET, PROTOCOL_VERSION, WhereProbes, answers_where_sent, checked_page_url
+from .report_queue import REPORTS_KEPT, ReportQueue
 
-__all__ = ["COMM_TARGET", "Frontend"]
+__all__ = ["COMM_TARGET", "REPORTS_KEPT", "Frontend", "checked_page_url"]
 
-COMM_TARGET = "mcp_notebook"
-PROTOCOL_VERSION = 1
-
-OAUTH_STATE = re.compile(r"^[A-Za-z0-9_-]{8,256}$")
-"""What the extension and the server extension accept as an OAuth ``state``."""
-OAUTH_FIELDS = ("code", "iss", "error", "error_description")
+_answers_where_sent = answers_where_sent  # its old name here, as tests/auth import it
 WRITERS_KEPT = 1_000
 """Flows whose writing page is remembered (the oldest go first)."""
 PAGES_KEPT = 100
 """Pages (kernel client ids) whose tab id is remembered."""
 PAGE_ID = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
 """A page's tab id or kernel client id as the kernel keeps it (anything else is not kept)."""
-REPORTS_KEPT = 20
-"""Settled reports kept until a page says it shows them (the oldest go first)."""
 
 
 class Frontend(Page):
@@ -106,13 +74,9 @@ class Frontend(Page):
         self.saves_left = 0
         self._comm: Any = None
         self._kernel: KernelLoop | None = None  # the kernel's loop, where the comm's messages go out
-        self._oauth: dict[str, Callable[[dict[str, Any]], None]] = {}  # state -> deliver, until the answer comes
-        self._oauth_lock = threading.Lock()
-        self._reports: OrderedDict[str, dict[str, Any]] = (
-            OrderedDict()
-        )  # display id -> report message, until a page shows it
-        self._reports_lock = threading.Lock()
-        self._probes: Any = None  # the comm manager our ``where`` target is registered with
+        self.oauth = OAuthRelay(self._send_now)  # sign-ins waiting for the callback the page relays
+        self.reports = ReportQueue()  # live areas and reports kept until a page shows them
+        self._probes = WhereProbes(lambda: self._comm)  # a reloaded page asks where this comm is
         self._answered = threading.Event()  # the page said something on the comm (seen as ipykernel routes it)
         self._restored_early = False  # its restore was seen there: the relay is up before the main shell handles it
         self._page_silent = False  # a wait for the page ran out: later sign-ins do not wait again
@@ -142,9 +106,9 @@ class Frontend(Page):
         self._kernel = KernelLoop(cell_context=False)
         comm.on_msg(self._on_msg)
         comm.on_close(self._on_close)
-        self._hooked = _answers_where_sent(comm, heard=self._heard)
+        self._hooked = answers_where_sent(comm, heard=self._heard)
         self._comm = comm
-        self._answer_probes()
+        self._probes.register()
         self.status = "pending"
         try:
             comm.open(data={"op": "hello", "v": PROTOCOL_VERSION})
@@ -174,43 +138,14 @@ class Frontend(Page):
         timer.cancel()
         self._arm_silence(hello + seconds - time.monotonic())
 
-    def _answer_probes(self) -> None:
-        """Take the comms a page opens to ask where ours is (a reloaded page, while a cell runs)."""
-        try:
-            from comm import get_comm_manager
-
-            manager = get_comm_manager()
-            manager.register_target(COMM_TARGET, self._on_probe)
-        except Exception:  # noqa: BLE001 - without it a reloaded page finds the comm once the cell ends
-            return
-        self._probes = manager
-
-    def _on_probe(self, comm: Any, open_msg: dict[str, Any]) -> None:
-        """A page asks ``where``: tell it this comm's id and close the asking comm (any thread)."""
-        data = open_msg.get("content", {}).get("data")
-        primary = self._comm
-        try:
-            if isinstance(data, dict) and data.get("op") == "where" and primary is not None:
-                comm.send({"op": "here", "v": PROTOCOL_VERSION, "comm_id": primary.comm_id})
-            comm.close()
-        except Exception as exc:  # noqa: BLE001 - the comm handler must survive
-            print(f"mcp-notebook: could not answer a page: {type(exc).__name__}", file=sys.__stderr__)
-
     def close(self) -> None:
         """Close the comm (``%unload_ext``); the notebook keeps what it has."""
-        probes, self._probes = self._probes, None
-        if probes is not None:
-            try:
-                if probes.targets.get(COMM_TARGET) == self._on_probe:
-                    probes.unregister_target(COMM_TARGET, self._on_probe)
-            except Exception:  # noqa: BLE001 - closing must not fail
-                pass
+        self._probes.unregister()
         comm, self._comm = self._comm, None
         timer, self._silence_timer = self._silence_timer, None
         if timer is not None:
             timer.cancel()
-        with self._oauth_lock:
-            self._oauth.clear()
+        self.oauth.clear()
         if comm is not None:
             comm.on_msg(None)
             comm.on_close(None)
@@ -314,10 +249,7 @@ class Frontend(Page):
         if client is None:
             return
         _keep_newest(self._writers, flow_id, client, WRITERS_KEPT)
-        with self._reports_lock:
-            live = self._reports.get(display_id)
-            if live is not None:
-                live["writer"] = {"client": client}
+        self.reports.answered(display_id, client)
 
     def settle(self, flow_id: str) -> None:
         if self.outputs.writes_now(flow_id) or self.writes_outputs() or flow_id in self.file_ids:
@@ -368,16 +300,7 @@ class Frontend(Page):
         Kept until a page answers ``shown`` (at most ``REPORTS_KEPT``) and sent again with every
         ``restore``: a page that reloads as the flow ends, or joins after, still writes it.
         """
-        message: dict[str, Any] = {"op": "report", "cell_id": cell_id, "display_id": display_id, "output": output}
-        with self._reports_lock:
-            live = self._reports.get(display_id)
-            if (
-                live is not None and "writer" in live
-            ):  # the page that showed the live area may add it; others replace only
-                message["writer"] = live["writer"]
-            self._reports[display_id] = message
-            self._trim_reports()
-        self._send(self._addressed(message))
+        self._send(self._addressed(self.reports.report(cell_id, display_id, output)))
 
     def send_live(self, cell_id: str | None, display_id: str, output: dict[str, Any]) -> None:
         """A flow's live area as it is made (its widget view), for pages that did not see it displayed.
@@ -385,25 +308,14 @@ class Frontend(Page):
         Kept, and sent again with every ``restore``, until its report replaces it; never over a
         report already known for that display (a flow that settled at once).
         """
-        message: dict[str, Any] = {"op": "display", "cell_id": cell_id, "display_id": display_id, "output": output}
         client = self._cell_client()  # made in the flow's cell: only that page (tab) adds it
-        if client is not None:
-            message["writer"] = {"client": client}
-        with self._reports_lock:
-            if display_id in self._reports:
-                return
-            self._reports[display_id] = message
-            self._trim_reports()
-        self._send(self._addressed(message))
-
-    def _trim_reports(self) -> None:
-        while len(self._reports) > REPORTS_KEPT:
-            self._reports.popitem(last=False)
+        message = self.reports.live(cell_id, display_id, output, client)
+        if message is not None:
+            self._send(self._addressed(message))
 
     def pending_reports(self) -> list[str]:
         """Display ids of live areas not settled yet and of reports no page has said it shows (tests, ``restore``)."""
-        with self._reports_lock:
-            return list(self._reports)
+        return self.reports.pending()
 
     def send_app(self, data: dict[str, Any]) -> None:
         """An ``app_*`` message to the page, sent at once from this thread (App replies come from the loop)."""
@@ -446,12 +358,9 @@ class Frontend(Page):
         elif op == "path":
             self.path = data.get("path") if isinstance(data.get("path"), str) else self.path
         elif op == "oauth":
-            self._on_oauth(data)
+            self.oauth.deliver(data)
         elif op == "shown" and isinstance(data.get("display_id"), str):
-            with self._reports_lock:
-                kept = self._reports.get(data["display_id"])
-                if kept is not None and kept["op"] == "report":  # a page has it: no page needs it again
-                    del self._reports[data["display_id"]]
+            self.reports.shown(data["display_id"])
         elif isinstance(op, str) and op.startswith("app_") and self.on_app is not None:
             try:
                 self.on_app(data)
@@ -479,13 +388,10 @@ class Frontend(Page):
                 self._send({"op": "delete", "id": flow_id})
             for record in self.store.kernel_records(exclude=records):
                 self.save(record)  # addressed to its writer, as every save
-            with self._oauth_lock:
-                waiting = list(self._oauth)
-            for state in waiting:  # the reloaded page does not know them yet
+            for state in self.oauth.waiting():  # the reloaded page does not know them yet
                 self._send_now({"op": "oauth_wait", "state": state})
-        with self._reports_lock:
-            reports = list(self._reports.values())
-        for message in reports:  # a page that reloaded or joined as a flow ended: it writes what no page has shown
+        # a page that reloaded or joined as a flow ended: it writes what no page has shown
+        for message in self.reports.messages():
             self._send(self._addressed(message))
 
     def _note_page(self, restore: dict[str, Any]) -> None:
@@ -543,36 +449,12 @@ class Frontend(Page):
             self.status == "connected" or (self.status == "pending" and self._restored_early)
         ):
             return False
-        with self._oauth_lock:
-            self._oauth[state] = deliver
-        self._send_now({"op": "oauth_wait", "state": state})
+        self.oauth.wait(state, deliver)
         return True
 
     def cancel_oauth(self, state: str) -> None:
         """Stop waiting for ``state`` (timed out, cancelled): ``deliver`` will not be called."""
-        with self._oauth_lock:
-            known = self._oauth.pop(state, None) is not None
-        if known:
-            self._send_now({"op": "oauth_cancel", "state": state})
-
-    def _on_oauth(self, data: dict[str, Any]) -> None:
-        state = data.get("state")
-        if not isinstance(state, str):
-            return
-        with self._oauth_lock:
-            deliver = self._oauth.pop(state, None)  # once: every connected page may relay it
-        if deliver is None:
-            return
-        answer = {
-            "state": state,
-            **{name: data[name] if isinstance(data.get(name), str) else None for name in OAUTH_FIELDS},
-        }
-        try:
-            deliver(answer)
-        except Exception as exc:  # noqa: BLE001 - the comm handler must survive the caller's bug
-            print(
-                f"mcp-notebook: the OAuth callback could not be handed over: {type(exc).__name__}", file=sys.__stderr__
-            )
+        self.oauth.cancel(state)
 
 
 def _keep_newest(table: OrderedDict[str, str], key: str, value: str, limit: int) -> None:
@@ -581,59 +463,3 @@ def _keep_newest(table: OrderedDict[str, str], key: str, value: str, limit: int)
     table.move_to_end(key)
     while len(table) > limit:
         table.popitem(last=False)
-
-
-def _answers_where_sent(comm: Any, heard: Callable[[Any], None] | None = None) -> bool:
-    """Have ipykernel 7 handle ``oauth`` messages on the subshell the front end sent them on.
-
-    ipykernel 7 routes a front end's comm message to the subshell this comm last sent from
-    (``BaseComm._reply_subshell_for``): after a ``hello`` or a save sent from a cell, that is the
-    main shell, where nothing is handled while a cell blocks (a ``%mcp`` line waiting for the
-    sign-in). JupyterLab and Notebook 7 send comm messages on a subshell of their own, so an
-    OAuth answer routed there is handled on that subshell's thread at once. Other messages keep
-    ipykernel's routing; a comm without the hook (another kernel library) is left as it is.
-
-    ``heard(data)`` is told of every message (and close) as it is routed, on the shell-channel
-    thread: the only place a kernel whose main shell is busy with a cell sees the page's answer.
-    Returns whether the hook is in place.
-    """
-    route = getattr(comm, "_reply_subshell_for", None)
-    if not callable(route):
-        return False
-
-    def reply_subshell(data: Any, default: Any) -> Any:
-        if heard is not None:
-            try:
-                heard(data)
-            except Exception:  # noqa: BLE001 - routing must go on whatever the note did
-                pass
-        if isinstance(data, dict) and data.get("op") == "oauth":
-            return default  # the subshell named in the message's own header
-        return route(data, default)
-
-    comm._reply_subshell_for = reply_subshell
-    return True
-
-
-def checked_page_url(value: Any) -> str | None:
-    """The base URL the front end reported, if it is a plain http(s) URL ending in ``/``; else ``None``."""
-    if not isinstance(value, str) or not value.endswith("/") or len(value) > 2048:
-        return None
-    if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in value):
-        return None
-    try:
-        parts = urlsplit(value)
-        parts.port  # noqa: B018 - raises on a bad port
-    except ValueError:
-        return None
-    if (
-        parts.scheme not in ("http", "https")
-        or not parts.hostname
-        or parts.username is not None
-        or parts.query
-        or parts.fragment
-        or "?" in value
-        or "#" in value
-    ):
-        return None
-    return value
