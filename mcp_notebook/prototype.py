@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from .core.policy import current_policy
 from .core.text import mcp_line
 from .errors import FlowError
 
@@ -241,6 +242,8 @@ class ServedServer:
         return (parts.hostname or "") in own
 
     def start(self, obj: Any | None = None) -> None:
+        if refused := current_policy().serve_refusal():  # the administrator's (core/policy.py): nothing listens
+            raise FlowError(f"Not serving {self.name!r}: {refused}.", kind="policy_refused")
         import uvicorn
 
         if obj is not None:

@@ -34,8 +34,6 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Protocol
 
-import ada_url
-
 __all__ = [
     "POLICY_FILE",
     "SCHEMA",
@@ -237,6 +235,8 @@ class Policy:
         limited = [f for f in self.files if f.urls is not None]
         if not limited:
             return None
+        import ada_url  # only where a URL is judged: loading the extension stays light
+
         try:
             parts = ada_url.parse_url(url)
         except ValueError:
@@ -291,6 +291,8 @@ class Policy:
                 return self._says(file, f"allows only these sampling providers: {allowed}; not {provider!r}")
         if url is None:
             return None
+        import ada_url
+
         try:
             host = str(ada_url.parse_url(url)["hostname"]).strip("[]")
         except ValueError:

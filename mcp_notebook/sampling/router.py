@@ -274,6 +274,29 @@ class ModelRouter:
 
 
 # ---------------------------------------------------------------------- one request, end to end
+def _least_review(policy: str, choice: Choice, ui: Reviewer | None) -> str:
+    """``policy`` raised to the administrator's least review: ``ask`` for every request, or for those that leave the machine (``remote``).
+
+    Nothing in the notebook lowers it (``%config MCPMagics.review``, ``%mcp model review``): it is read
+    from the policy file at each request. A request it wants reviewed with nobody to review it (a
+    headless run) is refused before it reaches a model. The person typing a ``human`` reply reviews it.
+    """
+    from ..core.policy import current_policy
+
+    least = current_policy().least_review()
+    if least is None or choice.config.provider == "human" or policy == "ask":
+        return policy
+    level, path = least
+    if level == "remote" and not choice.config.leaves_machine:
+        return policy
+    if ui is None or not ui.interactive:
+        raise SamplingError(
+            f"the administrator's policy ({path}) wants a person to review {'every sampling request' if level == 'ask' else 'a request that leaves this machine'}, "
+            "and this run has nobody to review it (headless); nothing was sent to the model"
+        )
+    return "ask"
+
+
 async def answer_sampling(router: ModelRouter, ui: Reviewer | None, flow: Asking, key: str, params: Any) -> Any:
     """Route, review and answer one sampling request; returns the result or ``ErrorData``.
 
@@ -297,6 +320,7 @@ async def answer_sampling(router: ModelRouter, ui: Reviewer | None, flow: Asking
     assert ui is not None or policy == "never"  # "ask" and "always" need a person: without one the policy is "never"
     edits: list[str] = []
     try:
+        policy = _least_review(policy, choice, ui)  # the administrator's least review (core/policy.py)
         if policy == "ask" and ui is not None:
             decision = await flow.waiting_for(ui.review_request(flow, key, params, choice, list(router.models)))
             if not decision.approved:

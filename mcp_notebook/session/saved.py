@@ -24,6 +24,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..auth.sdk_provider import OAuthOptions
+from ..core.policy import current_policy
 from ..core.text import mcp_line
 from ..errors import FlowError, Note, SessionError, describe_exception
 from ..flows.flow import Flow, FlowState
@@ -214,6 +215,11 @@ class SavedFlows:
             FlowError: its server cannot be reached again (``reconnect_needed``, ``still_saved``).
         """
         session = self.session
+        if refused := current_policy().saved_server_refusal(record.server):  # before a consent, a process or a socket
+            raise FlowError(
+                f"Flow {record.id} was not resumed: {refused}. It stays saved.",
+                kind="policy_refused", flow_id=record.id, server=record.server_name,
+            )  # fmt: skip
         live = session.live_flow(record.id)
         if live is not None:
             if live.state is not FlowState.WAITING:
@@ -386,6 +392,8 @@ class SavedFlows:
         """Why resuming ``record`` needs the user's consent first (empty: it may go on by itself)."""
         session = self.session
         concerns: list[str] = []
+        if refused := current_policy().saved_server_refusal(record.server):  # listed as forbidden, never started
+            concerns.append(f"{refused}, so it cannot be resumed here")
         others = len(session.store.claimants(record.id)) - 1
         if others > 0:
             concerns.append(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ...core.policy import current_policy
 from . import anthropic, local, openai
 from .base import Provider, SamplingContext, SamplingError, _redact
 
@@ -29,6 +30,8 @@ async def create_message(config: ModelConfig, params: Any, ctx: SamplingContext)
     provider = PROVIDERS.get(config.provider)
     if provider is None:
         raise SamplingError(f"unknown provider {config.provider!r}; expected one of {', '.join(PROVIDERS)}")
+    if refused := current_policy().sampling_refusal(config.provider):  # the administrator's (core/policy.py)
+        raise SamplingError(refused)
     try:
         return await provider.answer(config, params, ctx)
     except SamplingError:

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlparse
 
+from ...core.policy import current_policy
+
 if TYPE_CHECKING:
     from ..router import ModelConfig
 
@@ -197,6 +199,8 @@ async def _post(
     import httpx2
 
     host = urlparse(url).netloc or url
+    if refused := current_policy().sampling_refusal(config.provider, url):  # the host, before anything is sent
+        raise SamplingError(refused)
     try:
         async with httpx2.AsyncClient(timeout=httpx2.Timeout(config.timeout), trust_env=False) as client:
             response = await client.post(url, json=payload, headers=headers)
