@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from ..core.policy import current_policy
 from ..core.redact import MASK
 from ..core.urls import consent_url
 from .config_trust import file_problem, search_folders
@@ -168,6 +169,8 @@ class ServerEntry:
 
     def check(self) -> str | None:
         """Why this entry can never connect as written (found from names alone, no values read)."""
+        if refused := current_policy().config_entry_refusal(self.scope, self.transport, self.command, self.url):
+            return refused  # the administrator's (core/policy.py): listed as forbidden, never connected
         for where, value, saved in self._fields():
             for ref in references(value, bare=not saved):
                 if ref.kind == "input":
@@ -196,6 +199,8 @@ class ServerEntry:
                     "userHome": str(Path.home()), "pathSeparator": os.sep, "/": os.sep,
                 }[ref.name]  # fmt: skip
             if ref.kind == "env":
+                if refused := current_policy().env_refusal(ref.name, f"in {where}"):  # never read, never sent
+                    raise ConfigError(f"{self.where}: {refused}", file=self.file, server=self.name)
                 if ref.name in environ and (ref.default is None or environ[ref.name] != ""):
                     return environ[ref.name]
                 if ref.default is not None:

@@ -280,3 +280,81 @@ def test_serve(set_policy: Write, session: Session) -> None:
         socket.create_connection(("127.0.0.1", urlsplit(served.url).port or 0), timeout=5).close()  # it listens
     finally:
         session.prototypes.stop("proto")
+
+
+# ---------------------------------------------------------------------------------------------- config files
+def project(tmp_path: Path, servers: dict[str, Any], vscode: dict[str, Any] | None = None) -> Path:
+    folder = tmp_path / "project"
+    (folder / ".git").mkdir(parents=True)
+    (folder / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    if vscode is not None:
+        (folder / ".vscode").mkdir()
+        (folder / ".vscode" / "mcp.json").write_text(json.dumps({"servers": vscode}))
+    return folder
+
+
+def test_project_configs(
+    set_policy: Write,
+    session: Session,
+    tmp_path: Path,
+    marked: tuple[list[str], Path],
+    listener: tuple[str, list[int]],
+) -> None:
+    from mcp_notebook.session.from_config import config_rows
+    from mcp_notebook.wire.configs import ConfigError, find_configs
+
+    command, marker = marked
+    url, reached = listener
+    folder = project(
+        tmp_path, {"local": {"command": command[0], "args": command[1:]}}, vscode={"far": {"type": "http", "url": url}}
+    )
+    path = set_policy({"project_configs": False})
+    files = [f for f in find_configs(start=folder) if f.path.is_relative_to(folder)]
+    entries = {e.name: e for f in files for e in f.servers}
+    assert set(entries) == {"local", "far"}
+    said = (
+        f"the administrator's policy ({path}) forbids servers from project config files (.mcp.json, .vscode/mcp.json)"
+    )
+    for entry in entries.values():
+        assert entry.problem == said  # listed as forbidden
+        with pytest.raises(ConfigError, match="forbids servers from project config files"):
+            entry.connect(session)
+    assert [row[-1] for row in config_rows(files)] == [f"cannot connect: {said}"] * 2
+    assert not marker.exists() and reached == [] and len(session.registry) == 0
+    set_policy({"project_configs": True})
+    files = [f for f in find_configs(start=folder) if f.path.is_relative_to(folder)]
+    assert all(e.problem is None for f in files for e in f.servers)
+
+
+def test_a_config_never_expands_a_denied_variable_into_a_header(
+    set_policy: Write,
+    session: Session,
+    tmp_path: Path,
+    listener: tuple[str, list[int]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from mcp_notebook.wire.configs import ConfigError, read_config
+
+    url, reached = listener
+    monkeypatch.setenv("HUB_API_TOKEN", "hub-secret")
+    config = tmp_path / "servers.json"
+    config.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "key": {"type": "http", "url": url, "headers": {"X-Key": "${HUB_API_TOKEN}"}},
+                    "bearer": {"type": "http", "url": url, "headers": {"Authorization": "Bearer ${env:HUB_API_TOKEN}"}},
+                    "child": {"command": sys.executable, "env": {"TOKEN": "$HUB_API_TOKEN"}},
+                }
+            }
+        )
+    )
+    path = set_policy({"denied_env": ["HUB_*"]})
+    entries = {e.name: e for e in read_config(config, scope="user").servers}
+    for name, where in [("key", "header X-Key"), ("bearer", "header Authorization"), ("child", "env TOKEN")]:
+        with pytest.raises(ConfigError) as error:
+            entries[name].connect(session)
+        text = str(error.value)
+        assert f"the administrator's policy ({path}) denies environment variable HUB_API_TOKEN" in text
+        assert f"it is never used in {where}" in text and "hub-secret" not in text
+    assert reached == [] and len(session.registry) == 0
