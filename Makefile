@@ -3,24 +3,44 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+LAB_STAMP := $(VENV)/.installed-lab
 PORT   ?= 8888
+DEMO_PORT ?= 8000
+COLLAB ?=
 
 CONFORMANCE := .conformance
 PEERS       := .peers
-.PHONY: venv check lint test lab bench clean chromium conformance-deps peers-deps labext-deps labext-specs
+.PHONY: venv check lint test lab docs bench clean chromium conformance-deps peers-deps labext-deps labext-specs
 
 venv: $(STAMP)
 
-# The venv is created once and reused; re-installed when pyproject.toml changes.
-$(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev]'
-	# the installed labextension is a link to mcp_notebook/labextension (as `jupyter labextension develop`
-	# makes it), so a rebuilt bundle is what pages load; the editable install alone copies it once
+# The venv is created once and reused; re-installed when pyproject.toml changes. The whole stack (dev: tests,
+# linters, docs) for `make test` and `make check`; `make lab` needs only the package and JupyterLab (the lab
+# extra), so a first `make lab` installs that much, saying so, and a later `make test` adds the rest.
+# The installed labextension is a link to mcp_notebook/labextension (as `jupyter labextension develop`
+# makes it), so a rebuilt bundle is what pages load; the editable install alone copies it once.
+define link_labextension
 	rm -rf $(VENV)/share/jupyter/labextensions/mcp-notebook
 	ln -s $(CURDIR)/mcp_notebook/labextension $(VENV)/share/jupyter/labextensions/mcp-notebook
 	$(BIN)/jupyter labextension list 2>&1 | grep -q "mcp-notebook" || echo "note: labextension not listed (see labextension/README.md)"
-	touch $@
+endef
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+	$(link_labextension)
+	touch $@ $(LAB_STAMP)
+
+# pip's own lines say what it fetches and installs (not the "already satisfied" ones); its exit status is kept
+$(LAB_STAMP): pyproject.toml
+	@echo "make lab: installing mcp-notebook (editable) and JupyterLab into $(VENV)/ (the test stack comes with make test)"
+	@test -x $(BIN)/python || { echo "make lab: creating $(VENV)/"; $(PYTHON) -m venv $(VENV); }
+	@{ $(BIN)/python -m pip install --disable-pip-version-check --progress-bar off -e '.[lab]'; echo $$? > $(VENV)/.pip-status; } \
+		| grep --line-buffered -E '^(Collecting|Installing|Successfully|ERROR)'; \
+		status=$$(cat $(VENV)/.pip-status); rm -f $(VENV)/.pip-status; test "$$status" -eq 0
+	@$(link_labextension)
+	@touch $@
+	@echo "make lab: installed"
 
 # The tiers (markers set by folder in tests/conftest.py) that need no browser, no third-party server and no
 # fresh venv: what `make check` runs before each commit.
@@ -108,9 +128,15 @@ $(PEERS)/venv-tasks/.installed: tests/peers/requirements-tasks.txt
 	$(PEERS)/venv-tasks/bin/python -m pip install -q --disable-pip-version-check -r tests/peers/requirements-tasks.txt
 	touch $@
 
-lab: venv
-	$(BIN)/jupyter lab --ip 127.0.0.1 --port $(PORT) --no-browser --allow-root \
-		--ServerApp.root_dir=notebooks notebooks/01-first-call.ipynb
+# JupyterLab on the tutorials and the tour's demo HTTP server (scripts/lab.py): collaboration off unless
+# COLLAB=1, Ctrl-C stops both cleanly.
+lab: $(LAB_STAMP)
+	$(BIN)/python scripts/lab.py --port $(PORT) --demo-port $(DEMO_PORT) $(if $(COLLAB),--collab)
+
+# The docs site (Sphinx, MyST-NB, the PyData theme) into docs/_build/html, warnings as errors; tests/test_docs.py
+# builds it in `make test`.
+docs: venv
+	$(BIN)/python -m sphinx -b html -W --keep-going docs docs/_build/html
 
 # Every figure is printed whatever the others say: a bench that misses a target exits 1, and make goes on (-).
 bench: venv
@@ -124,4 +150,4 @@ bench: venv
 	-$(BIN)/python bench/page_load.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache $(CONFORMANCE) $(PEERS) $(RESULTS)
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache $(CONFORMANCE) $(PEERS) $(RESULTS) docs/_build
