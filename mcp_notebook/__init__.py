@@ -39,9 +39,6 @@ def load_ipython_extension(ipython: Any) -> None:
     The greeting asks the JupyterLab extension for the flows saved in the notebook; its answer
     arrives after this cell, so ``%mcp flows`` / ``%mcp resume`` in a later cell see them.
     """
-    from .core.lazy_imports import defer_format_libraries
-
-    defer_format_libraries()  # first: jsonschema's import then builds no IRI parsers (1.8 s) nor URI regex before use
     from .magics.completion import register
     from .magics.magics import MCPMagics
     from .notebook.views import attach_page
@@ -53,6 +50,8 @@ def load_ipython_extension(ipython: Any) -> None:
     attach_page(session)  # the labextension's comm: the notebook keeps the saved flows
     register(ipython, session, magics._parsers)  # Tab after %mcp: subcommands, servers, tools, arguments, values
     _await_calls_in_cells(ipython, magics)
+    # The start-up budget (docs/architecture.md, "Start-up"): the session made above has put jsonschema's slow
+    # format libraries off (core/lazy_imports.py); the warm-up imports what a first call needs while the kernel idles.
     if magics.warm_up:
         from .magics.warm import warm_up
 

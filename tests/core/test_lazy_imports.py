@@ -133,3 +133,18 @@ def test_the_users_own_imports_bind_and_pickle_as_without_the_stand_ins() -> Non
         check=True,
     )
     assert json.loads(out.stdout) == {name: [name, True] for name in LIBRARIES}
+
+
+def test_load_ext_puts_them_in_place_through_its_session_before_anything_imports_jsonschema() -> None:
+    """``%load_ext`` calls nothing of this module itself: the ``Session`` its magics make does, and it comes first."""
+    pytest.importorskip("rfc3987_syntax")
+    script = (
+        "import json, sys\n"
+        "from IPython.testing.globalipapp import start_ipython\n"
+        "ip = start_ipython()\n"
+        "ip.run_line_magic('load_ext', 'mcp_notebook')\n"
+        "print(json.dumps(['jsonschema' in sys.modules,"
+        " 'loaded on first use' in (getattr(sys.modules.get('rfc3987_syntax'), '__doc__', None) or '')]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [False, True]
