@@ -48,7 +48,7 @@ def load_ipython_extension(ipython: Any) -> None:
     magics = ipython.magics_manager.registry["MCPMagics"]
     session = magics.session
     attach_page(session)  # the labextension's comm: the notebook keeps the saved flows
-    register(ipython, session, magics._parsers)  # Tab after %mcp: subcommands, servers, tools, arguments, values
+    register(ipython, session, magics.parsers)  # Tab after %mcp: subcommands, servers, tools, arguments, values
     _await_calls_in_cells(ipython, magics)
     # The start-up budget (docs/architecture.md, "Start-up"): the session made above has put jsonschema's slow
     # format libraries off (core/lazy_imports.py); the warm-up imports what a first call needs while the kernel idles.

@@ -1,0 +1,106 @@
+"""``magics.commands``: one module per subcommand, each with its parser and its handler, and one registry.
+
+The magic routes by ``COMMANDS`` alone, so a new subcommand is a module and an entry: the last test
+adds one to a running shell and sees it parsed, helped, run and refused as every other is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import functools
+from pathlib import Path
+from typing import Any
+
+import pytest
+from IPython.core.error import UsageError
+
+from mcp_notebook.magics import commands
+from mcp_notebook.magics.command import Command, Magic
+from mcp_notebook.magics.commands import COMMANDS
+from mcp_notebook.magics.grammar import SUMMARY, build_parsers
+from mcp_notebook.magics.parser import Parser
+
+from ..conftest import get_shell
+
+FOLDER = Path(commands.__file__).parent
+
+
+def _module_of(part: Any) -> str:
+    return (part.func if isinstance(part, functools.partial) else part).__module__
+
+
+def test_every_module_in_the_folder_is_registered_and_every_entry_is_its_own_modules() -> None:
+    """A module without an entry would never run; an entry's parser and handler come from one module."""
+    modules = {f"{commands.__name__}.{p.stem}" for p in FOLDER.glob("*.py") if p.stem != "__init__"}
+    assert {_module_of(c.run) for c in COMMANDS.values()} == modules
+    for name, command in COMMANDS.items():
+        assert isinstance(command, Command)
+        assert _module_of(command.parser) == _module_of(command.run), name
+        parser = command.parser()
+        assert isinstance(parser, Parser) and parser.prog == f"%mcp {name}", name
+        assert name in SUMMARY, name  # %mcp --help names it
+
+
+def test_build_parsers_is_the_registry_in_its_order_and_fresh_each_time() -> None:
+    """The command reference and ``%mcp?`` read the registry's order; parsers cache state, so each call builds anew."""
+    first, second = build_parsers(), build_parsers()
+    assert list(first) == list(second) == list(COMMANDS)
+    assert list(COMMANDS)[:5] == ["connect", "auth", "servers", "log", "disconnect"]  # as %mcp? has always listed them
+    assert all(first[name] is not second[name] for name in first)
+
+
+def test_a_command_imports_neither_the_router_nor_the_grammar() -> None:
+    """Both import the commands: a command importing them (a function-local import too) runs the imports in a circle."""
+    for path in FOLDER.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 2:
+                assert node.module not in ("magics", "grammar", "completion", "cell_await"), (
+                    f"{path.name}: {ast.unparse(node)}"
+                )
+
+
+def _hello_parser() -> Parser:
+    p = Parser("hello", "Say hello to NAME.")
+    p.add_argument("name")
+    p.add_argument("--loud", action="store_true", help="in capitals")
+    return p
+
+
+def _hello(magic: Magic, words: list[str], cell: str | None) -> Any:
+    ns, _ = magic.parsers["hello"].parse(words)
+    text = f"hello {ns.name}" + (f" and {cell.strip()}" if cell else "")
+    return text.upper() if ns.loud else text
+
+
+def test_a_new_subcommand_is_a_parser_a_handler_and_an_entry(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Registered (and its parser built, as ``%load_ext`` builds every entry's), it runs as the built-in ones do."""
+    shell = get_shell()
+    magic = shell.magics_manager.registry["MCPMagics"]
+    monkeypatch.setitem(COMMANDS, "hello", Command(_hello_parser, _hello))
+    monkeypatch.setitem(magic.parsers, "hello", _hello_parser())
+    assert shell.run_line_magic("mcp", "hello world") == "hello world"
+    assert shell.run_line_magic("mcp", "hello 'big world' --loud") == "HELLO BIG WORLD"
+    assert shell.run_cell_magic("mcp", "hello world", "the cell\n") == "hello world and the cell"
+    assert shell.run_line_magic("mcp", "hello --help") is None
+    assert capsys.readouterr().out.startswith("usage: %mcp hello [-h] [--loud] name\n\nSay hello to NAME.")
+    with pytest.raises(UsageError) as refused:
+        shell.run_line_magic("mcp", "hello")
+    assert str(refused.value) == "the following arguments are required: name\nusage: %mcp hello [-h] [--loud] name"
+    monkeypatch.delitem(COMMANDS, "hello")
+    with pytest.raises(UsageError, match=r"^unknown subcommand 'hello'\. Try %mcp --help$"):
+        shell.run_line_magic("mcp", "hello world")
+
+
+def test_the_flow_lines_share_the_answer_flags_from_the_parser_module() -> None:
+    """``call``, ``prompt``, ``read`` and ``resume`` take one set of flow flags; ``map`` the answers alone."""
+    parsers = build_parsers()
+    flow_flags = {"--answer", "--answers", "--accept-defaults", "--decline", "--cancel", "--confirm", "--background"}
+    for name in ("call", "prompt", "read", "resume"):
+        assert flow_flags <= set(parsers[name]._option_string_actions), name
+    assert {"--answer", "--accept-defaults"} <= set(parsers["map"]._option_string_actions)
+    assert "--background" not in parsers["map"]._option_string_actions
+    ns = parsers["map"].parse(["demo.echo", "--over", "rows", "--answer", "a=1"])[0]
+    assert isinstance(ns, argparse.Namespace) and (ns.tool, ns.over, ns.answer) == ("demo.echo", "rows", ["a=1"])
