@@ -21,7 +21,7 @@ shown, and ask again, showing it, when it changed. Several different records cla
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..auth.sdk_provider import OAuthOptions
 from ..core.policy import current_policy
@@ -92,7 +92,7 @@ class SavedFlows:
         rows: list[list[Any]] = []
         known: set[str] = set()
         for conn in conns:
-            for flow in list(conn.flows):
+            for flow in cast("list[Flow]", list(conn.flows)):  # the calls a connection names as wire.Caller
                 if flow.task is not None and not flow.finished:
                     known.add(flow.task.task_id)
                     rows.append(

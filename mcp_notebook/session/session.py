@@ -569,7 +569,7 @@ class Session:
     def live_flow(self, flow_id: str) -> Flow | None:
         """A flow of this session with that id that has not finished, if any."""
         for conn in self.registry:
-            for flow in list(conn.flows):
+            for flow in cast("list[Flow]", list(conn.flows)):  # the calls a connection names as wire.Caller
                 if flow.id == flow_id and not flow.finished:
                     return flow
         return None

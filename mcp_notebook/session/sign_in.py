@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..auth.sdk_provider import OAuthOptions, build_provider
 from ..auth.sign_in import CALLBACK_PATH, LoopbackCatcher, SignIn, SignInRequest, SignInUnavailable
 from ..errors import SessionError
 
 if TYPE_CHECKING:
+    from ..flows.flow import Flow
     from ..wire.connection import Connection
     from .session import Session
 
@@ -116,7 +117,12 @@ class SignIns:
         if conn.state == "connecting" and conn.auth_failure is not None:
             raise conn.auth_failure  # this open's sign-in already failed: the handshake's retry must not ask again, unseen
         flow = next(
-            (f for f in conn.flows if not f.finished and f.view.interactive and hasattr(f.view, "show_sign_in")), None
+            (
+                f
+                for f in cast("list[Flow]", conn.flows)
+                if not f.finished and f.view.interactive and hasattr(f.view, "show_sign_in")
+            ),
+            None,
         )
         kernel = self.session.shell is not None and getattr(self.session.shell, "kernel", None) is not None
         connecting_here = conn.return_on_sign_in and conn.state == "connecting"  # the connect cell shows it

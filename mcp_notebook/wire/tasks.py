@@ -62,6 +62,7 @@ __all__ = [
     "TasksExtension",
     "fingerprint",
     "follow",
+    "task_client_for",
 ]
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
@@ -352,6 +353,30 @@ class TaskClient:
 
 
 # ------------------------------------------------------------------------------------------ following a task
+def task_client_for(session: ClientSession, legacy: bool) -> TaskClient | None:
+    """The task methods ``session``'s server offers, or ``None`` (``legacy``: a 2025-generation session).
+
+    A 2025 server declares ``tasks.requests.tools.call`` in its capabilities; a 2026-07-28 one the
+    tasks extension.
+    """
+    capabilities = session.server_capabilities
+    if capabilities is None:
+        return None
+    if legacy:
+        tasks = capabilities.tasks
+        calls = (
+            tasks.requests.tools.call
+            if tasks is not None and tasks.requests is not None and tasks.requests.tools is not None
+            else None
+        )
+        if tasks is None or calls is None:
+            return None
+        return TaskClient(session, "2025", can_list=tasks.list is not None, can_cancel=tasks.cancel is not None)
+    if TASKS_EXTENSION in (capabilities.extensions or {}):
+        return TaskClient(session, "2026")
+    return None
+
+
 class TaskHost(Protocol):
     """What ``follow`` needs from whoever shows the task (a flow)."""
 
