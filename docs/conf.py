@@ -32,6 +32,7 @@ extensions = [
 
 exclude_patterns = ["_build", "**/.ipynb_checkpoints", "tutorials/notebooks/conftest.py", "**/*.trace.json"]
 root_doc = "index"
+smartquotes = False  # --flags and 'quotes' in the reference stay as typed on a %mcp line
 
 # MyST: fenced ```{directive} blocks, colon fences for admonitions, heading anchors for links into a page
 myst_enable_extensions = ["colon_fence", "deflist", "attrs_inline"]

@@ -69,7 +69,7 @@ class CommandsDirective(SphinxDirective):
             section += nodes.title(title, title)
             if parser.description:
                 section += nodes.paragraph(text=" ".join(parser.description.split()))
-            usage = " ".join(parser.format_usage().removeprefix("usage: ").split())
+            usage = parser.format_usage().removeprefix("usage: ").rstrip()  # argparse's own wrapping
             section += nodes.literal_block(usage, usage, language="text")
             rows = _argument_rows(parser)
             if rows:
