@@ -32,10 +32,13 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..wire.task_handles import TaskRef
 from .trust import canonical, record_label
+
+if TYPE_CHECKING:
+    from .flow import Flow
 
 __all__ = [
     "DEFAULT_MAX_RECORD_BYTES",
@@ -136,6 +139,28 @@ class SavedFlow:
             known.pop("arguments")
             extra["arguments"] = None
         return cls(**known, extra=extra, _absent=absent)
+
+    @classmethod
+    def of(cls, flow: Flow, request_state: str | None) -> SavedFlow:
+        """The saved record of ``flow`` (DESIGN.md "Saved flows"): questions and state, never answers or secret arguments."""
+        from .trace import dump
+
+        secrets = flow.secret_arguments
+        withheld = sorted(secrets & (flow.arguments.keys() | flow._withheld))
+        return cls(
+            id=flow.id,
+            cell_id=flow.options.cell_id,
+            server={"name": flow.conn.name, **flow.conn.target.saved()},
+            method=flow.method,
+            name=flow.name,
+            arguments={k: v for k, v in flow.arguments.items() if k not in secrets},
+            round=flow.round,
+            request_state=request_state,
+            pending={key: dump(req) for key, req in flow.pending.items()},
+            updated=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            withheld=withheld or None,
+            task=flow.following.task_ref.to_dict() if flow.following.task_ref is not None else None,
+        )
 
     @property
     def server_name(self) -> str:

@@ -4,14 +4,23 @@ A trace (``--trace``, ``%mcp trace``, ``--save``) shows every round's messages f
 record keeps the questions of a waiting round. Both go through these: requests as JSON without a
 task's id (``without_task_id``), answers summarised by action and field names, never values
 (``response_summary``), task ids shortened to a fingerprint-like prefix (``shorten_token``).
+
+A flow's trace itself is read here too (``events``, behind ``Flow.trace``): its rounds as the
+messages that crossed the wire, in the order they crossed, each request built only when read
+(``SentLater``).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..core.redact import masked
+
 __all__ = [
+    "SentLater",
     "dump",
+    "events",
     "parse_requests",
     "question_line",
     "response_summary",
@@ -23,7 +32,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    pass
+    from .flow import Flow
 
 
 def shorten_token(token: str, keep: int = 12) -> str:
@@ -114,3 +123,99 @@ def parse_requests(requests: dict[str, Any]) -> dict[str, Any]:
 
     adapter: TypeAdapter[Any] = TypeAdapter(InputRequest)
     return {key: adapter.validate_python(value) for key, value in requests.items()}
+
+
+@dataclass(frozen=True)
+class SentLater:
+    """A request's trace entry, built from these only when the trace is read (``sent_request``).
+
+    Not a bound method of the flow: that would make a reference cycle of every flow, which only
+    the garbage collector frees, and a map's thousand flows would then cost collections.
+    """
+
+    responses: dict[str, Any] | None
+    state: str | None
+
+
+def resolve(value: Any, flow: Flow | None = None) -> Any:
+    if isinstance(value, SentLater) and flow is not None:
+        return sent_request(flow, value.responses, value.state)
+    return value() if callable(value) else value
+
+
+def sent_request(flow: Flow, responses: dict[str, Any] | None, state: str | None) -> dict[str, Any]:
+    params: dict[str, Any] = {"name" if flow.method != "resources/read" else "uri": flow.name}
+    if flow.method != "resources/read":
+        params["arguments"] = masked(flow.arguments, flow.secret_arguments)
+    if responses:
+        params["inputResponses"] = {k: response_summary(v) for k, v in responses.items()}
+    if state is not None:
+        params["requestState"] = shorten_token(state)
+    return {"method": flow.method, "params": params}
+
+
+def events(flow: Flow, times: bool = False) -> list[dict[str, Any]]:
+    """Every message of the flow in the order it crossed the wire, as ``{round, from, to, kind, message}``.
+
+    A 2025 back-channel exchange happens *inside* a request, so events are ordered by time:
+    the request, the server's question, the client's answer, then the request's result.
+    ``times`` adds ``ms``: when each crossed, in milliseconds since the call began (what shows a
+    "not ready" back-off: 50 ms, doubling to 250 ms).
+    """
+    timed: list[tuple[float, int, dict[str, Any]]] = []
+    for r in flow.rounds:
+        done = r.ended if r.ended is not None else r.started
+        if r.direction == "client->server":
+            timed.append(
+                (
+                    r.started,
+                    len(timed),
+                    {
+                        "round": r.number,
+                        "from": "client",
+                        "to": "server",
+                        "kind": "request",
+                        "message": resolve(r.sent, flow),
+                    },
+                )
+            )
+            if r.received:
+                timed.append(
+                    (
+                        done,
+                        len(timed),
+                        {
+                            "round": r.number,
+                            "from": "server",
+                            "to": "client",
+                            "kind": "result",
+                            "message": resolve(r.received),
+                        },
+                    )
+                )
+        else:
+            timed.append(
+                (
+                    r.started,
+                    len(timed),
+                    {"round": r.number, "from": "server", "to": "client", "kind": "request", "message": r.received},
+                )
+            )
+            if r.sent:
+                timed.append(
+                    (
+                        done,
+                        len(timed),
+                        {
+                            "round": r.number,
+                            "from": "client",
+                            "to": "server",
+                            "kind": "result",
+                            "message": {"result": r.sent},
+                        },
+                    )
+                )
+    ordered = sorted(timed, key=lambda item: (item[0], item[1]))
+    if times:
+        return [{**event, "ms": max(0, round((at - flow.started) * 1000))} for at, _, event in ordered]
+    return [event for _, _, event in ordered]

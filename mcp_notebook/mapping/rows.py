@@ -120,8 +120,9 @@ async def _call_once(
 ) -> Outcome:
     """One headless flow; a tool error (``isError``) counts as a failure with the tool's own text."""
     answers = replace(spec.answers, fields=dict(spec.answers.fields))  # each flow its own copy, as ``call`` makes
-    flow = session.make_flow("tools/call", conn, spec.tool, dict(arguments), answers=answers, save=False, ui=ui)
-    flow.wants_progress = False  # the map's bar counts rows; a progress token per row would only cost
+    flow = session.make_flow(
+        "tools/call", conn, spec.tool, dict(arguments), answers=answers, save=False, ui=ui, progress=False
+    )  # no progress asked: the map's bar counts rows; a progress token per row would only cost
     stop.flows.add(flow)
     try:
         result = await flow.run_here()  # in this worker's task: no task and no hop per row

@@ -73,11 +73,12 @@ class LiveView:
     """Set when the cell awaits this flow (``cell_await``): its error fails the cell right after, so the report
     leaves it out (IPython shows it once, as after a headless run's report)."""
 
-    def __init__(self, label: str, trace: bool = False) -> None:
+    def __init__(self, label: str, trace: bool = False, start_over: Callable[[], object] | None = None) -> None:
         from IPython.display import display
 
         self.main = KernelLoop()  # runs callables on the kernel's loop in the context of the cell that made it
         self.trace = trace
+        self.start_over = start_over  # re-issues the original call fresh (offered when the server refuses the state)
         self.flow: Flow | None = None
         self.on_answered: Callable[[str, str], None] | None = None  # (flow id, display id): a page answered its form
         self.header = w.HTML(self._header_html(label, "running", ""))
@@ -355,9 +356,6 @@ class LiveView:
             self.flow.cancel()
 
     # ------------------------------------------------------------------ refused saved state (main thread)
-    start_over: Callable[[], object] | None = None  # its value (the new flow) is not used
-    """Set by the magic: re-issue the original call fresh (offered when the server refuses the state)."""
-
     def _offer_start_over(self, flow: Flow) -> None:
         """The server refused the saved state: say so in plain words, with a Start over button."""
         report = FlowReport(flow, trace=self.trace, show_error=not self.error_follows)._repr_mimebundle_()

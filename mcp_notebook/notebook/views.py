@@ -36,10 +36,10 @@ class NotebookViews:
         session.apps = AppHost(session)  # MCP Apps shown in this kernel's outputs, and the page's messages about them
         session.watches = Watches(session)  # resources watched live in cells (%mcp watch)
 
-    def live_view(self, label: str, trace: bool) -> LiveView:
+    def live_view(self, label: str, trace: bool, start_over: Callable[[], object]) -> LiveView:
         from .live_view import LiveView
 
-        view = LiveView(label, trace=trace)
+        view = LiveView(label, trace=trace, start_over=start_over)
         session = self.session
         if session is not None:  # the page of the moment (%load_ext again replaces it)
             view.on_report = lambda *report: session.frontend.send_report(*report)

@@ -91,7 +91,7 @@ def call(
     )
     board = session.task_board() if options is not None else None
     flow = session.start(
-        "tools/call", conn, name, dict(arguments or {}), answers=_answers(answers, accept_defaults), timeout=timeout, save=save, task=options, ui=board, view=board
+        "tools/call", conn, name, dict(arguments or {}), answers=_answers(answers, accept_defaults), timeout=timeout, save=save, task=options, view=board
     )  # fmt: skip
     if board is not None:
         board.add(flow)

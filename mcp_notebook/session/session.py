@@ -33,6 +33,7 @@ from ..core.threads import Runtime
 from ..errors import FlowError, Note, SessionError
 from ..flows.answering import Answerer
 from ..flows.flow import Flow, Method
+from ..flows.options import FlowOptions
 from ..flows.record import SavedFlow
 from ..flows.store import Store
 from ..flows.ui import FlowUI, HeadlessUI
@@ -354,8 +355,8 @@ class Session:
         arguments: dict[str, Any] | None = None,
         *,
         answers: Answers | None = None,
-        ui: FlowUI | None = None,
         view: FlowUI | None = None,
+        ui: FlowUI | None = None,
         timeout: float | None = None,
         save: bool = True,
         cell_id: str | None = None,
@@ -364,47 +365,53 @@ class Session:
         prepare: Callable[[], Awaitable[dict[str, Any]]] | None = None,
         task: TaskOptions | None = None,
         answerer: Answerer | None = None,
+        progress: bool = True,
     ) -> Flow:
         """Create a flow (going on from ``saved`` when given), not yet started: ``flow.start()``, or ``await flow.run_here()`` on the loop.
 
-        ``answerer``: who answers its questions, instead of one made of ``answers`` and ``ui`` (a replay's).
+        ``view``: where the flow shows itself (a cell's live view), which asks its questions too;
+        ``ui``: who asks them instead (a map's one form for all its rows); neither: headless.
+        ``answerer``: who answers its questions, instead of one made of ``answers`` and the ``ui`` (a replay's).
+        ``progress=False``: the server is not asked for progress (a map's bar counts rows).
 
         ``prepare``: the arguments are made on the loop once the flow runs (they need the tool's
         schema, which a server that wants a sign-in first gives only after it, shown in the flow's cell).
 
-        Settings are read now: the flow keeps them.
+        Settings are read now, into the flow's one ``FlowOptions``: the flow keeps them.
         """
         settings = self.settings
         flow_timeout = float(settings.flow_timeout) if settings.flow_timeout is not None else None
+        view = view if view is not None else HeadlessUI()
         answerer = answerer or Answerer(
-            answers=answers or Answers(),
-            router=self.router,
-            root_list=self.roots,
-            ui=ui if ui is not None else HeadlessUI(),
+            answers=answers or Answers(), router=self.router, root_list=self.roots, ui=ui if ui is not None else view
         )
-        options: dict[str, Any] = dict(
+        apps = self.apps if method == "tools/call" and self.apps is not None and self._shows_apps() else None
+        if apps is not None:
+            from ..core.threads import KernelLoop
+
+            app_main: KernelLoop | None = getattr(view, "main", None) or KernelLoop()  # the App shows in this cell
+        else:
+            app_main = None
+        options = FlowOptions(
             answerer=answerer,
             view=view,
             max_rounds=max_rounds or settings.max_rounds,
-            limits=settings.limits,
             timeout=timeout if timeout is not None else flow_timeout,
+            limits=settings.limits,
             store=self.store,
             save=save,
             cell_id=cell_id,
+            notebook=self.frontend.path,
             prepare=prepare,
+            progress=progress,
             task=task,
             task_handles=self.task_handles,
+            apps=apps,
+            app_main=app_main,
         )
         flow = (
-            Flow.from_saved(conn, saved, **options)
-            if saved is not None
-            else Flow(conn, method, name, arguments, **options)
+            Flow.from_saved(conn, saved, options) if saved is not None else Flow(conn, method, name, arguments, options)
         )
-        flow.notebook = self.frontend.path
-        if method == "tools/call" and self.apps is not None and self._shows_apps():
-            from ..core.threads import KernelLoop
-
-            flow.app_host, flow.app_main = self.apps, getattr(view, "main", None) or KernelLoop()
         if self._newest is not None and len(self._newest.rounds):
             self._traced = self._newest
         self._newest = flow
@@ -478,13 +485,13 @@ class Session:
             flow.start()
             flow.shown = True
             return flow
-        view = self.views.live_view(f"{conn.name}.{name}", trace=options.trace)
         again = replace(options, output=None)  # same answers, no output variable
-        view.start_over = lambda: self.call(method, conn, name, arguments, again, interactive=True, cell_id=cell_id)
-        as_ui = cast(
-            "FlowUI", view
-        )  # the live view is the flow's FlowUI too (LiveFlowView names only what the session calls)
-        flow = self.make_flow(method, conn, name, arguments, ui=as_ui, view=as_ui, **started)
+        view = self.views.live_view(
+            f"{conn.name}.{name}",
+            trace=options.trace,
+            start_over=lambda: self.call(method, conn, name, arguments, again, interactive=True, cell_id=cell_id),
+        )
+        flow = self.make_flow(method, conn, name, arguments, view=view, **started)
         if options.save:
             self.frontend.begin_flow(flow.id, cell_id, interactive=True)
         flow.start()

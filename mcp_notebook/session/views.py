@@ -20,8 +20,10 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import SessionError
+from ..flows.ui import FlowUI
 
 if TYPE_CHECKING:
+    from ..core.threads import KernelLoop
     from ..flows.flow import Flow
     from ..flows.record import SavedFlow
     from .session import Session
@@ -35,11 +37,10 @@ class Choice(Protocol):
     def outcome(self) -> Awaitable[Any]: ...
 
 
-class LiveFlowView(Protocol):
-    """A flow's live area in its cell: the interactive ``FlowUI`` and what the session wires into it."""
+class LiveFlowView(FlowUI, Protocol):
+    """A flow's live area in its cell: the interactive ``FlowUI`` (its view, and where it asks), and what the session reads of it."""
 
-    start_over: Callable[[], Any] | None
-    main: Any  # the cell's ``core.threads.KernelLoop``: values are bound on the kernel thread through it
+    main: KernelLoop  # the cell's loop: values are bound, and the flow's App shown, on the kernel thread through it
 
     def attach(self, flow: Flow) -> None: ...
 
@@ -51,8 +52,9 @@ class Views(Protocol):
         """The session this side serves, once, as it is made (the side may set ``apps`` and ``watches`` on it)."""
         ...
 
-    def live_view(self, label: str, trace: bool) -> LiveFlowView:
-        """A new live area for one interactive flow, shown in the running cell (also a ``FlowUI``)."""
+    def live_view(self, label: str, trace: bool, start_over: Callable[[], object]) -> LiveFlowView:
+        """A new live area for one interactive flow, shown in the running cell; ``start_over`` calls it again fresh
+        (offered when the server refuses a saved state)."""
         ...
 
     def confirm_resume(self, record: SavedFlow, concerns: list[str], confirmed: Callable[[], Any]) -> Choice:
@@ -86,7 +88,7 @@ class NoViews:
     def plugged(self, session: Session) -> None:
         pass
 
-    def live_view(self, label: str, trace: bool) -> LiveFlowView:
+    def live_view(self, label: str, trace: bool, start_over: Callable[[], object]) -> LiveFlowView:
         raise _nobody(f"showing {label} live")
 
     def confirm_resume(self, record: SavedFlow, concerns: list[str], confirmed: Callable[[], Any]) -> Choice:

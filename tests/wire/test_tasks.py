@@ -22,7 +22,7 @@ import httpx2
 import pytest
 
 from mcp_notebook.errors import FlowError
-from mcp_notebook.flows.flow import FlowState
+from mcp_notebook.flows.flow import Flow, FlowState
 from mcp_notebook.flows.record import SavedFlow
 from mcp_notebook.forms.model import Answers
 from mcp_notebook.magics.hints import for_magics
@@ -207,8 +207,8 @@ def test_cancel_while_the_first_record_is_written_reaches_the_server(
 
     written = TaskFollowing._save_task_record
 
-    def slow_write(flow: TaskFollowing) -> None:
-        written(flow)
+    def slow_write(following: TaskFollowing, flow: Flow) -> None:
+        written(following, flow)
         time.sleep(1.0)  # the record is there, the flow still waits for the write to return
 
     monkeypatch.setattr(TaskFollowing, "_save_task_record", slow_write)
