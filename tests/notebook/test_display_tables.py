@@ -1,4 +1,4 @@
-"""Listings and long results stay readable (``notebook/display.py``): the values and the HTML they give.
+"""Listings and long results stay readable (``notebook/table.py``, ``notebook/result_view.py``): the values and the HTML they give.
 
 A listing hides its empty columns, aligns text left, folds a long description to its first line
 (the rest on hover and expand), and puts more than 20 rows in a bounded scroll area with a count;
