@@ -48,12 +48,10 @@ from .page import Page
 from .saved import SavedFlows
 from .settings import CallOptions, SessionSettings
 from .sign_in import SignIns
-from .views import Choice, NoViews, Views
+from .views import Apps, Choice, NoViews, Views, Watching
 
 if TYPE_CHECKING:
     from ..flows.replay import Replay
-    from ..notebook.apps import AppHost
-    from ..notebook.watching import Watches
 
 __all__ = ["NOTES_KEPT", "CallOptions", "Session", "SessionSettings"]
 
@@ -106,8 +104,8 @@ class Session:
         self.frontend: Page = Page(self.store)  # the notebook side plugs its comm client in (plug_page, at %load_ext)
         self.vault = TokenVault()  # OAuth tokens per resource, in the user's Jupyter data folder (never the notebook)
         self.task_handles = TaskHandles()  # task ids (bearer-like), same folder; records keep only a ref to them
-        self.apps: AppHost | None = None  # MCP Apps shown in this kernel's outputs (set by the notebook side)
-        self.watches: Watches | None = None  # resources watched live in cells (%mcp watch; set by the notebook side)
+        self.apps: Apps | None = None  # MCP Apps shown in this kernel's outputs (set by the notebook side)
+        self.watches: Watching | None = None  # resources watched live in cells (%mcp watch; set by the notebook side)
         self.saved = SavedFlows(self)  # the flows waiting in the notebook: listed, offered, resumed, forgotten
         self.sign_ins = SignIns(self)  # OAuth sign-ins of the connections, and where a person is asked
         self._newest: Flow | None = None  # the flow made last (``last_flow`` may pass over it)

@@ -9,17 +9,20 @@ cell; the magics hand one to the session they make. A plain-Python or Dask-worke
 says so plainly).
 
 A side may also bring what shows in cells and talks to the page (``plugged``): the notebook side
-sets ``session.apps`` (the MCP Apps host) and ``session.watches`` (``%mcp watch``) there. Where the
-saved records go is the session's ``frontend``, a ``session.page.Page`` (the notebook side plugs in
-its comm client with ``Session.plug_page``).
+sets ``session.apps`` (the MCP Apps host, an ``Apps``) and ``session.watches`` (``%mcp watch``, a
+``Watching``) there. Both are the notebook's objects, named here by the shape the session and the
+magics use, so no import runs up from this floor. Where the saved records go is the session's
+``frontend``, a ``session.page.Page`` (the notebook side plugs in its comm client with ``Session.plug_page``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import builtins
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import SessionError
+from ..flows.options import AppHost
 from ..flows.ui import FlowUI
 
 if TYPE_CHECKING:
@@ -28,7 +31,7 @@ if TYPE_CHECKING:
     from ..flows.record import SavedFlow
     from .session import Session
 
-__all__ = ["Choice", "LiveFlowView", "NoViews", "Views"]
+__all__ = ["Apps", "Choice", "LiveFlowView", "NoViews", "Views", "Watching"]
 
 
 class Choice(Protocol):
@@ -43,6 +46,34 @@ class LiveFlowView(FlowUI, Protocol):
     main: KernelLoop  # the cell's loop: values are bound, and the flow's App shown, on the kernel thread through it
 
     def attach(self, flow: Flow) -> None: ...
+
+
+class Apps(AppHost, Protocol):
+    """The MCP Apps host of the notebook side (``notebook.apps.AppHost``): a flow's App, the page's messages, a reload."""
+
+    def handle(self, data: dict[str, Any], reply: Callable[[dict[str, Any]], None]) -> None:
+        """An ``app_*`` message of the page, answered through ``reply``."""
+        ...
+
+    def reload(self, server: str) -> bool:
+        """``server`` was defined again in a cell: its Apps reload. Whether any is live."""
+        ...
+
+
+class Watching(Protocol):
+    """The resources watched live in cells (``notebook.watching.Watches``): what ``%mcp watch`` and ``unwatch`` call."""
+
+    def watch(self, server: str | None, uri: str, into: str | None, namespace: dict[str, Any]) -> object:
+        """Show ``uri`` in the running cell and keep it current."""
+        ...
+
+    def unwatch(self, server: str | None = None, uri: str | None = None) -> builtins.list[str]:
+        """Stop the watches of ``server`` / ``uri`` (all without either); what was stopped."""
+        ...
+
+    def list(self) -> Sequence[Sequence[Any]]:
+        """One row per watch (server, URI, updates, since)."""
+        ...
 
 
 class Views(Protocol):

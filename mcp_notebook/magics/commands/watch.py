@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
-from ...notebook.watching import Watches
 from ..parser import Parser
 
 if TYPE_CHECKING:
+    from ...session.views import Watching
     from ..command import Magic
 
 __all__ = ["parser", "run", "watches_of"]
@@ -35,7 +35,7 @@ def run(magic: Magic, words: list[str], cell: str | None) -> Any:
     return None  # the watch shows itself, updated in place
 
 
-def watches_of(magic: Magic) -> Watches:
+def watches_of(magic: Magic) -> Watching:
     """The session's watches, as ``%mcp watch`` and ``%mcp unwatch`` both use them."""
     watches = magic.session.watches
     assert watches is not None  # the magics' session is made with the notebook side, which brings them
