@@ -26,6 +26,7 @@ Exceptions that never reach the user as such are not in the tree: the sign-in's 
 
 from __future__ import annotations
 
+import asyncio
 import copy
 from typing import Any, Literal
 
@@ -228,8 +229,6 @@ def _first_line(text: str) -> str:
 
 def _is_noise(exc: BaseException) -> bool:
     """Cancellation and stream-closed echoes that accompany the real cause in a group."""
-    import asyncio
-
     return isinstance(exc, (asyncio.CancelledError, GeneratorExit)) or type(exc).__name__ in {
         "ClosedResourceError",
         "BrokenResourceError",

@@ -21,6 +21,7 @@ redirect.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -133,8 +134,6 @@ def foreign_address(device: DeviceCode, issuer: str) -> str | None:
     Hosts are compared as the browser reads them (ada: lower case, punycode, IP addresses
     normalized). A look-alike name is another host; an IP address matches only itself.
     """
-    import ipaddress
-
     from ..core.urls import read_url
 
     home = read_url(issuer)

@@ -14,6 +14,8 @@ resource indicators). This module gives it what a notebook has:
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, fields
@@ -221,8 +223,6 @@ def build_provider(
 
         async def _start_device_grant(self, endpoint: str) -> httpx2.Request:
             """Ask for a device code, show it, and return the first poll of the token endpoint."""
-            import asyncio
-
             import httpx2
 
             if not self.context.client_info:
@@ -385,8 +385,6 @@ def _workload_provider(
 def _quiet_sdk_log() -> None:
     """Drop the SDK's "OAuth flow error" traceback: the failure is recorded and explained in the cell
     (``explain``); in a kernel that log line would print a traceback into whatever cell is running."""
-    import logging
-
     logger = logging.getLogger("mcp.client.auth.oauth2")
     if not any(getattr(f, "mcp_notebook", False) for f in logger.filters):
 

@@ -11,9 +11,11 @@ read from the parameters it appended (``expect_endpoint``), never the server's.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import html
 import re
+import secrets
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,8 +35,6 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    import asyncio
-
     from .device import DeviceCode
 
 
@@ -151,8 +151,6 @@ class SignIn:
 
     async def redirect(self, url: str) -> None:
         """The SDK's ``redirect_handler``: show the URL where a person can act (raises ``SignInUnavailable`` if nowhere)."""
-        import asyncio
-
         state = self._sdk_state(url)
         self._loop = asyncio.get_running_loop()
         self._future = self._loop.create_future()
@@ -190,9 +188,6 @@ class SignIn:
 
     async def show_device(self, device: DeviceCode) -> None:
         """Show a device grant's code and address where a person can act (as ``redirect`` does a URL)."""
-        import asyncio
-        import secrets
-
         self._loop = asyncio.get_running_loop()
         self._future = self._loop.create_future()
         url = device.verification_uri_complete or device.verification_uri
@@ -211,8 +206,6 @@ class SignIn:
 
         ``deadline`` (``loop.time()``) is the sooner of the code's expiry and this sign-in's timeout.
         """
-        import asyncio
-
         assert self._future is not None and self._loop is not None, "show_device comes first"
         left = deadline - self._loop.time()
         if left <= 0:
@@ -233,8 +226,6 @@ class SignIn:
 
     async def callback(self) -> Any:
         """The SDK's ``callback_handler``: the answer, within ``timeout`` seconds."""
-        import asyncio
-
         from mcp.client.auth import AuthorizationCodeResult
 
         assert self._future is not None, "redirect comes first"

@@ -10,6 +10,7 @@ names the rows that failed, their arguments masked where secret.
 from __future__ import annotations
 
 import builtins
+import importlib
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -187,8 +188,6 @@ def result_frame(frame: Any, outcomes: list[Outcome], expand: bool) -> Any:
 
 def pandas_module() -> Any:
     """pandas, imported only for a DataFrame's results (an optional dependency, without type stubs here)."""
-    import importlib
-
     return importlib.import_module("pandas")
 
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import re
 import secrets
 import threading
@@ -160,8 +161,6 @@ class AppHost:
     # ------------------------------------------------------------------ from flows (loop thread)
     async def register(self, flow: Flow, main: KernelLoop | None) -> LiveApp | None:
         """A finished ``tools/call`` whose tool has an App: its ``LiveApp`` (``None`` for any other)."""
-        import json
-
         if flow.method != "tools/call" or flow.value is None or getattr(flow.value, "is_error", False):
             return None
         tools = flow.conn.cached_tools
@@ -396,8 +395,6 @@ class AppHost:
         its text stay those of the cell's call (what a reopened notebook activates with). An error
         result, or one over ``MAX_RESULT_BYTES``, leaves the last good one.
         """
-        import json
-
         if result.get("isError") is True or len(json.dumps(result, default=str)) > MAX_RESULT_BYTES:
             return
         secret = flow.secret_arguments

@@ -33,9 +33,11 @@ Keys never live here: a ``ModelConfig`` holds the *name* of the environment vari
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from .providers import PROVIDERS, create_message
 from .providers.base import SamplingContext, SamplingDeclined, SamplingError
@@ -97,9 +99,7 @@ class ModelConfig:
         elsewhere. Any other name is remote, ``*.localhost`` and names that resolve here included:
         nothing is looked up, and a resolver need not keep ``*.localhost`` on this machine.
         """
-        import ipaddress
         import urllib.request
-        from urllib.parse import urlsplit
 
         if not PROVIDERS[self.provider].hosted:
             return False

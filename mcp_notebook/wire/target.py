@@ -11,6 +11,7 @@ import importlib
 import os
 import re
 import shlex
+import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -176,8 +177,6 @@ def _url_like(text: str) -> str | None:
 def _stdio(command: list[str]) -> Target:
     if not command:
         raise FlowError("no command after --: write %mcp connect NAME -- COMMAND ARGS")
-    import shutil
-
     if shutil.which(command[0]) is None:
         raise FlowError(f"command not found: {command[0]!r}. Check the spelling, or give the full path.")
     return Target(kind="stdio", command=command)

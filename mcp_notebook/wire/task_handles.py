@@ -10,7 +10,7 @@ from __future__ import annotations
 import secrets
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -130,8 +130,6 @@ class TaskRef:
 
     def seen(self, status: Any) -> TaskRef:
         """This entry after the server reported ``status`` (a ``tasks.TaskStatus``)."""
-        from dataclasses import replace
-
         ttl = status.ttl_ms if status.ttl_ms is not None else self.ttl_ms
         return replace(
             self,

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -83,3 +85,44 @@ def test_no_step_runs_while_a_cell_runs() -> None:
     assert (
         shell.events.callbacks["pre_run_cell"] == [] and shell.events.callbacks["post_run_cell"] == []
     )  # removed when done
+
+
+#: third-party modules that each cost tens of milliseconds or more to import, against P3's budget for all of
+#: %load_ext (a tenth of ``import mcp``, about 50 ms): the warm-up or the function that needs one imports it
+HEAVY = (
+    "mcp",
+    "mcp_types",
+    "pydantic",
+    "httpx2",
+    "uvicorn",
+    "starlette",
+    "jsonschema",
+    "ipywidgets",
+    "anywidget",
+    "pandas",
+    "nbformat",
+    "jwt",
+    "markdown_it",
+    "lark",
+    "urllib.request",
+    "http.server",
+)
+
+
+def test_load_ext_imports_none_of_the_heavy_modules() -> None:
+    """The start-up budget's rule, checked where it is kept: an import of one of these on ``%load_ext``'s path fails here.
+
+    Which function-local imports the budget needs is then a question this answers, not a convention: a
+    module may import anything at its top that ``%load_ext`` would not pull in from this list.
+    """
+    script = (
+        "import json, sys\n"
+        "from IPython.testing.globalipapp import start_ipython\n"
+        "ip = start_ipython()\n"
+        f"heavy = {HEAVY!r}\n"
+        "before = [m for m in heavy if m in sys.modules]\n"
+        "ip.run_line_magic('load_ext', 'mcp_notebook')\n"
+        "print(json.dumps([before, [m for m in heavy if m in sys.modules]]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [[], []]
