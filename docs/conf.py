@@ -63,6 +63,12 @@ html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
 }
+# the single pages have no section to navigate: no empty left sidebar there
+html_sidebars = {
+    page: []
+    for page in ("index", "install", "quickstart", "security", "frontends", "troubleshooting", "contributing", "architecture")
+}
+html_sidebars["reference/*"] = []
 html_context = {
     "github_user": "mcp-notebook",
     "github_repo": "mcp-notebook",
