@@ -26,10 +26,10 @@ from ..notebook.views import NotebookViews
 from ..session.session import Session, SessionSettings
 from .cells import CellNames
 from .commands import COMMANDS
-from .grammar import Help, build_parsers, full_usage, summary
+from .grammar import build_parsers, full_usage, summary
 from .hints import flow_failure, for_magics, tool_failure, with_hint
 from .line_expand import expand_braces, strip_comment
-from .parser import call_options
+from .parser import Help, call_options
 
 __all__ = ["MCPMagics"]
 
