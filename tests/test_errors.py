@@ -96,7 +96,7 @@ def _compared() -> list[tuple[str, int, str]]:
 
 
 def test_kinds_are_distinct_snake_case_names() -> None:
-    assert len(KINDS) == len(set(KINDS)) == 46
+    assert len(KINDS) == len(set(KINDS)) == 47
     assert all(kind.isidentifier() and kind == kind.lower() for kind in KINDS)
 
 

@@ -56,6 +56,7 @@ SUMMARY = """\
   serve NAME | stop NAME    serve a notebook-defined server over streamable HTTP
   model add|use|remove|list models that answer sampling requests
   review [remote|ask|always|never]  whether you see sampling requests and replies first (default: remote)
+  policy                    the administrator's policy in force, and the file each rule comes from
 
 The line: {expr} is replaced by its value in bare words and "..." (a function's locals first, then the
 notebook's variables; {{ and }} are literal braces there); inside '...' nothing is expanded, so JSON goes

@@ -169,12 +169,14 @@ def hint(kind: Kind | None, fields: dict[str, Any]) -> str | None:
                     f"{mcp_line('%mcp', 'trace', Flag('--save'), path, Flag('--keep-answers'))}; %mcp trace shows the replay's messages.")  # fmt: skip
         case "replay_untrusted":
             return f"If you trust it as shown, run: {mcp_line('%mcp', 'replay', _word_of(details.get('path'), 'FILE'), Flag('--trust'))}"
+        case "policy_refused":
+            return "%mcp policy shows the administrator's policy in force and the file each rule comes from."
         case "skill_refused":
             return f"Nothing of it was used; {mcp_line('%mcp', 'skills', name)} lists what the server offers now."
         # no hint: the message already says what to do, or there is no %mcp command that helps
         case (
             "bad_config" | "bad_input" | "cancelled" | "failed" | "flow_running" | "map_failed" | "no_backchannel" | "no_subscriptions"
-            | "not_live" | "policy_refused" | "reconnected" | "resume_failed" | "several_connected" | "sign_in_refused" | "sign_in_unreachable"
+            | "not_live" | "reconnected" | "resume_failed" | "several_connected" | "sign_in_refused" | "sign_in_unreachable"
             | "task_cancelled" | "task_failed" | "task_invalid" | "tool_error" | "unanswered" | "unknown_connection" | "unreadable_file"
         ):  # fmt: skip
             return None

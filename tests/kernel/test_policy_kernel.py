@@ -128,3 +128,19 @@ def test_config_and_the_environment_cannot_lift_it(k: Kernel, where: dict[str, P
     assert "nothing was sent to the model" in text
     text = failed(k, f"%mcp connect bad -- touch {where['work'] / 'pwned-late'}")
     assert "allows only these stdio commands" in text  # the path the kernel started with still counts
+
+
+def test_mcp_policy_shows_what_is_in_force_and_where_from(k: Kernel, where: dict[str, Path]) -> None:
+    shown = k.text_of_cell(k.execute("%mcp policy"))
+    assert str(where["policy"]) in shown
+    for rule, said in [
+        ("stdio commands allowed", POLICY["allowed_stdio_commands"][0]),
+        ("URLs allowed", "http://127.0.0.1:*/mcp"),
+        ("environment variables denied", "HUB_*"),
+        ("least review", "ask"),
+        ("project configs", "forbidden"),
+        ("%mcp serve", "forbidden"),
+    ]:
+        assert any(rule in line and said in line for line in shown.splitlines()), (rule, shown)
+    hinted = failed(k, "%mcp connect bad -- touch nothing")
+    assert "%mcp policy shows the administrator's policy in force" in hinted

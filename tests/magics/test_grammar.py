@@ -12,7 +12,7 @@ from mcp_notebook.magics.grammar import SUMMARY, Help, Parser, build_parsers, fr
 
 SUBCOMMANDS = {
     "connect", "servers", "log", "disconnect", "tools", "prompts", "resources", "skills", "skill", "call", "prompt", "read",
-    "flows", "resume", "forget", "trace", "replay", "server", "serve", "stop", "roots", "model", "review", "auth", "tasks", "watch", "unwatch", "map",
+    "flows", "resume", "forget", "trace", "replay", "server", "serve", "stop", "roots", "model", "review", "policy", "auth", "tasks", "watch", "unwatch", "map",
 }  # fmt: skip
 FLOW_DEFAULTS: dict[str, Any] = {
     "answer": [],

@@ -27,6 +27,7 @@ from . import (
     map,
     model,
     offered,
+    policy,
     prompt,
     read,
     replay,
@@ -76,4 +77,5 @@ COMMANDS: dict[str, Command] = {
     "roots": Command(roots.parser, roots.run),
     "model": Command(model.parser, model.run),
     "review": Command(review.parser, review.run),
+    "policy": Command(policy.parser, policy.run),
 }
