@@ -71,6 +71,8 @@ def package_path(token: str) -> str | None:
     token = token.removeprefix("mcp_notebook/")
     first = token.split("/", 1)[0]
     if "/" in token and first in floors() and re.fullmatch(r"[\w/]+(\.py)?/?", token):
+        if not token.endswith((".py", "/")) and (PACKAGE / f"{token}.py").exists():
+            return f"{token}.py"  # ``wire/configs``, the module
         return token
     return None
 
@@ -138,6 +140,7 @@ def test_the_reading_of_entries_paths_and_dotted_names() -> None:
     assert entries == {"core": "- `core/` (ground):\n  - `text.py`: words.", "errors.py": "- `errors.py`: errors."}
     assert package_path("mcp_notebook/notebook/display.py") == "notebook/display.py"
     assert package_path("support/fixtures.py") is None  # tests/support: not the package's
+    assert package_path("wire/configs") == "wire/configs.py"  # a module named without its suffix
     assert dotted_path("mcp_notebook.core.threads.to_loop") == "core/threads.py"
     assert dotted_path("mcp_notebook.demo") == "demo.py"
     assert dotted_path("mcp_notebook.map") == "__init__.py"  # the plain API, not mapping/map.py's path
