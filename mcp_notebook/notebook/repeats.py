@@ -14,7 +14,7 @@ __all__ = ["repeated_blocks"]
 _SAME_JSON_CHARS = 5_000_000  # longer texts are not parsed to compare with the structured content (shown both ways)
 
 
-def repeated_blocks(content: list[Any], structured: Any) -> tuple[set[int], bool]:
+def repeated_blocks(content: list[Any], structured: Any, shown: int | None = None) -> tuple[set[int], bool]:
     """Which content blocks only repeat the structured content, and whether the text alone says all of it.
 
     The spec advises a tool with structured content to send its JSON as a text block too, and the
@@ -22,12 +22,15 @@ def repeated_blocks(content: list[Any], structured: Any) -> tuple[set[int], bool
     ``{"result": [...]}`` with one block per item; for a plain value, ``{"result": X}`` with ``X``
     as text. The first two are shown once, as structured content (the blocks' indices come back);
     in the third the text is the value, and the structured view would only wrap it (``True``).
+
+    ``shown``: how many of the blocks the view renders (the rest were cut by its budget); only those
+    are compared, so 300,000 blocks cost what the few on the page cost.
     """
     if structured is None:
         return set(), False
     texts = {
         i: b.text
-        for i, b in enumerate(content)
+        for i, b in enumerate(content[:shown])
         if getattr(b, "type", None) == "text" and isinstance(getattr(b, "text", None), str)
     }
     wrapped = structured.get("result", _NOTHING) if isinstance(structured, dict) and len(structured) == 1 else _NOTHING
@@ -39,12 +42,16 @@ def repeated_blocks(content: list[Any], structured: Any) -> tuple[set[int], bool
     if (
         isinstance(wrapped, list)
         and wrapped
-        and len(texts) == len(content) == len(wrapped)
-        and all(_parsed(texts[i]) == _canonical(item) for i, item in enumerate(wrapped))
+        and len(texts) == len(content[:shown])
+        and len(content) == len(wrapped)
+        and all(_parsed(texts[i]) == _canonical(wrapped[i]) for i in texts)
     ):
         return set(texts), False
+    parsed = {i: _parsed(text) for i, text in texts.items()}
+    if not any(parsed.values()):  # nothing to compare: the structured content is not formatted at all
+        return set(), False
     same = {_canonical(structured), _canonical(wrapped)} - {None}
-    return {i for i, text in texts.items() if _parsed(text) in same}, False
+    return {i for i, text in parsed.items() if text in same}, False
 
 
 _NOTHING = object()

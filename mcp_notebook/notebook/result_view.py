@@ -65,7 +65,7 @@ def _render(block: Any, kind: Any, budget: Budget) -> tuple[str, str]:
         full = str(block.text)
         before = budget.cut
         plain, inner = bounded_text(full, budget)
-        return plain, pre_html(full, inner, budget.cut - before)
+        return plain, pre_html(full, inner, budget.cut - before, budget)
     if kind in ("image", "audio"):
         return render_media(kind, block.mime_type, block.data, budget)
     if kind == "resource":
@@ -105,7 +105,7 @@ def _resource_text(text: str, mime: str, budget: Budget) -> tuple[str, str]:
 
         rich = f'{VALUE_STYLE}<div class="md">{render_markdown(shown)}</div>'
     else:
-        rich = pre_html(text, esc(shown), cut)
+        rich = pre_html(text, esc(shown), cut, budget)
     return plain, rich + (f"<div><i>{esc(cut_note(cut))}</i></div>" if cut else "")
 
 
@@ -155,7 +155,7 @@ class ResultView:
                 rich.append(f'<div class="err"><b>Tool error</b>\n{esc(text)}</div>')
                 return plain, rich
             structured = r.structured_content
-            repeats, text_says_it = repeated_blocks(list(r.content), structured)
+            repeats, text_says_it = repeated_blocks(list(r.content), structured, shown=len(blocks))
             room = (
                 room if repeats else budget.chars
             )  # the repeated text is not on the page: its room goes to the structured view

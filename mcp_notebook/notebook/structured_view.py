@@ -11,7 +11,7 @@ from typing import Any
 
 from ..core.text import esc
 from .style import VALUE_STYLE, note_html
-from .text_budget import WHOLE, Budget, bounded_text, json_text
+from .text_budget import WHOLE, Budget, bounded_json, bounded_text, cut_note, json_text
 
 __all__ = ["CELL_CHARS", "MAX_DEPTH", "OPEN_DEPTH", "TABLE_COLUMNS", "TABLE_ROWS", "StructuredView", "json_block"]
 
@@ -24,14 +24,20 @@ def json_block(
     ``room``: the characters the HTML view may use, when not what is left of ``budget`` (a text
     block that only repeated this value spent the budget for the plain text, not for the page).
     """
-    text = json_text(value)
-    if text is None:
+    made = bounded_json(value, max(budget.chars, 0))  # no further than the budget: a huge value is not formatted whole
+    if made is None:
         note = f"[{summary}: too deeply nested to show; {WHOLE}]"
         return note, note_html(note)
     room = max(budget.chars if room is None else room, 0)
-    plain, _ = bounded_text(
-        text, budget
-    )  # the plain twin spends the budget (and says what was cut); the HTML gets the same room
+    text, whole = made
+    if whole:
+        plain, _ = bounded_text(
+            text, budget
+        )  # the plain twin spends the budget (and says what was cut); the HTML gets the same room
+    else:  # cut before it was formatted whole: how much more there is was not measured
+        shown, cut = budget.text(text)
+        budget.unsized = True
+        plain = f"{shown}\n{cut_note(cut, at_least=True)}"
     inner = StructuredView(room).html(value)
     return plain, f'{VALUE_STYLE}<details open class="json"><summary>{esc(summary)}</summary>{inner}</details>'
 
@@ -96,10 +102,10 @@ class StructuredView:
         return f"<code>{esc(self._clip(text if text is not None else repr(value)))}</code>"
 
     def _compact(self, value: Any) -> str:
-        text = json_text(value, indent=None)
-        if text is None:
+        made = bounded_json(value, CELL_CHARS, indent=None)  # one line of at most CELL_CHARS: never formatted whole
+        if made is None:
             return note_html("[too deeply nested to show]")
-        return f"<code>{esc(self._clip(text, CELL_CHARS))}</code>"
+        return f"<code>{esc(self._clip(made[0], CELL_CHARS))}</code>"
 
     def _entries(self, items: list[tuple[str, Any]], total: int, depth: int) -> str:
         rows = []

@@ -72,7 +72,10 @@ def test_a_cut_text_result_says_how_much_is_shown() -> None:
     text = "x" * 250_000
     bundle = ResultView(CallToolResult(content=[TextContent(type="text", text=text)]))._repr_mimebundle_()
     assert "1 lines · 250,000 characters, the first 100,000 shown (scroll inside the box)" in bundle["text/html"]
-    assert len(bundle["text/html"]) < 110_000  # the file gets the shown part, not the whole text
+    # the shown part, and the whole folded (under WHOLE_TIMES)
+    assert len(bundle["text/html"]) < 100_000 + 250_000 + 5_000
+    assert '<details class="whole"><summary>show all 1 line (250,000 characters)</summary>' in bundle["text/html"]
+    assert len(bundle["text/plain"]) < 101_000  # the plain text stays cut
     assert "[output cut at 100,000 characters: 150,000 more characters not shown" in bundle["text/plain"]
 
 
