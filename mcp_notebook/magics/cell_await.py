@@ -377,7 +377,15 @@ def _comm_status_replies(shell: Any) -> Iterator[None]:
     Each such ``idle`` is followed by ``busy`` again under the cell's own request: the page shows the
     kernel's last status, and the cell still runs (without it the status bar said Idle while the cell
     and the cells queued behind it showed ``[*]``).
+
+    Only a cell awaiting on the main thread installs them: the handlers are the kernel's, shared by
+    every subshell, and a cell awaiting in a subshell (its own thread) would otherwise wrap the main
+    shell's comm handling for as long as it waits, under its own request as parent, and two such
+    cells ending out of order would leave a wrapper in place for good.
     """
+    if threading.current_thread() is not threading.main_thread():
+        yield  # a subshell's cell: the main shell's comm messages are not beside it
+        return
     kernel = getattr(shell, "kernel", None)
     handlers = getattr(kernel, "shell_handlers", None)
     lock = getattr(kernel, "_main_asyncio_lock", None)
