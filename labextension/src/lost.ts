@@ -10,7 +10,8 @@
  * module hides it and shows our own words in its place: for each flow the notebook's metadata
  * keeps for that cell, its id, what it asks, and `%mcp resume ID`; otherwise that nothing of the
  * flow was saved. Built from text nodes only (a record's questions are server text; the id is
- * written as one word of a `%mcp` line by `lineWord`, as the kernel's `core.text.mcp_line` does).
+ * written as one word of a `%mcp` line by `lineWord`, as the kernel's `core.text.mcp_line` does),
+ * the metadata's text each in a `<bdi>`, so bidi characters in it reorder nothing around it.
  */
 
 import type { ICodeCellModel } from '@jupyterlab/cells';
@@ -62,41 +63,64 @@ export function waitingIn(raw: unknown, cellId: string): Waiting[] {
   return found;
 }
 
-/** What shows in place of the lost live area: our words, the server's questions as text. */
+/**
+ * One piece of a line shown in place of a lost live area: our own words, a `%mcp` line, or text
+ * read from the notebook's metadata (a flow's id, a server's question: anyone's text, as a received
+ * notebook's metadata is), which is shown in a `<bdi>` of its own so that bidirectional text and
+ * control characters in it cannot reorder the words around it.
+ */
+export type Part = { text: string; kind: 'words' | 'code' | 'metadata' };
+
+/** What shows in place of the lost live area, line by line (`lostNode` renders it). */
+export function lostLines(waiting: Waiting[]): Part[][] {
+  const words = (text: string): Part => ({ text, kind: 'words' });
+  const metadata = (text: string): Part => ({ text, kind: 'metadata' });
+  const code = (text: string): Part => ({ text, kind: 'code' });
+  if (!waiting.length) {
+    return [
+      [
+        words(
+          "This flow's form was live in a kernel that is gone, and nothing of it is saved to continue. Run the cell again to start it afresh."
+        )
+      ]
+    ];
+  }
+  const lines: Part[][] = [];
+  for (const flow of waiting) {
+    const asks: Part[] = [];
+    flow.asks.forEach((ask, i) => asks.push(words(i ? ' · ' : ': '), metadata(ask)));
+    lines.push([words('MCP flow '), metadata(flow.id), words(' waits for input'), ...asks]);
+    lines.push([
+      words('Its form was live in a kernel that is gone. To continue, run '),
+      code(`%mcp resume ${lineWord(flow.id)}`),
+      words(' (a new kernel needs '),
+      code('%load_ext mcp_notebook'),
+      words(' first).')
+    ]);
+  }
+  return lines;
+}
+
+/** What shows in place of the lost live area: our words, the metadata's text isolated, as text nodes only. */
 export function lostNode(waiting: Waiting[]): HTMLElement {
   const node = document.createElement('div');
   node.className = LOST_CLASS;
   node.setAttribute('role', 'status');
-  const line = (...parts: Array<[string, boolean]>) => {
+  for (const parts of lostLines(waiting)) {
     const div = document.createElement('div');
-    for (const [text, code] of parts) {
-      if (code) {
-        const c = document.createElement('code');
-        c.textContent = text;
-        div.appendChild(c);
-      } else {
+    for (const { text, kind } of parts) {
+      if (kind === 'words') {
         div.appendChild(document.createTextNode(text));
+        continue;
       }
+      const el = document.createElement(kind === 'code' ? 'code' : 'bdi');
+      if (kind === 'code') {
+        el.dir = 'ltr'; // a %mcp line reads left to right, isolated from the words around it
+      }
+      el.textContent = text;
+      div.appendChild(el);
     }
     node.appendChild(div);
-  };
-  if (!waiting.length) {
-    line([
-      "This flow's form was live in a kernel that is gone, and nothing of it is saved to continue. Run the cell again to start it afresh.",
-      false
-    ]);
-    return node;
-  }
-  for (const flow of waiting) {
-    const asks = flow.asks.length ? `: ${flow.asks.join(' · ')}` : '';
-    line([`MCP flow ${flow.id} waits for input${asks}`, false]);
-    line(
-      ['Its form was live in a kernel that is gone. To continue, run ', false],
-      [`%mcp resume ${lineWord(flow.id)}`, true],
-      [' (a new kernel needs ', false],
-      ['%load_ext mcp_notebook', true],
-      [' first).', false]
-    );
   }
   return node;
 }
