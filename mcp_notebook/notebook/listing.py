@@ -44,9 +44,15 @@ class ShownOnce:
         raise NotImplementedError
 
     def show(self) -> None:
-        """Display now (a ``display_data`` output); the same cell's displayhook then skips it."""
+        """Display now (a ``display_data`` output), once per cell; the same cell's displayhook then skips it.
+
+        A listing that shows itself before what follows it (``%mcp flows``: the table, then the
+        records to review) is returned as well; the magic's ``show()`` then shows nothing more.
+        """
         from IPython.display import publish_display_data
 
+        if self._shown_in is not None and self._shown_in == _execution_count():
+            return
         publish_display_data(self._repr_mimebundle_())
         self._shown_in = _execution_count()
 

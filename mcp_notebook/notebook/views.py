@@ -69,6 +69,12 @@ class NotebookViews:
 
         return board_ui(previous, key)
 
+    def bound(self, value: Any) -> Any:
+        """A result as ``x = %mcp call`` binds it: the SDK's object as its readable subclass (``results``)."""
+        from .results import readable
+
+        return readable(value)
+
 
 def attach_page(session: Session) -> Frontend:
     """Back ``session``'s store by the notebook (the labextension's comm) and say hello (``%load_ext``)."""

@@ -566,8 +566,8 @@ class Session:
         namespace = self.namespace
 
         def bind(ended: Flow) -> None:
-            if ended.error is None and ended.value is not None:
-                view.main.call(namespace.__setitem__, var, ended.value)
+            if ended.error is None and ended.value is not None:  # as the notebook side binds values (readable)
+                view.main.call(namespace.__setitem__, var, self.views.bound(ended.value))
 
         flow.when_done(bind)
 

@@ -106,6 +106,10 @@ class Views(Protocol):
         """The live table of the running cell's plain-API tasks (``previous`` when it is this cell's, ``key``)."""
         ...
 
+    def bound(self, value: Any) -> Any:
+        """What ``-o VAR`` binds for a flow's result: the value as this side shows values (``x = %mcp call`` binds the same)."""
+        ...
+
 
 def _nobody(what: str) -> SessionError:
     return SessionError(
@@ -135,3 +139,6 @@ class NoViews:
 
     def task_board(self, previous: Any, key: Any) -> Any:
         return None
+
+    def bound(self, value: Any) -> Any:
+        return value

@@ -58,7 +58,7 @@ def run(magic: Magic, words: list[str], cell: str | None) -> Any:
 
     from ...notebook.consent import RecordReview
 
-    display(table)
+    table.show()  # before the reviews; returned below as every listing is (x = %mcp flows binds it), shown once
     print(
         f"{len(foreign)} saved flow{'s' if len(foreign) > 1 else ''} did not come from you (this notebook was saved by someone else, "
         "or changed outside mcp-notebook). Resuming one asks first; here is all each would do:"
@@ -68,4 +68,4 @@ def run(magic: Magic, words: list[str], cell: str | None) -> Any:
         for one in claimants or [record]:  # several records claiming one id: each shown, none alone
             display(RecordReview(one, magic.session.saved.concerns(one)))
         store.shown(record.id, None if claimants else store.digest(record.id))
-    return None
+    return table
