@@ -10,7 +10,7 @@ COLLAB ?=
 
 CONFORMANCE := .conformance
 PEERS       := .peers
-.PHONY: venv check lint test lab docs bench clean chromium conformance-deps peers-deps labext-deps labext-specs
+.PHONY: venv check lint test lab docs bench clean chromium conformance-deps peers-deps hub-deps labext-deps labext-specs
 
 venv: $(STAMP)
 
@@ -66,7 +66,7 @@ TEST_WORKERS ?= 3
 BROWSER_WORKERS ?= 2
 RESULTS := .test-results
 
-test: venv chromium conformance-deps peers-deps lint labext-specs
+test: venv chromium conformance-deps peers-deps hub-deps lint labext-specs
 	rm -rf $(RESULTS)
 	$(BIN)/python -m pytest -m "not browser" -n $(TEST_WORKERS) --dist loadfile --junitxml=$(RESULTS)/tiers.xml; \
 	rest=$$?; \
@@ -126,6 +126,22 @@ $(PEERS)/venv/.installed: tests/peers/requirements.txt
 $(PEERS)/venv-tasks/.installed: tests/peers/requirements-tasks.txt
 	test -x $(PEERS)/venv-tasks/bin/python || $(PYTHON) -m venv $(PEERS)/venv-tasks
 	$(PEERS)/venv-tasks/bin/python -m pip install -q --disable-pip-version-check -r tests/peers/requirements-tasks.txt
+	touch $@
+
+# The classroom test (tests/hub/, slow tier) and bench/hub.py: JupyterHub in a venv of its own, $(PEERS)/venv-hub
+# (pinned in tests/hub/requirements.txt; not a dependency of the package), and configurable-http-proxy by the lock
+# file into $(PEERS)/hub-npm. Git-ignored; each part redone only when its pins change.
+hub-deps: $(PEERS)/venv-hub/.installed $(PEERS)/hub-npm/.installed
+
+$(PEERS)/venv-hub/.installed: tests/hub/requirements.txt
+	test -x $(PEERS)/venv-hub/bin/python || $(PYTHON) -m venv $(PEERS)/venv-hub
+	$(PEERS)/venv-hub/bin/python -m pip install -q --disable-pip-version-check -r tests/hub/requirements.txt
+	touch $@
+
+$(PEERS)/hub-npm/.installed: tests/hub/package.json tests/hub/package-lock.json
+	mkdir -p $(PEERS)/hub-npm
+	cp tests/hub/package.json tests/hub/package-lock.json $(PEERS)/hub-npm/
+	cd $(PEERS)/hub-npm && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
 # JupyterLab on the tutorials and the tour's demo HTTP server (scripts/lab.py): collaboration off unless
