@@ -315,7 +315,16 @@ class Kernel:
 
     @staticmethod
     async def start(room: Classroom, user: str) -> Kernel:
-        model = await room.api("POST", f"/user/{user}/api/kernels", {"name": "python3"})
+        from tornado.httpclient import HTTPClientError
+
+        for attempt in range(20):  # the hub may call a server ready a moment before the proxy routes to it
+            try:
+                model = await room.api("POST", f"/user/{user}/api/kernels", {"name": "python3"})
+                break
+            except HTTPClientError as exc:
+                if exc.code not in (404, 424, 503) or attempt == 19:
+                    raise
+                await asyncio.sleep(1)
         kernel = Kernel(room, user, model["id"], None)
         await kernel._connect()
         return kernel
@@ -325,8 +334,17 @@ class Kernel:
         from tornado.websocket import websocket_connect
 
         url = self.room.url.replace("http://", "ws://") + f"/user/{self.user}/api/kernels/{self.kernel_id}/channels"
+        from tornado.httpclient import HTTPClientError
+
         request = HTTPRequest(url, headers={"Authorization": f"token {self.room.token}"}, request_timeout=600)
-        self.ws = await websocket_connect(request, max_message_size=64 * 1024 * 1024)
+        for attempt in range(20):  # as the kernels' POST in start(): a route that lags the server's readiness
+            try:
+                self.ws = await websocket_connect(request, max_message_size=64 * 1024 * 1024)
+                return
+            except HTTPClientError as exc:
+                if exc.code not in (404, 424, 503) or attempt == 19:
+                    raise
+                await asyncio.sleep(1)
 
     async def run(self, code: str, expect_error: bool = False, timeout: float = 600) -> str:
         """Execute ``code`` (headless: no stdin, as nbclient runs a notebook); its text, or its error's.
