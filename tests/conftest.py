@@ -37,7 +37,13 @@ pytest_plugins = ("tests.support.lab_fixtures",)
 # Every test gets its tier from where it lives (and, for a unit module that starts real kernels, from what
 # it uses), so a new test cannot forget it. `make check` runs the tiers that need no browser, no third-party
 # server and no fresh venv; `make test` runs them all. The markers are registered in pyproject.toml.
-_FOLDER_TIERS = {"browser": "browser", "kernel": "kernel", "conformance": "conformance", "peers": "peers", "hub": "slow"}
+_FOLDER_TIERS = {
+    "browser": "browser",
+    "kernel": "kernel",
+    "conformance": "conformance",
+    "peers": "peers",
+    "hub": "slow",
+}
 _FILE_TIERS = {
     "tests/security/test_browser_hostile.py": "browser",
     "tests/security/test_browser_app_leaks.py": "browser",
