@@ -311,8 +311,10 @@ def test_a_task_started_in_one_kernel_finishes_in_another(
     flow = task_call(first, first.connect("jobs", url), duration=1.5)
     task_id = task_id_of(flow)
     record = stop_following(first, flow)
-    assert stats(url)["tasks"][task_id]["status"] == "working"  # the server goes on without us
-    assert "tasks/cancel" not in stats(url)["task_requests"].get(task_id, {})  # a kernel stopping is not a cancel
+    # the server goes on without us: a kernel stopping is not a cancel (on a loaded machine the 1.5 s task may have
+    # finished by now, so its status is working or completed, never cancelled; a run under load met "completed")
+    assert stats(url)["tasks"][task_id]["status"] in ("working", "completed")
+    assert "tasks/cancel" not in stats(url)["task_requests"].get(task_id, {})
     wait_for(lambda: stats(url)["tasks"][task_id]["status"] == "completed")
 
     second = new_kernel(handles, record)
