@@ -122,7 +122,9 @@ def test_every_kind_is_raised_or_noted_somewhere_in_the_package() -> None:
 
 def test_every_kind_the_package_compares_an_error_with_is_a_kind() -> None:
     compared = _compared()
-    assert {"failure.py", "map.py", "call.py", "live_view.py"} <= {file for file, _, _ in compared}  # the scan sees them
+    assert {"failure.py", "map.py", "call.py", "live_view.py"} <= {
+        file for file, _, _ in compared
+    }  # the scan sees them
     assert [(file, line, kind) for file, line, kind in compared if kind not in KINDS] == []
 
 
