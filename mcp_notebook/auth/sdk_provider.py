@@ -22,6 +22,7 @@ from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
+from ..core.policy import current_policy
 from ..errors import FlowError
 from .device import (
     DEVICE_GRANT,
@@ -475,8 +476,11 @@ def _recording(base: type[OAuthClientProvider]) -> type:
 
 
 def _env(name: str | None, flag: str) -> str | None:
+    """The value of the variable ``flag`` names; a name the administrator's policy denies is never read."""
     if not name:
         return None
+    if refused := current_policy().env_refusal(name, f"read for {flag}"):
+        raise FlowError(f"Not reading environment variable {name}: {refused}.", kind="policy_refused")
     value = os.environ.get(name)
     if not value:
         raise FlowError(f"environment variable {name} is not set (needed by {flag})", kind="bad_input")

@@ -49,6 +49,10 @@ class WorkloadAssertion:
     def read(self) -> str:
         """The assertion as it is now (a rotating file is read again each time), checked to be a JWT."""
         if self.env:
+            from ..core.policy import current_policy
+
+            if refused := current_policy().env_refusal(self.env, "read for --assertion-env"):
+                raise FlowError(f"Not reading environment variable {self.env}: {refused}.", kind="policy_refused")
             value, where = os.environ.get(self.env, ""), f"environment variable {self.env}"
             if not value:
                 raise FlowError(f"{where} is not set (needed by --assertion-env)", kind="bad_input")

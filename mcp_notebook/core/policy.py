@@ -48,6 +48,12 @@ __all__ = [
 POLICY_FILE = "mcp_notebook_policy.json"
 REVIEW_LEVELS = ("remote", "ask")  # weakest first: "ask" reviews every request, "remote" those that leave the machine
 DEFAULT_PORTS = {"http": "80", "https": "443"}
+OAUTH_ENV_FLAGS = (
+    ("client_secret_env", "--client-secret-env"),
+    ("private_key_env", "--private-key-env"),
+    ("id_token_env", "--id-token-env"),
+    ("assertion_env", "--assertion-env"),
+)  # a sign-in's options that name an environment variable (auth.sdk_provider.OAuthOptions), and their flags
 
 _STRINGS: dict[str, Any] = {"type": "array", "items": {"type": "string", "minLength": 1}}
 SCHEMA: dict[str, Any] = {
@@ -276,7 +282,20 @@ class Policy:
             refused = self.url_refusal(target.url)
             if not refused and target.bearer_env:
                 refused = self.env_refusal(target.bearer_env, "read into an Authorization header")
-            return refused
+            return refused or self.oauth_env_refusal(getattr(target, "oauth", None))
+        return None
+
+    def oauth_env_refusal(self, oauth: Any) -> str | None:
+        """Why a sign-in's named variables (``--client-secret-env`` and the like) may not be read, or ``None``.
+
+        ``oauth`` is ``auth.sdk_provider.OAuthOptions`` or a saved record's ``oauth`` mapping: names only.
+        """
+        if oauth is None:
+            return None
+        for key, flag in OAUTH_ENV_FLAGS:
+            name = oauth.get(key) if isinstance(oauth, Mapping) else getattr(oauth, key, None)
+            if isinstance(name, str) and name and (refused := self.env_refusal(name, f"read for {flag}")):
+                return refused
         return None
 
     # ------------------------------------------------------------------ sampling
@@ -359,7 +378,8 @@ class Policy:
             refused = self.url_refusal(target)
             if not refused and isinstance(bearer, str):
                 refused = self.env_refusal(bearer, "read into an Authorization header")
-            return refused
+            oauth = server.get("oauth")
+            return refused or self.oauth_env_refusal(oauth if isinstance(oauth, Mapping) else None)
         if target.startswith("--"):
             import shlex
 

@@ -1,0 +1,128 @@
+"""The administrator's policy at the sign-in doors (issue 40, items 1 and 2), with the real OAuth test server.
+
+``denied_env`` covers every variable a sign-in names (``--client-secret-env``, ``--private-key-env``,
+``--id-token-env``, the workload token's ``--assertion-env``): refused at connect, naming the policy
+file, and never read by the auth layer either. ``allowed_urls`` covers every OAuth request the
+kernel sends (discovery, registration, token, the auth layer's own clients): one outside it is
+refused before it is sent, so tests/support/oauth_server.py, which notes every request it receives,
+sees none of them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mcp_notebook.auth import sdk_provider
+from mcp_notebook.auth.sdk_provider import OAuthOptions
+from mcp_notebook.auth.vault import TokenVault
+from mcp_notebook.auth.workload import WorkloadAssertion
+from mcp_notebook.core import policy as policy_module
+from mcp_notebook.core.policy import POLICY_FILE, current_policy
+from mcp_notebook.errors import FlowError
+
+from ..auth.test_sign_in import browser, new_session
+from ..support.oauth_server import OAuthServer, running_oauth_server
+
+SECRET = "hub-secret-value"
+JWT = "eyJhbGciOiJub25lIn0.eyJzdWIiOiJqb2IifQ.c2ln"
+
+
+@pytest.fixture
+def set_policy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """``mcp_notebook_policy.json`` in a shared config directory (as a hub's spawner names it); returns its path."""
+    hub = tmp_path / "hub-etc"
+    hub.mkdir()
+    monkeypatch.setenv("JUPYTER_CONFIG_PATH", str(hub))
+    monkeypatch.setattr(policy_module, "_AT_START", "")
+    yield hub / POLICY_FILE
+
+
+def write(path: Path, data: dict[str, object]) -> Path:
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[OAuthServer]:
+    with running_oauth_server(consent="auto") as srv:
+        yield srv
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> TokenVault:
+    return TokenVault(tmp_path / "jupyter-data" / "mcp_notebook" / "oauth.json")
+
+
+def requests_since(server: OAuthServer, before: int) -> list[str]:
+    return server.stats()["requests"][before:]
+
+
+def refused_connect(server: OAuthServer, vault: TokenVault, options: OAuthOptions | None = None) -> FlowError:
+    session = new_session(vault, browser("allow"))
+    try:
+        with pytest.raises(FlowError) as caught:
+            session.connect("secure", server.url, oauth=options)
+    finally:
+        session.close()
+    return caught.value
+
+
+# ---------------------------------------------------------------------------------------------- item 1: denied_env
+@pytest.mark.parametrize(
+    ("options", "name"),
+    [
+        (
+            OAuthOptions(client_id="svc", client_secret_env="HUB_CLIENT_SECRET", client_credentials=True),
+            "HUB_CLIENT_SECRET",
+        ),
+        (OAuthOptions(client_id="svc", client_secret_env="HUB_CLIENT_SECRET"), "HUB_CLIENT_SECRET"),
+        (OAuthOptions(client_id="job", assertion_env="HUB_WORKLOAD_TOKEN"), "HUB_WORKLOAD_TOKEN"),
+    ],
+    ids=["client-credentials", "code-grant-secret", "workload"],
+)
+def test_a_denied_sign_in_variable_is_refused_at_connect(
+    set_policy: Path,
+    server: OAuthServer,
+    vault: TokenVault,
+    monkeypatch: pytest.MonkeyPatch,
+    options: OAuthOptions,
+    name: str,
+) -> None:
+    monkeypatch.setenv(name, JWT if "WORKLOAD" in name else SECRET)
+    path = write(set_policy, {"denied_env": ["HUB_*"]})
+    before = len(server.stats()["requests"])
+    error = refused_connect(server, vault, options)
+    text = str(error)
+    assert error.kind == "policy_refused", text
+    assert str(path) in text and f"denies environment variable {name} (rule 'HUB_*')" in text
+    flag = "--assertion-env" if "WORKLOAD" in name else "--client-secret-env"
+    assert f"never used read for {flag}" in text
+    assert SECRET not in text and JWT not in text
+    assert requests_since(server, before) == []  # not even the MCP request: refused before a connection
+
+
+def test_the_auth_layer_never_reads_a_denied_variable(set_policy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reads themselves refuse (a saved record, the Python API or any later caller reaching them)."""
+    monkeypatch.setenv("HUB_WORKLOAD_TOKEN", JWT)
+    monkeypatch.setenv("HUB_CLIENT_SECRET", SECRET)
+    path = write(set_policy, {"denied_env": ["HUB_*"]})
+    with pytest.raises(FlowError) as error:
+        WorkloadAssertion(env="HUB_WORKLOAD_TOKEN").read()
+    assert error.value.kind == "policy_refused" and str(path) in str(error.value) and JWT not in str(error.value)
+    with pytest.raises(FlowError) as error:
+        sdk_provider._env("HUB_CLIENT_SECRET", "--client-secret-env")
+    assert error.value.kind == "policy_refused" and str(path) in str(error.value) and SECRET not in str(error.value)
+    # a saved record naming one is listed as forbidden (session/saved asks saved_server_refusal)
+    record = {
+        "target": "http://127.0.0.1:9/mcp",
+        "oauth": {"sign_in": "oauth", "client_secret_env": "HUB_CLIENT_SECRET"},
+    }
+    refused = current_policy().saved_server_refusal(record)
+    assert refused is not None and "denies environment variable HUB_CLIENT_SECRET" in refused
+    write(set_policy, {"denied_env": ["OTHER_*"]})
+    assert WorkloadAssertion(env="HUB_WORKLOAD_TOKEN").read() == JWT
+    assert current_policy().saved_server_refusal(record) is None
