@@ -210,7 +210,6 @@ def build_provider(
             return await self._start_device_grant(endpoint)
 
         async def _device_endpoint(self) -> str | None:
-            import httpx2
             from mcp.client.auth.utils import build_oauth_authorization_server_metadata_discovery_urls
 
             meta = self.context.oauth_metadata
@@ -219,12 +218,11 @@ def build_provider(
             urls = build_oauth_authorization_server_metadata_discovery_urls(
                 self.context.auth_server_url, self.context.server_url
             )
-            async with httpx2.AsyncClient(timeout=30, follow_redirects=False) as http:
+            async with _oauth_http() as http:
                 return await device_endpoint(http, urls, str(meta.issuer))
 
         async def _start_device_grant(self, endpoint: str) -> httpx2.Request:
             """Ask for a device code, show it, and return the first poll of the token endpoint."""
-            import httpx2
 
             if not self.context.client_info:
                 raise DeviceGrantError("invalid_client", "no client is registered for the device grant")
@@ -237,7 +235,7 @@ def build_provider(
                 form["resource"] = self.context.get_resource_url()  # RFC 8707
             headers = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"}
             form, headers = self.context.prepare_token_auth(form, headers)
-            async with httpx2.AsyncClient(timeout=30, follow_redirects=False) as http:
+            async with _oauth_http() as http:
                 response = await http.post(endpoint, data=form, headers=headers)
             try:
                 document = response.json()
@@ -274,11 +272,10 @@ def build_provider(
             if device is None:
                 await super()._handle_token_response(response)
                 return
-            import httpx2
 
             interval = device.interval
             try:
-                async with httpx2.AsyncClient(timeout=30, follow_redirects=False) as http:
+                async with _oauth_http() as http:
                     while True:
                         await response.aread()
                         try:
@@ -318,7 +315,6 @@ def _identity_assertion_provider(
     on_failure: Callable[[BaseException], None],
 ) -> httpx2.Auth:
     """SEP-990: the IdP's ID token -> an ID-JAG at the IdP (RFC 8693 token exchange) -> a token at ``issuer`` (RFC 7523)."""
-    import httpx2
     from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuthProvider
 
     id_token = _env(options.id_token_env, "--id-token-env")
@@ -337,7 +333,7 @@ def _identity_assertion_provider(
         }  # fmt: skip
         if options.idp_client_id:
             form["client_id"] = options.idp_client_id
-        async with httpx2.AsyncClient(timeout=30) as http:
+        async with _oauth_http() as http:
             response = await http.post(endpoint, data=form)
         if response.status_code != 200:
             raise RuntimeError(
@@ -446,6 +442,7 @@ def _recording(base: type[OAuthClientProvider]) -> type:
             try:
                 outgoing = await flow.__anext__()
                 while True:
+                    within_policy(str(outgoing.url))  # a refresh, discovery or token request included
                     incoming = yield outgoing
                     outgoing = await flow.asend(incoming)
             except StopAsyncIteration:
@@ -485,6 +482,28 @@ def _env(name: str | None, flag: str) -> str | None:
     if not value:
         raise FlowError(f"environment variable {name} is not set (needed by {flag})", kind="bad_input")
     return value
+
+
+def within_policy(url: str) -> None:
+    """The one check before every OAuth request leaves the kernel: its URL must be in ``allowed_urls``.
+
+    Discovery, registration, token, refresh and device requests the SDK's flow yields pass here
+    (``Recording._auth_flow``), and so does every request of this module's own clients
+    (``_oauth_http``'s request hook): refused before it is sent, naming the policy file.
+    """
+    if refused := current_policy().url_refusal(url):
+        raise FlowError(f"Not sending a sign-in request to {url}: {refused}.", kind="policy_refused")
+
+
+async def _policy_hook(request: httpx2.Request) -> None:
+    within_policy(str(request.url))
+
+
+def _oauth_http() -> httpx2.AsyncClient:
+    """A client for this module's own OAuth requests (device grant, identity assertion), asking the policy first."""
+    import httpx2
+
+    return httpx2.AsyncClient(timeout=30, follow_redirects=False, event_hooks={"request": [_policy_hook]})
 
 
 def _foreign_device_notice(address: str, issuer: str) -> str:
@@ -537,6 +556,9 @@ def explain(exc: BaseException, server: str, resource: str, issuer: str | None) 
         why = f" ({exc.description})" if exc.description else ""
         text = f"Sign-in to {server}{where} did not complete: the authorization server answered {exc.error!r}{why}. Nothing was sent to the server."
         return FlowError(text, kind="sign_in_denied", server=server, details=details)
+    if isinstance(exc, FlowError) and exc.kind == "policy_refused":
+        text = f"Sign-in to {server} stopped: {exc}"
+        return FlowError(text, kind="policy_refused", server=server, details=details)
     if isinstance(exc, IssuerPinError):
         text = f"Sign-in to {server} stopped before any credential was sent: {exc}."
         return FlowError(text, kind="sign_in_refused", server=server, details=details)

@@ -10,6 +10,7 @@ sees none of them.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +25,7 @@ from mcp_notebook.core import policy as policy_module
 from mcp_notebook.core.policy import POLICY_FILE, current_policy
 from mcp_notebook.errors import FlowError
 
-from ..auth.test_sign_in import browser, new_session
+from ..auth.test_sign_in import browser, call_echo, new_session
 from ..support.oauth_server import OAuthServer, running_oauth_server
 
 SECRET = "hub-secret-value"
@@ -126,3 +127,46 @@ def test_the_auth_layer_never_reads_a_denied_variable(set_policy: Path, monkeypa
     write(set_policy, {"denied_env": ["OTHER_*"]})
     assert WorkloadAssertion(env="HUB_WORKLOAD_TOKEN").read() == JWT
     assert current_policy().saved_server_refusal(record) is None
+
+
+# ---------------------------------------------------------------------------------------------- item 2: OAuth URLs
+def test_oauth_requests_outside_allowed_urls_are_never_sent(
+    set_policy: Path, server: OAuthServer, vault: TokenVault
+) -> None:
+    """The MCP endpoint is allowed, its authorization server's endpoints are not: only POST /mcp arrives."""
+    path = write(set_policy, {"allowed_urls": ["http://127.0.0.1:*/mcp"]})
+    before, registered = len(server.stats()["requests"]), server.stats()["registrations"]
+    error = refused_connect(server, vault)
+    text = str(error)
+    assert error.kind == "policy_refused", text
+    assert str(path) in text and "Not sending a sign-in request to http://127.0.0.1:" in text
+    assert "allows only these URLs: http://127.0.0.1:*/mcp" in text
+    seen = requests_since(server, before)
+    assert seen and set(seen) == {"POST /mcp"}, seen  # no discovery, no registration, no token request
+    assert server.stats()["registrations"] == registered and vault.entries() == []
+    # the same server under a policy that lists it: the sign-in completes (the refusal was the policy's)
+    write(set_policy, {"allowed_urls": ["http://127.0.0.1:*/*"]})
+    session = new_session(vault, browser("allow"))
+    try:
+        session.connect("secure", server.url)
+        assert call_echo(session, "secure", "allowed") == "allowed"
+    finally:
+        session.close()
+
+
+def test_the_auth_layers_own_requests_ask_the_policy(set_policy: Path, server: OAuthServer) -> None:
+    """The device grant's and identity assertion's client: refused before the request is sent."""
+    path = write(set_policy, {"allowed_urls": ["http://127.0.0.1:*/mcp"]})
+    before = len(server.stats()["requests"])
+    metadata = f"{server.issuer}/.well-known/oauth-authorization-server"
+
+    async def fetch() -> int:
+        async with sdk_provider._oauth_http() as http:
+            return (await http.get(metadata)).status_code
+
+    with pytest.raises(FlowError) as error:
+        asyncio.run(fetch())
+    assert error.value.kind == "policy_refused" and str(path) in str(error.value)
+    assert requests_since(server, before) == []
+    write(set_policy, {"allowed_urls": ["http://127.0.0.1:*/.well-known/*"]})
+    assert asyncio.run(fetch()) == 200
