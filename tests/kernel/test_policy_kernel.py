@@ -99,6 +99,27 @@ def test_a_received_notebooks_record_is_listed_as_forbidden_and_never_started(
     assert not pwned.exists()
 
 
+def test_this_notebooks_own_record_is_listed_as_forbidden(k: Kernel, where: dict[str, Path]) -> None:
+    """A record this kernel saved (signed: "saved by you") whose server the policy forbids is listed as such."""
+    pwned = where["work"] / "pwned-own"
+    question = {"method": "elicitation/create", "params": {"message": "Go on?", "requestedSchema": {"type": "object"}}}
+    record = {
+        "v": 1, "id": "own00001", "cell_id": None, "server": {"name": "own", "target": f"-- touch {pwned}"},
+        "method": "tools/call", "name": "wipe", "arguments": {}, "round": 1, "request_state": None,
+        "pending": {"go": question}, "updated": "2026-11-30T10:00:00Z",
+    }  # fmt: skip
+    k.execute(f"get_ipython().magics_manager.registry['MCPMagics'].session.store.save({record!r})", wait=True)
+    listing = k.text_of_cell(k.execute("%mcp flows", wait=True))
+    assert "own00001" in listing and "yes, but FORBIDDEN by the policy: below" in listing, listing
+    assert (
+        f"Flow own00001 cannot be resumed here: the administrator's policy ({where['policy']}) allows only these "
+        "stdio commands" in listing
+    ), listing
+    text = failed(k, "%mcp resume own00001 --accept-defaults")
+    assert "Flow own00001 was not resumed: the administrator's policy" in text
+    assert not pwned.exists()
+
+
 def test_serve(k: Kernel, where: dict[str, Path]) -> None:
     k.execute("%%mcp server proto\nfrom mcp.server.mcpserver import MCPServer\nproto = MCPServer('proto')")
     text = failed(k, "%mcp serve proto")

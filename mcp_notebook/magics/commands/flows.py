@@ -21,6 +21,7 @@ def parser() -> Parser:
 
 
 def run(magic: Magic, words: list[str], cell: str | None) -> Any:
+    from ...core.policy import current_policy
     from ...core.text import one_line
     from ...core.urls import visible
     from ...flows.record import SavedFlow, age, questions
@@ -38,10 +39,15 @@ def run(magic: Magic, words: list[str], cell: str | None) -> Any:
         more = f" (+{len(asked) - 1} more)" if len(asked) > 1 else ""
         return visible(one_line(asked[0], 60)) + more
 
+    policy = current_policy()
+    forbidden = {
+        r.id: why for r in records if store.is_trusted(r.id) and (why := policy.saved_server_refusal(r.server))
+    }
     rows = [
         [r.id, magic.cells.name(r.cell_id), r.server_name, f"{kinds[r.method]} {r.name}", waits_for(r),
          f"task {r.task.get('status')}" if isinstance(r.task, dict) else r.round, age(r.updated),
-         "yes" if store.is_trusted(r.id) else "NO: review below" if not store.claimants(r.id)
+         ("yes, but FORBIDDEN by the policy: below" if r.id in forbidden else "yes") if store.is_trusted(r.id)
+         else "NO: review below" if not store.claimants(r.id)
          else f"NO: {len(store.claimants(r.id))} different records claim this id, below"]
         for r in records
     ]  # fmt: skip
@@ -52,13 +58,17 @@ def run(magic: Magic, words: list[str], cell: str | None) -> Any:
         empty="No flows are waiting for input.",
     )
     foreign = [r for r in records if not store.is_trusted(r.id)]  # an id in conflict among them
+    if not foreign and not forbidden:
+        return table
+    table.show()  # before the reviews; returned below as every listing is (x = %mcp flows binds it), shown once
+    for flow_id, why in forbidden.items():  # this notebook's own records too: resume refuses them
+        print(f"Flow {flow_id} cannot be resumed here: {why}.")
     if not foreign:
         return table
     from IPython.display import display
 
     from ...notebook.consent import RecordReview
 
-    table.show()  # before the reviews; returned below as every listing is (x = %mcp flows binds it), shown once
     print(
         f"{len(foreign)} saved flow{'s' if len(foreign) > 1 else ''} did not come from you (this notebook was saved by someone else, "
         "or changed outside mcp-notebook). Resuming one asks first; here is all each would do:"
