@@ -246,6 +246,30 @@ def test_sampling_provider_and_host(set_policy: Write, session: Session, fake: M
     assert len(fake.requests) == 1
 
 
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_denied_variable_is_never_read_into_a_model_key(
+    set_policy: Write, session: Session, fake: ModelServer, provider: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model's --api-key-env naming a denied variable: refused naming the file, the endpoint gets nothing."""
+    fake.reset()
+    monkeypatch.setenv("HUB_API_TOKEN", "hub-secret")
+    url = fake.openai_url if provider == "openai" else fake.anthropic_url
+    session.router.add(ModelConfig("k", provider, "fake-model", base_url=url, api_key_env="HUB_API_TOKEN"))
+    session.router.use("k")
+    session.router.set_review("never")
+    path = set_policy({"denied_env": ["HUB_*"]})
+    with pytest.raises(FlowError) as error:
+        summarize(session).result(timeout=30)
+    assert "denies environment variable HUB_API_TOKEN (rule 'HUB_*')" in str(error.value)
+    assert str(path) in str(error.value) and "hub-secret" not in str(error.value)
+    assert fake.requests == []
+    set_policy({"denied_env": ["OTHER_*"]})  # allowed: the key goes out, so the refusal above was the policy's
+    assert summarize(session).result(timeout=30).content[0].text.startswith("Summary")
+    assert len(fake.requests) == 1
+    sent = fake.requests[0].headers
+    assert "hub-secret" in (sent.get("authorization", "") + sent.get("x-api-key", ""))
+
+
 def test_least_review(set_policy: Write, session: Session, fake: ModelServer) -> None:
     fake.reset()
     use_model(session, fake)  # on loopback: "remote" would not review it, "never" even less

@@ -180,9 +180,15 @@ def _redact(text: str, key: str | None) -> str:
 
 
 def _key(config: ModelConfig) -> str | None:
-    """The API key from the environment variable the configuration names (``None``: send none)."""
+    """The API key from the environment variable the configuration names (``None``: send none).
+
+    A name the administrator's ``denied_env`` lists is refused before it is read, as every other
+    variable read into a header is (wire/registry, wire/configs, auth/sdk_provider).
+    """
     if not config.api_key_env:
         return None
+    if refused := current_policy().env_refusal(config.api_key_env, "read into a model's API key header"):
+        raise SamplingError(refused)  # the administrator's (core/policy.py): a denied name is never read nor sent
     value = os.environ.get(config.api_key_env)
     if not value:
         raise SamplingError(
