@@ -22,6 +22,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote_plus, urlsplit
 
+from ..core.policy import current_policy
+from ..errors import FlowError
+
 __all__ = [
     "CALLBACK_PATH",
     "LoopbackCatcher",
@@ -150,7 +153,14 @@ class SignIn:
         self.endpoint = endpoint
 
     async def redirect(self, url: str) -> None:
-        """The SDK's ``redirect_handler``: show the URL where a person can act (raises ``SignInUnavailable`` if nowhere)."""
+        """The SDK's ``redirect_handler``: show the URL where a person can act (raises ``SignInUnavailable`` if nowhere).
+
+        The page a person is sent to sign in at is the authorization server's choice (its metadata), so it
+        must be within the administrator's ``allowed_urls`` as every request the kernel sends for a
+        sign-in is: otherwise an allowed server could send a student to sign in anywhere.
+        """
+        if refused := current_policy().url_refusal(url):
+            raise FlowError(f"Not opening the sign-in page {url[:300]}: {refused}.", kind="policy_refused")
         state = self._sdk_state(url)
         self._loop = asyncio.get_running_loop()
         self._future = self._loop.create_future()

@@ -154,6 +154,25 @@ def test_oauth_requests_outside_allowed_urls_are_never_sent(
         session.close()
 
 
+def test_the_sign_in_page_outside_allowed_urls_is_never_opened(
+    set_policy: Path, server: OAuthServer, vault: TokenVault
+) -> None:
+    """Every request the kernel sends is allowed, the authorization page the browser would open is not."""
+    allowed = [f"http://127.0.0.1:*/{p}" for p in ("mcp", ".well-known/*", "register", "token")]
+    path = write(set_policy, {"allowed_urls": allowed})
+    opened: list[str] = []
+    session = new_session(vault, opened.append)
+    try:
+        with pytest.raises(FlowError) as caught:
+            session.connect("secure", server.url)
+    finally:
+        session.close()
+    text = str(caught.value)
+    assert caught.value.kind == "policy_refused", text
+    assert "Not opening the sign-in page http://127.0.0.1:" in text and str(path) in text
+    assert opened == [] and vault.entries() == []  # no browser sent there, no sign-in
+
+
 def test_the_auth_layers_own_requests_ask_the_policy(set_policy: Path, server: OAuthServer) -> None:
     """The device grant's and identity assertion's client: refused before the request is sent."""
     path = write(set_policy, {"allowed_urls": ["http://127.0.0.1:*/mcp"]})
