@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
+from ..core.policy import current_policy
 from ..core.text import clip
 from ..errors import FlowError
 from .server_logs import quiet_stdout
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 
     from .target import Target
 
-__all__ = ["http_client", "http_headers", "stdio_transport", "stdout_line", "watch_end"]
+__all__ = ["http_client", "http_headers", "stdio_transport", "stdout_line", "watch_end", "within_policy"]
 
 
 def stdio_transport(target: Target, errlog: Any, on_end: Callable[[], None], on_message: Callable[[Any], None]) -> Any:
@@ -64,9 +65,20 @@ def http_client(headers: dict[str, str], routes: Any, on_response: Any, auth: An
         headers=headers or None,
         timeout=httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT),  # the SDK's defaults
         transport=routes,  # duck-typed: httpx2 only calls the transport methods
-        event_hooks={"response": [on_response]},
+        event_hooks={"request": [within_policy], "response": [on_response]},
         auth=auth,
     )
+
+
+async def within_policy(request: httpx2.Request) -> None:
+    """Every request this connection sends asks the administrator's ``allowed_urls`` (core/policy.py).
+
+    ``wire/registry`` judged the endpoint before connecting, but the SDK follows a redirect that
+    stays on the endpoint's origin, and a policy's URLs may name paths: a server allowed at one path
+    of a shared host must not reach another through a 307.
+    """
+    if refused := current_policy().url_refusal(str(request.url)):
+        raise FlowError(f"Not sending a request to {request.url}: {refused}.", kind="policy_refused")
 
 
 @asynccontextmanager

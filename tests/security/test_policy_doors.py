@@ -157,6 +157,56 @@ def test_url_connect(
     assert session.connect("demo", http_demo_server, sign_in=False).is_open
 
 
+@pytest.fixture
+def redirecting() -> Iterator[tuple[str, list[str]]]:
+    """An HTTP server on 127.0.0.1 whose /a/mcp answers 307 to /b/mcp (same origin): its /a URL and the paths asked."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    asked: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            asked.append(self.path)
+            if self.path == "/a/mcp":
+                self.send_response(307)
+                self.send_header("Location", "/b/mcp")
+            else:
+                self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/a/mcp", asked
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+def test_a_redirect_to_a_path_outside_allowed_urls_is_never_followed(
+    set_policy: Write, session: Session, redirecting: tuple[str, list[str]]
+) -> None:
+    """The endpoint is allowed; the same-origin path it redirects to (which the SDK follows) is not."""
+    url, asked = redirecting
+    path = set_policy({"allowed_urls": ["http://127.0.0.1:*/a/mcp"]})
+    with pytest.raises(ConnectionFailed) as error:
+        session.connect("gateway", url, sign_in=False)
+    assert asked and set(asked) == {"/a/mcp"}, asked  # /b/mcp never asked
+    assert "/b/mcp" in str(error.value) and str(path) in str(error.value), str(error.value)
+    asked.clear()
+    set_policy({"allowed_urls": ["http://127.0.0.1:*/*"]})  # allowed: the redirect is followed (the SDK's own rule)
+    with pytest.raises(ConnectionFailed):
+        session.connect("gateway", url, sign_in=False)
+    assert "/b/mcp" in asked, asked
+
+
 def test_bearer_env_is_never_read_into_a_header(
     set_policy: Write, session: Session, listener: tuple[str, list[int]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
