@@ -233,6 +233,25 @@ class Policy:
                 return self._says(file, f"allows only these stdio commands: {allowed}; {program!r} is not one of them")
         return None
 
+    def search_path_refusal(self, command: Sequence[str], env: Mapping[str, str]) -> str | None:
+        """Why a stdio server's own ``PATH`` is refused, or ``None``.
+
+        The child looks a bare program name up on the ``PATH`` it is given, so ``--env PATH=...`` would let a
+        name the policy allows (``python``) start another file of that name. Under a command list, a server
+        started by name keeps the kernel's ``PATH``.
+        """
+        program = command[0] if command else ""
+        if "PATH" not in env or "/" in program:
+            return None
+        for file in self.files:
+            if file.stdio_commands is not None:
+                return self._says(
+                    file,
+                    f"allows stdio commands by name only on the kernel's own PATH; --env PATH=... for {program!r} "
+                    "is refused (give the program's full path instead, if the policy allows that path)",
+                )
+        return None
+
     def url_refusal(self, url: str) -> str | None:
         """Why connecting to ``url`` is refused, or ``None``: matched on the URL as a browser reads it."""
         broken = self._broken(f"connecting to {url}")
@@ -274,7 +293,7 @@ class Policy:
         An in-notebook server is the notebook's own code, which this policy does not govern.
         """
         if target.kind == "stdio":
-            refused = self.stdio_refusal(target.command)
+            refused = self.stdio_refusal(target.command) or self.search_path_refusal(target.command, target.env)
             for name in sorted(target.env):
                 refused = refused or self.env_refusal(name, "passed to a stdio server")
             return refused

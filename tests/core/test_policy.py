@@ -90,15 +90,12 @@ def test_a_bad_file_refuses_everything_and_names_itself(tmp_path: Path, content:
 
 
 def test_an_unreadable_file_fails_closed(tmp_path: Path) -> None:
-    path = write(tmp_path / "hub", {})
-    path.chmod(0)
-    try:
-        if os.access(path, os.R_OK):
-            pytest.skip("running as root: every file is readable")
-        policy = load_policy([tmp_path / "hub"])
-        assert policy.broken is not None and "cannot read it" in policy.broken[1]
-    finally:
-        path.chmod(0o644)
+    """A policy file the kernel cannot read refuses everything (here a folder in its place: unreadable even for
+    root, where a chmod 0 file is not)."""
+    (tmp_path / "hub" / POLICY_FILE).mkdir(parents=True)
+    policy = load_policy([tmp_path / "hub"])
+    assert policy.broken is not None and "cannot read it" in policy.broken[1]
+    assert policy.stdio_refusal(["sh"]) is not None and policy.url_refusal("https://ok.example/") is not None
 
 
 # ---------------------------------------------------------------------------------------------- stdio
@@ -199,6 +196,17 @@ def test_target_refusal_covers_command_url_env_and_bearer(tmp_path: Path) -> Non
         policy.target_refusal(Target("http", url="https://ok.example/mcp", bearer_env="SECRET_T")) or ""
     )
     assert policy.target_refusal(Target("inproc")) is None  # the notebook's own code
+
+
+def test_a_server_started_by_name_keeps_the_kernels_path(tmp_path: Path) -> None:
+    """``--env PATH=...`` would make an allowed name (``sh``) start another file of that name: refused under a
+    command list; a full path, or no command list at all, is not affected."""
+    policy = one(tmp_path, {"allowed_stdio_commands": ["sh", "/usr/bin/*", "/bin/*"]})
+    refused = policy.target_refusal(Target("stdio", ["sh"], env={"PATH": str(tmp_path)}))
+    assert refused is not None and "PATH" in refused and str(tmp_path / "hub") in refused
+    sh = os.path.realpath(shutil.which("sh") or "/bin/sh")
+    assert policy.target_refusal(Target("stdio", [sh], env={"PATH": str(tmp_path)})) is None
+    assert one(tmp_path / "open", {}).target_refusal(Target("stdio", ["sh"], env={"PATH": "/x"})) is None
 
 
 # ---------------------------------------------------------------------------------------------- sampling and review
