@@ -76,9 +76,9 @@ def test_a_syntax_error_is_left_to_ipython() -> None:
 
 
 def test_this_venv_has_a_kernel_that_hears_clicks_while_awaiting() -> None:
-    from importlib.metadata import version
+    import ipykernel  # as in a kernel, where it is imported before any extension loads
 
-    major, minor = (int(p) for p in version("ipykernel").split(".")[:2])
+    major, minor = (int(p) for p in ipykernel.__version__.split(".")[:2])
     assert kernel_hears_comms_while_awaiting() is ((major, minor) >= (7, 4))
 
 
