@@ -16,6 +16,10 @@ Run one as a process with `python -m mcp_notebook.demo [provisioner|demo|echo]
 [--transport stdio|http] ...`, or as an ASGI app through `http_app(...)` /
 `http_app_from_env()` (a `uvicorn --factory` target, also for several workers).
 Importing this module builds the three server objects and nothing else.
+
+Why this module is long: it is the tutorials' and the tests' one demo server, each tool a short
+scene of the protocol (a form, a confirmation, sampling, roots, a task, an App); splitting it would
+scatter one server's tools over several files a reader of a tutorial has to follow.
 """
 
 from __future__ import annotations

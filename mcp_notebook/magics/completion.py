@@ -31,6 +31,10 @@ suppresses them only when it offers something.
 Why this module is long: Tab has one entry point (IPython's matcher) and every word of a ``%mcp``
 line (subcommands, flags, servers, tools, schema-derived names and values, a server's own
 completions), each bounded in time and encoded for the line's grammar.
+
+Why this module is long: one job, Tab after ``%mcp``, whose parts (where the cursor is in the line,
+the parsers' flags and choices, the names and values a session or a server offers, their encoding)
+share the reading of the line; the subcommands themselves are ``commands/``.
 """
 
 from __future__ import annotations
