@@ -108,7 +108,7 @@ c.SimpleLocalProcessSpawner.home_dir_template = "{folder}/home/{{username}}"
 c.Spawner.cmd = ["{singleuser}"]
 c.Spawner.args = [
     "--ServerApp.kernel_spec_manager_class=jupyter_client.kernelspec.KernelSpecManager", "--allow-root",
-    "--ZMQChannelsWebsocketConnection.kernel_info_timeout=600",  # a loaded machine starts thirty kernels slowly
+    "--MappingKernelManager.kernel_info_timeout=600",  # a loaded machine starts thirty kernels slowly
 ]
 c.Spawner.default_url = "/api"
 c.Spawner.start_timeout = 600
@@ -260,6 +260,26 @@ class Classroom:
                 if servers[""].get("ready"):
                     pending.discard(user)
             await asyncio.sleep(0.5)
+        await self._reachable(users, deadline)
+
+    async def _reachable(self, users: list[str], deadline: float) -> None:
+        """Wait until each user's server answers through the proxy, as a page reaches it: the hub calls a server
+        ready a moment before the proxy routes to it (a fresh clone's run met a 404 for the thirtieth student)."""
+        from tornado.httpclient import HTTPClientError
+
+        pending = set(users)
+        while pending:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"servers not reachable through the proxy in time: {sorted(pending)}")
+            for user in list(pending):
+                try:
+                    await self.api("GET", f"/user/{user}/api/status")
+                except HTTPClientError as exc:
+                    if exc.code not in (404, 424, 503):
+                        raise
+                else:
+                    pending.discard(user)
+            await asyncio.sleep(0.5)
 
     # ------------------------------------------------------------------ one user's kernel
     async def lesson(self, user: str) -> Lesson:
@@ -297,6 +317,10 @@ class Classroom:
         return done
 
 
+class _KernelGone(Exception):
+    """The server no longer has the kernel: it died while starting, before any cell ran."""
+
+
 class _ClosedEarly(Exception):
     """The channel closed before the kernel said anything about the request."""
 
@@ -317,17 +341,26 @@ class Kernel:
     async def start(room: Classroom, user: str) -> Kernel:
         from tornado.httpclient import HTTPClientError
 
-        for attempt in range(20):  # the hub may call a server ready a moment before the proxy routes to it
+        deadline = time.monotonic() + 180  # the route was seen (Classroom._reachable); a proxy under load may still lag
+        for attempt in range(3):
+            while True:
+                try:
+                    model = await room.api("POST", f"/user/{user}/api/kernels", {"name": "python3"})
+                    break
+                except HTTPClientError as exc:
+                    if exc.code not in (404, 424, 503) or time.monotonic() > deadline:
+                        raise
+                    await asyncio.sleep(1)
+            kernel = Kernel(room, user, model["id"], None)
             try:
-                model = await room.api("POST", f"/user/{user}/api/kernels", {"name": "python3"})
-                break
-            except HTTPClientError as exc:
-                if exc.code not in (404, 424, 503) or attempt == 19:
+                await kernel._connect()
+                return kernel
+            except _KernelGone:
+                # a kernel that died while starting, before any cell ran (a fresh clone's run: thirty kernels
+                # starting on two cores, one "died, removing from map"): a new one, as a person restarts it
+                if attempt == 2:
                     raise
-                await asyncio.sleep(1)
-        kernel = Kernel(room, user, model["id"], None)
-        await kernel._connect()
-        return kernel
+        raise AssertionError("unreachable")
 
     async def _connect(self) -> None:
         from tornado.httpclient import HTTPRequest
@@ -337,14 +370,29 @@ class Kernel:
         from tornado.httpclient import HTTPClientError
 
         request = HTTPRequest(url, headers={"Authorization": f"token {self.room.token}"}, request_timeout=600)
-        for attempt in range(20):  # as the kernels' POST in start(): a route that lags the server's readiness
+        deadline = time.monotonic() + 180  # as the kernels' POST in start(): a route that lags the server's readiness
+        while True:
             try:
                 self.ws = await websocket_connect(request, max_message_size=64 * 1024 * 1024)
                 return
             except HTTPClientError as exc:
-                if exc.code not in (404, 424, 503) or attempt == 19:
+                if exc.code == 404 and not await self._exists():
+                    raise _KernelGone(self.kernel_id) from exc
+                if exc.code not in (404, 424, 503) or time.monotonic() > deadline:
                     raise
                 await asyncio.sleep(1)
+
+    async def _exists(self) -> bool:
+        """Whether the server still has this kernel (a 404 of the channels may be the route, or the kernel gone)."""
+        from tornado.httpclient import HTTPClientError
+
+        try:
+            await self.room.api("GET", f"/user/{self.user}/api/kernels/{self.kernel_id}")
+        except HTTPClientError as exc:
+            if exc.code == 404:
+                return False
+            raise
+        return True
 
     async def run(self, code: str, expect_error: bool = False, timeout: float = 600) -> str:
         """Execute ``code`` (headless: no stdin, as nbclient runs a notebook); its text, or its error's.
