@@ -166,6 +166,11 @@ class Flow:
         return self.options.apps
 
     @property
+    def cell_id(self) -> str | None:
+        """The cell the flow runs for (its live area and report are sent to the pages for that cell)."""
+        return self.options.cell_id
+
+    @property
     def task(self) -> TaskStatus | None:
         """The task this call became, as last seen (``None``: a plain call)."""
         return self.following.task

@@ -253,7 +253,7 @@ class LiveView:
         if sink is None:
             return
         try:
-            sink(getattr(flow, "cell_id", None), self.display_id, output)
+            sink(flow.cell_id, self.display_id, output)
         except Exception as exc:  # noqa: BLE001 - the cell has it; only a page that reloaded may miss it
             import sys
 

@@ -362,3 +362,15 @@ def test_result_off_the_kernel_thread_blocks_until_the_form_is_answered(session:
     ui.reply.set({"region": ElicitResult(action="decline")})
     waiter.join(30)
     assert len(box) == 1 and "declined" in box[0].content[0].text
+
+
+def test_the_live_area_goes_to_the_pages_for_the_flows_own_cell(session: Session) -> None:
+    """The live area a page that reloaded before a save puts back is addressed by the flow's cell id. It went out
+    with no cell once the flow's options became one object (``getattr(flow, "cell_id", None)`` found nothing), and
+    tests/browser/test_reload.py's reloaded page never got its form back."""
+    view = LiveView("demo.echo")
+    sent: list[tuple[Any, ...]] = []
+    view.on_live = lambda *live: sent.append(live)
+    flow = session.make_flow("tools/call", session.registry.get("demo"), "echo", {"text": "hi"}, cell_id="cell-7", view=view)  # fmt: skip
+    view.attach(flow)
+    assert [(cell, display) for cell, display, _output in sent] == [("cell-7", view.display_id)]
