@@ -256,7 +256,7 @@ def test_a_page_that_never_answers_is_waited_for_once() -> None:
     assert (
         fe.wait_for_page(5) is False
     )  # no routing hook (a kernel without it): the answer comes after the cell, so no wait
-    assert time.monotonic() - started < 0.2
+    assert time.monotonic() - started < 2  # the wait it must not do is 5 s; a loaded machine may stall a moment
     fe._hooked = True
     started = time.monotonic()
     assert fe.wait_for_page(0.3) is False

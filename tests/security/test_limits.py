@@ -207,7 +207,7 @@ def test_depth_900_schema_is_refused_at_once_without_recursion() -> None:
         "the schema is nested more than 32 levels deep (%config MCPMagics.max_schema_depth), "
         "so it is not shown as a form and no answer to it can be checked"
     )
-    assert took < 0.5
+    assert took < 1.5  # a form built to the depth takes seconds; under load the refusal may take a moment
     box = panel.boxes[0]
     assert box.fields == [] and box.json_editor is None
     assert "Not shown as a form: the schema is nested more than 32 levels deep" in box.box.children[1].value
@@ -250,7 +250,7 @@ def test_1000_field_form_is_refused_by_count_and_answered_as_json(hub: Session) 
     question = _question(schema)
     panel = ElicitationPanel("big", [question], Answers(), lambda r: None)
     took = time.perf_counter() - started
-    assert took < 0.5  # building 1,000 field widgets took about 2 s here
+    assert took < 1.5  # building 1,000 field widgets took about 2 s here (4 s and more under load)
     form = question.form
     assert form is not None and form.limited == "fields" and form.checkable
     assert (
