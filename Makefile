@@ -68,9 +68,9 @@ RESULTS := .test-results
 
 test: venv chromium conformance-deps peers-deps hub-deps lint labext-specs
 	rm -rf $(RESULTS)
-	$(BIN)/python -m pytest -m "not browser" -n $(TEST_WORKERS) --dist loadfile --junitxml=$(RESULTS)/tiers.xml; \
+	$(BIN)/python -m pytest -m "not browser" -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --junitxml=$(RESULTS)/tiers.xml; \
 	rest=$$?; \
-	$(BIN)/python -m pytest -m browser -n $(BROWSER_WORKERS) --dist loadfile --junitxml=$(RESULTS)/browser.xml; \
+	$(BIN)/python -m pytest -m browser -n $(BROWSER_WORKERS) --dist loadfile --no-loadscope-reorder --junitxml=$(RESULTS)/browser.xml; \
 	browser=$$?; \
 	$(BIN)/python scripts/slowest.py 25 $(RESULTS)/*.xml; \
 	test $$rest -eq 0 -a $$browser -eq 0

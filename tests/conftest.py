@@ -72,11 +72,42 @@ def _tier_of(path: Path) -> str | None:
     return "kernel" if _kernel_modules[path] else None
 
 
+# The longest modules start first, so that none of them is what the other workers wait for at the end: pytest-xdist
+# (`--dist loadfile --no-loadscope-reorder`, as the Makefile runs it) hands out modules in collection order, and by
+# default it would order them by their number of tests, which put the one-test classroom (two minutes, thirty kernels)
+# last. Longest first, from `make test`'s timings (scripts/slowest.py); a module not listed keeps its place after them.
+_LONGEST_FIRST = (
+    "tests/hub/test_classroom.py",
+    "tests/conformance/test_conformance.py",
+    "tests/wire/test_tasks.py",
+    "tests/auth/test_server_extension.py",
+    "tests/test_binder.py",
+    "tests/mapping/test_map.py",
+    "tests/auth/test_sign_in.py",
+    "notebooks/10-corners.ipynb",
+    "tests/test_readme.py",
+    "tests/test_docs.py",
+    "tests/test_demo.py",
+    "tests/browser/test_tutorials.py",
+    "tests/browser/test_sign_in.py",
+    "tests/browser/test_apps.py",
+    "tests/browser/test_execution_state.py",
+    "tests/browser/test_reload.py",
+    "tests/browser/test_frontends.py",
+)
+
+
+def _start_rank(item: pytest.Item) -> int:
+    relative = Path(str(item.path)).relative_to(REPO_ROOT).as_posix()
+    return _LONGEST_FIRST.index(relative) if relative in _LONGEST_FIRST else len(_LONGEST_FIRST)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         tier = _tier_of(Path(str(item.path)))
         if tier is not None:
             item.add_marker(getattr(pytest.mark, tier))
+    items.sort(key=_start_rank)  # stable: a module's tests stay together and in their order
 
 
 # the shared ``ip``, ``session`` and ``kernel`` fixtures (and their variants), defined in support/fixtures.py
