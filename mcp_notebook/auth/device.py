@@ -17,6 +17,12 @@ browser reads both (``foreign_address``): a code shown beside someone else's sig
 well-known provider's ``/devicelogin``) is how device-code phishing works, since whoever types it
 there signs in the attacker's device. Such a grant is never shown; the sign-in falls back to the
 redirect.
+
+Under the administrator's ``allowed_urls`` (core/policy.py) the grant is judged as the redirect
+sign-in is: the device authorization request, like every request the auth layer sends, is refused
+before it leaves (``sdk_provider._oauth_http``), and a code whose page (``verification_uri`` or
+``verification_uri_complete``) the policy does not list is refused before it is shown or polled
+(``sign_in.SignIn.show_device``, as ``SignIn.redirect`` refuses an authorization URL).
 """
 
 from __future__ import annotations

@@ -197,7 +197,15 @@ class SignIn:
         return self.device == "always" or (self.device == "auto" and not self.relayed)
 
     async def show_device(self, device: DeviceCode) -> None:
-        """Show a device grant's code and address where a person can act (as ``redirect`` does a URL)."""
+        """Show a device grant's code and address where a person can act (as ``redirect`` does a URL).
+
+        The page the code is typed at is the authorization server's choice, as the authorization URL is,
+        so both its addresses must be within the administrator's ``allowed_urls`` (``redirect``): a refused
+        one is never shown, and the token endpoint never polled for it.
+        """
+        for page in (device.verification_uri, device.verification_uri_complete):
+            if page is not None and (refused := current_policy().url_refusal(page)):
+                raise FlowError(f"Not showing the device sign-in page {page[:300]}: {refused}.", kind="policy_refused")
         self._loop = asyncio.get_running_loop()
         self._future = self._loop.create_future()
         url = device.verification_uri_complete or device.verification_uri

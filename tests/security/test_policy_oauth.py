@@ -24,7 +24,9 @@ from mcp_notebook.auth.workload import WorkloadAssertion
 from mcp_notebook.core import policy as policy_module
 from mcp_notebook.core.policy import POLICY_FILE, current_policy
 from mcp_notebook.errors import FlowError
+from mcp_notebook.session.session import Session
 
+from ..auth.test_device_grant import person
 from ..auth.test_sign_in import browser, call_echo, new_session
 from ..support.oauth_server import OAuthServer, running_oauth_server
 
@@ -189,3 +191,103 @@ def test_the_auth_layers_own_requests_ask_the_policy(set_policy: Path, server: O
     assert requests_since(server, before) == []
     write(set_policy, {"allowed_urls": ["http://127.0.0.1:*/.well-known/*"]})
     assert asyncio.run(fetch()) == 200
+
+
+# ---------------------------------------------------------------------------------------------- the device grant
+@pytest.fixture(scope="module")
+def device_server() -> Iterator[OAuthServer]:
+    """The real OAuth test server offering the device grant (RFC 8628): its page is its own ``/device``."""
+    with running_oauth_server(consent="click", device_endpoint="default") as srv:
+        yield srv
+
+
+def local_echo(session: Session) -> None:
+    """An in-notebook server connected beside the signed-in one (the policy does not govern the notebook's own)."""
+    from mcp.server.mcpserver import MCPServer
+
+    local = MCPServer("local")
+
+    @local.tool()
+    def echo(text: str) -> str:
+        return text
+
+    session.connect("local", local)
+
+
+DEVICE_ALLOWED = [f"http://127.0.0.1:*/{p}" for p in ("mcp", ".well-known/*", "register", "token", "authorize")]
+
+
+def test_a_device_grant_within_allowed_urls_signs_in(
+    set_policy: Path, device_server: OAuthServer, vault: TokenVault
+) -> None:
+    write(
+        set_policy,
+        {"allowed_urls": [*DEVICE_ALLOWED, "http://127.0.0.1:*/device_authorization", "http://127.0.0.1:*/device"]},
+    )
+    before = device_server.stats()
+    seen: list[str] = []
+    session = new_session(vault, person("allow", seen))
+    try:
+        session.connect("secure", device_server.url)
+        assert call_echo(session, "secure", "by code") == "by code"
+        assert device_server.stats()["device_grants"] == before["device_grants"] + 1
+        [url] = seen
+        assert url.startswith(device_server.issuer + "/device?user_code=")
+    finally:
+        session.close()
+
+
+def test_a_device_page_outside_allowed_urls_is_never_shown_nor_polled(
+    set_policy: Path, device_server: OAuthServer, vault: TokenVault
+) -> None:
+    """The device authorization request is allowed, the page its code is typed at is not: refused, naming the file.
+
+    Nothing else is lost: a connection already open in the session still answers, and the same
+    session signs in by code once the page is allowed.
+    """
+    path = write(set_policy, {"allowed_urls": [*DEVICE_ALLOWED, "http://127.0.0.1:*/device_authorization"]})
+    before = device_server.stats()
+    seen: list[str] = []
+    session = new_session(vault, person("allow", seen))
+    try:
+        local_echo(session)
+        with pytest.raises(FlowError) as caught:
+            session.connect("secure", device_server.url)
+        text = str(caught.value)
+        assert caught.value.kind == "policy_refused", text
+        assert f"Not showing the device sign-in page {device_server.issuer}/device: " in text and str(path) in text
+        assert f"{device_server.issuer}/device (host 127.0.0.1) is not among them" in text
+        after = device_server.stats()
+        assert "POST /device_authorization" in after["requests"][len(before["requests"]) :]  # asked, allowed
+        assert seen == [] and not any("enter the code" in note for note in session.notes)  # never shown
+        assert after["device_polls"] == before["device_polls"] and after["device_grants"] == before["device_grants"]
+        assert after["authorization_code_grants"] == before["authorization_code_grants"] and vault.entries() == []
+        assert "secure" not in session.registry
+        assert call_echo(session, "local", "still here") == "still here"
+        # the same session, the page allowed: the next sign-in shows the code and completes
+        write(set_policy, {"allowed_urls": [*DEVICE_ALLOWED, "http://127.0.0.1:*/device*"]})
+        session.connect("secure", device_server.url)
+        assert call_echo(session, "secure", "after") == "after" and len(seen) == 1
+    finally:
+        session.close()
+
+
+def test_a_device_authorization_endpoint_outside_allowed_urls_is_never_asked(
+    set_policy: Path, device_server: OAuthServer, vault: TokenVault
+) -> None:
+    path = write(set_policy, {"allowed_urls": [*DEVICE_ALLOWED, "http://127.0.0.1:*/device"]})
+    before = device_server.stats()
+    seen: list[str] = []
+    session = new_session(vault, person("allow", seen))
+    try:
+        with pytest.raises(FlowError) as caught:
+            session.connect("secure", device_server.url)
+    finally:
+        session.close()
+    text = str(caught.value)
+    assert caught.value.kind == "policy_refused", text
+    assert f"Not sending a sign-in request to {device_server.issuer}/device_authorization" in text
+    assert str(path) in text
+    after = device_server.stats()
+    assert "POST /device_authorization" not in after["requests"][len(before["requests"]) :]
+    assert seen == [] and after["device_polls"] == before["device_polls"] and vault.entries() == []
