@@ -25,6 +25,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..core.policy import current_policy
 from ..core.text import one_line
 from ..core.threads import Runtime
 from ..errors import FlowError, describe_exception
@@ -160,6 +161,13 @@ class Connection:
             )
 
     async def _open_once(self) -> None:
+        # The administrator's policy, asked at every open (the first, a reconnect, a resume, a Dask worker's,
+        # the 2025 restart above) before a process starts, a socket opens or a variable is read: a policy
+        # tightened since the last open applies now, and a variable denied since is not read again.
+        if forbidden := current_policy().target_refusal(self.target):
+            raise ConnectionFailed(
+                f"Not connecting {self.name!r}: {forbidden}.", kind="policy_refused", server=self.name
+            )
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.state, self.dead, self.auth_refused, self.auth_failure = "connecting", None, None, None
         self.http_failed, self.heard = None, 0

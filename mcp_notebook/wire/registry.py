@@ -11,10 +11,9 @@ import asyncio
 from collections.abc import Iterator
 from typing import Any
 
-from ..core.policy import current_policy
 from ..core.threads import Runtime
 from ..errors import FlowError
-from .connection import ROOTS_NOTIFY_TIMEOUT, Connection, ConnectionFailed
+from .connection import ROOTS_NOTIFY_TIMEOUT, Connection
 from .roots import Roots
 from .target import Target
 
@@ -62,10 +61,9 @@ class Registry:
     def connect(self, name: str, target: Target, **options: Any) -> Connection:
         """Open (or re-open) connection ``name``; the old one is closed only after the new one works.
 
-        The administrator's policy (``core.policy``) is asked first: a refused target starts nothing.
+        The administrator's policy (``core.policy``) is asked by ``Connection.open``, where every open goes
+        (a reconnect's too): a refused target starts nothing, and the old connection stays.
         """
-        if refused := current_policy().target_refusal(target):
-            raise ConnectionFailed(f"Not connecting {name!r}: {refused}.", kind="policy_refused", server=name)
         conn = Connection(name, target, runtime=self.runtime, roots=self.roots, **options)
         runtime = self.runtime
         runtime.run(conn.open())
