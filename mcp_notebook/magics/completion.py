@@ -46,7 +46,7 @@ import re
 import shlex
 import threading
 import time
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -95,10 +95,10 @@ class Found:
 class McpCompleter:
     """The ``%mcp`` completer of one session; ``matcher`` is what IPython calls."""
 
-    def __init__(self, session: Session, parsers: dict[str, Parser] | None = None) -> None:
-        """``parsers``: the magic's own (read here, never changed), so ``%load_ext`` builds them once."""
+    def __init__(self, session: Session, parsers: Mapping[str, Parser] | None = None) -> None:
+        """``parsers``: the magic's own (read here, never changed), so each is built once, on first use."""
         self.session = session
-        self.parsers: dict[str, Parser] = parsers if parsers is not None else build_parsers()
+        self.parsers: Mapping[str, Parser] = parsers if parsers is not None else build_parsers()
         self._lock = threading.Lock()  # completions come from the kernel thread, but be safe with subshells
         self._listings: dict[
             tuple[int, str], tuple[Any, float, list[Any]]
@@ -585,7 +585,7 @@ def template_variable(uri_template: str, typed: str) -> tuple[str, str, str, dic
 
 
 # ---------------------------------------------------------------------- registration
-def register(ipython: Any, session: Session, parsers: dict[str, Parser] | None = None) -> None:
+def register(ipython: Any, session: Session, parsers: Mapping[str, Parser] | None = None) -> None:
     """Add the ``%mcp`` completer for ``session`` to ``ipython``'s completer (again: replaces the old one)."""
     completer = getattr(ipython, "Completer", None)
     if completer is None:  # a shell without completion (plain InteractiveShell in some tests)

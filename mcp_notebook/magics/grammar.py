@@ -2,11 +2,14 @@
 
 Each subcommand's parser is built in its own module (``commands/``, in the dialect of ``parser.py``);
 ``build_parsers`` gathers them from the registry, in its order, for the magic, Tab completion and
-the command reference. ``SUMMARY`` is the hand-kept overview ``%mcp --help`` shows (a new subcommand
-adds its line); ``full_usage`` is ``%mcp?``, generated from the parsers.
+the command reference, each built when first asked for (``Parsers``). ``SUMMARY`` is the hand-kept
+overview ``%mcp --help`` shows (a new subcommand adds its line); ``full_usage`` is ``%mcp?``,
+generated from the parsers.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
 
 from .commands import COMMANDS
 from .parser import Help, Parser, answer_fields, call_options, check_choice, fresh_namespace, headers_of
@@ -14,6 +17,7 @@ from .parser import Help, Parser, answer_fields, call_options, check_choice, fre
 __all__ = [
     "Help",
     "Parser",
+    "Parsers",
     "SUMMARY",
     "answer_fields",
     "build_parsers",
@@ -26,9 +30,38 @@ __all__ = [
 ]
 
 
-def build_parsers() -> dict[str, Parser]:
+class Parsers(Mapping[str, Parser]):
+    """Every subcommand's parser by name, in ``COMMANDS``' order, each built on first use and kept.
+
+    Built when asked for, because building one imports its subcommand's module (``Command``):
+    ``%load_ext`` makes the magic's (which Tab reads too) and builds none; a line builds its own
+    subcommand's, Tab after ``%mcp NAME`` that one, ``%mcp?`` all. The names are the registry's, read
+    when asked, so an entry added to ``COMMANDS`` is a parser here without anything else.
+    """
+
+    def __init__(self) -> None:
+        self._built: dict[str, Parser] = {}
+
+    def __getitem__(self, name: str) -> Parser:
+        command = COMMANDS[name]  # KeyError for a name that is no subcommand, as a dict's
+        parser = self._built.get(name)
+        if parser is None:
+            parser = self._built[name] = command.parser()
+        return parser
+
+    def __contains__(self, name: object) -> bool:
+        return name in COMMANDS  # without building it (Mapping's would)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(COMMANDS))
+
+    def __len__(self) -> int:
+        return len(COMMANDS)
+
+
+def build_parsers() -> Parsers:
     """Every subcommand's parser by name, fresh (a parser caches its usage and fast-path defaults), in ``COMMANDS``' order."""
-    return {name: command.parser() for name, command in COMMANDS.items()}
+    return Parsers()
 
 
 SUMMARY = """\
@@ -71,7 +104,7 @@ def summary(settings: list[str]) -> str:
     )
 
 
-def full_usage(parsers: dict[str, Parser]) -> str:
+def full_usage(parsers: Mapping[str, Parser]) -> str:
     """``%mcp?``: the summary, then every subcommand's usage line and description, generated from the parsers.
 
     As ``magic_arguments`` writes a magic's ``__doc__`` from its parser, so the help cannot drift from

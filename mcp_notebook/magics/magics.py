@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
+from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
@@ -29,7 +30,7 @@ from .commands import COMMANDS
 from .grammar import build_parsers, full_usage, summary
 from .hints import flow_failure, for_magics, tool_failure, with_hint
 from .line_expand import expand_braces, strip_comment
-from .parser import Help, call_options
+from .parser import Help, Parser, call_options
 
 __all__ = ["MCPMagics"]
 
@@ -47,8 +48,7 @@ class MCPMagics(Magics, SessionSettings):
             self, shell=shell, tell=lambda note: print(plain_text(with_hint(note))), views=NotebookViews()
         )
         super().__init__(shell=shell, **kwargs)
-        self.parsers = build_parsers()
-        type(self).mcp.__doc__ = full_usage(self.parsers)  # %mcp? shows the whole usage, generated from the parsers
+        self.parsers: Mapping[str, Parser] = build_parsers()  # each built on first use (grammar.Parsers)
         self.awaiting = (
             False  # set by cell_await while an awaiting cell runs a flow line: the flow is handed back, not returned
         )
@@ -205,3 +205,17 @@ class MCPMagics(Magics, SessionSettings):
         if failed is not None:
             raise failed
         return framed(flow) if getattr(ns, "frame", False) else flow
+
+
+def _usage() -> str:
+    """``%mcp?``: the whole usage, generated from every parser when asked (``grammar.full_usage``).
+
+    IPython's inspector (``%mcp?``, and a front end's inspect request) asks an object's ``getdoc()``
+    before its ``__doc__`` (``IPython.core.oinspect.getdoc``), and a bound method hands the function's
+    attributes on: so the parsers, and every subcommand's module, are built when someone asks, not
+    at ``%load_ext`` (writing ``__doc__`` there built them all: bench/overhead.py P3).
+    """
+    return full_usage(build_parsers())
+
+
+setattr(MCPMagics.mcp, "getdoc", _usage)  # noqa: B010 - a function's attribute, which mypy would refuse

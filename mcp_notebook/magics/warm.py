@@ -42,6 +42,8 @@ FIRST_CALL_MODULES = (
     "mcp_notebook.flows.flow",
     "mcp_notebook.forms.model",
     "mcp_notebook.magics.args",
+    "mcp_notebook.magics.commands.connect",  # a subcommand's module is imported on its first line (commands/)
+    "mcp_notebook.magics.commands.call",
     "mcp_notebook.notebook.display",
     "mcp_notebook.notebook.live_view",
 )

@@ -1,14 +1,18 @@
 """``magics.commands``: one module per subcommand, each with its parser and its handler, and one registry.
 
-The magic routes by ``COMMANDS`` alone, so a new subcommand is a module and an entry: the last test
-adds one to a running shell and sees it parsed, helped, run and refused as every other is.
+The magic routes by ``COMMANDS`` alone, so a new subcommand is a module and an entry: a test adds
+one to a running shell and sees it parsed, helped, run and refused as every other is. An entry
+names its module, imported on the subcommand's first use: ``%load_ext`` imports none of them.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
-import functools
+import json
+import subprocess
+import sys
+import types
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +22,7 @@ from IPython.core.error import UsageError
 from mcp_notebook.magics import commands
 from mcp_notebook.magics.command import Command, Magic
 from mcp_notebook.magics.commands import COMMANDS
+from mcp_notebook.magics.completion import completer_of
 from mcp_notebook.magics.grammar import SUMMARY, build_parsers
 from mcp_notebook.magics.parser import Parser
 
@@ -26,17 +31,15 @@ from ..conftest import get_shell
 FOLDER = Path(commands.__file__).parent
 
 
-def _module_of(part: Any) -> str:
-    return (part.func if isinstance(part, functools.partial) else part).__module__
-
-
-def test_every_module_in_the_folder_is_registered_and_every_entry_is_its_own_modules() -> None:
-    """A module without an entry would never run; an entry's parser and handler come from one module."""
-    modules = {f"{commands.__name__}.{p.stem}" for p in FOLDER.glob("*.py") if p.stem != "__init__"}
-    assert {_module_of(c.run) for c in COMMANDS.values()} == modules
+def test_every_module_in_the_folder_is_registered_and_every_entry_names_one() -> None:
+    """A module without an entry would never run; an entry's parser and handler are its module's ``parser`` and ``run``."""
+    modules = {p.stem for p in FOLDER.glob("*.py") if p.stem != "__init__"}
+    assert {c.module for c in COMMANDS.values()} == modules
     for name, command in COMMANDS.items():
         assert isinstance(command, Command)
-        assert _module_of(command.parser) == _module_of(command.run), name
+        code = command.code()
+        assert code.__name__ == f"{commands.__name__}.{command.module}", name
+        assert callable(code.parser) and callable(code.run), name
         parser = command.parser()
         assert isinstance(parser, Parser) and parser.prog == f"%mcp {name}", name
         assert name in SUMMARY, name  # %mcp --help names it
@@ -48,6 +51,10 @@ def test_build_parsers_is_the_registry_in_its_order_and_fresh_each_time() -> Non
     assert list(first) == list(second) == list(COMMANDS)
     assert list(COMMANDS)[:5] == ["connect", "auth", "servers", "log", "disconnect"]  # as %mcp? has always listed them
     assert all(first[name] is not second[name] for name in first)
+    assert first["call"] is first["call"]  # built once, then kept (its usage and fast path are cached)
+    assert "call" in first and "nosuch" not in first and first.get("nosuch") is None
+    with pytest.raises(KeyError):
+        first["nosuch"]
 
 
 def test_a_command_imports_neither_the_router_nor_the_grammar() -> None:
@@ -73,14 +80,15 @@ def _hello(magic: Magic, words: list[str], cell: str | None) -> Any:
     return text.upper() if ns.loud else text
 
 
-def test_a_new_subcommand_is_a_parser_a_handler_and_an_entry(
+def test_a_new_subcommand_is_a_module_and_an_entry(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Registered (and its parser built, as ``%load_ext`` builds every entry's), it runs as the built-in ones do."""
+    """A module with ``parser`` and ``run`` (what a file under ``commands/`` makes) and its entry: it runs as the built-in ones do."""
     shell = get_shell()
-    magic = shell.magics_manager.registry["MCPMagics"]
-    monkeypatch.setitem(COMMANDS, "hello", Command(_hello_parser, _hello))
-    monkeypatch.setitem(magic.parsers, "hello", _hello_parser())
+    hello = types.ModuleType(f"{commands.__name__}.hello")
+    hello.parser, hello.run = _hello_parser, _hello  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, hello.__name__, hello)
+    monkeypatch.setitem(COMMANDS, "hello", Command("hello"))
     assert shell.run_line_magic("mcp", "hello world") == "hello world"
     assert shell.run_line_magic("mcp", "hello 'big world' --loud") == "HELLO BIG WORLD"
     assert shell.run_cell_magic("mcp", "hello world", "the cell\n") == "hello world and the cell"
@@ -89,9 +97,38 @@ def test_a_new_subcommand_is_a_parser_a_handler_and_an_entry(
     with pytest.raises(UsageError) as refused:
         shell.run_line_magic("mcp", "hello")
     assert str(refused.value) == "the following arguments are required: name\nusage: %mcp hello [-h] [--loud] name"
+    found = completer_of(shell).complete("%mcp hel")
+    assert found is not None and found.items == [("hello", "subcommand")]  # Tab offers it
     monkeypatch.delitem(COMMANDS, "hello")
     with pytest.raises(UsageError, match=r"^unknown subcommand 'hello'\. Try %mcp --help$"):
         shell.run_line_magic("mcp", "hello world")
+
+
+def test_load_ext_imports_the_registry_and_no_command_module_until_one_is_used() -> None:
+    """``%load_ext`` (and Tab on the subcommands' names) imports no command module; a line imports its own alone.
+
+    Importing every command module, with what they import, was a tenth of ``%load_ext`` (bench/overhead.py P3).
+    """
+    script = (
+        "import json, sys\n"
+        "from IPython.testing.globalipapp import start_ipython\n"
+        "ip = start_ipython()\n"
+        "def loaded(): return sorted(m for m in sys.modules if m.startswith('mcp_notebook.magics.commands'))\n"
+        "seen = []\n"
+        "ip.run_line_magic('load_ext', 'mcp_notebook')\n"
+        "seen.append(loaded())\n"
+        "from mcp_notebook.magics.completion import completer_of\n"
+        "seen.append(completer_of(ip).complete('%mcp dis').items)\n"
+        "seen.append(loaded())\n"
+        "ip.run_line_magic('mcp', 'disconnect --help')\n"
+        "seen.append(loaded())\n"
+        "print(json.dumps(seen))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    after_load, offered, after_tab, after_line = json.loads(out.stdout.strip().splitlines()[-1])
+    assert after_load == after_tab == ["mcp_notebook.magics.commands"]
+    assert offered == [["disconnect", "subcommand"]]
+    assert after_line == ["mcp_notebook.magics.commands", "mcp_notebook.magics.commands.disconnect"]
 
 
 def test_the_flow_lines_share_the_answer_flags_from_the_parser_module() -> None:

@@ -6,76 +6,46 @@ three listings share one module (``offered``), being one handler over a kind. A 
 a module here and its entry below; its line in ``grammar.SUMMARY`` says what it does in ``%mcp --help``.
 
 The order of ``COMMANDS`` is the order of ``%mcp?`` (``grammar.full_usage``) and of the command
-reference. ``%load_ext`` builds every parser (for ``%mcp?`` and Tab), so every module here is
-imported then: a handler imports what it shows (``notebook.display``, widgets) inside ``run``,
-when the line first runs, to keep ``%load_ext`` cheap (bench/overhead.py P3).
+reference. An entry names its module, which ``Command`` imports on the subcommand's first use:
+``%load_ext`` imports this registry and none of the modules (bench/overhead.py P3). A handler
+imports what it shows (``notebook.display``, widgets) inside ``run`` all the same: ``%mcp?``, the
+command reference and Tab on a subcommand's flags import its module to build its parser.
 """
 
 from __future__ import annotations
 
-from functools import partial
-
 from ..command import Command
-from . import (
-    auth,
-    call,
-    connect,
-    disconnect,
-    flows,
-    forget,
-    log,
-    map,
-    model,
-    offered,
-    policy,
-    prompt,
-    read,
-    replay,
-    resume,
-    review,
-    roots,
-    serve,
-    server,
-    servers,
-    skill,
-    skills,
-    stop,
-    tasks,
-    trace,
-    unwatch,
-    watch,
-)
 
 __all__ = ["COMMANDS"]
 
 COMMANDS: dict[str, Command] = {
-    "connect": Command(connect.parser, connect.run),
-    "auth": Command(auth.parser, auth.run),
-    "servers": Command(servers.parser, servers.run),
-    "log": Command(log.parser, log.run),
-    "disconnect": Command(disconnect.parser, disconnect.run),
-    "tools": Command(partial(offered.parser, "tools"), partial(offered.run, "tools")),
-    "prompts": Command(partial(offered.parser, "prompts"), partial(offered.run, "prompts")),
-    "resources": Command(partial(offered.parser, "resources"), partial(offered.run, "resources")),
-    "call": Command(call.parser, call.run),
-    "prompt": Command(prompt.parser, prompt.run),
-    "skills": Command(skills.parser, skills.run),
-    "skill": Command(skill.parser, skill.run),
-    "read": Command(read.parser, read.run),
-    "tasks": Command(tasks.parser, tasks.run),
-    "map": Command(map.parser, map.run),
-    "watch": Command(watch.parser, watch.run),
-    "unwatch": Command(unwatch.parser, unwatch.run),
-    "flows": Command(flows.parser, flows.run),
-    "resume": Command(resume.parser, resume.run),
-    "forget": Command(forget.parser, forget.run),
-    "trace": Command(trace.parser, trace.run),
-    "replay": Command(replay.parser, replay.run),
-    "server": Command(server.parser, server.run),
-    "serve": Command(serve.parser, serve.run),
-    "stop": Command(stop.parser, stop.run),
-    "roots": Command(roots.parser, roots.run),
-    "model": Command(model.parser, model.run),
-    "review": Command(review.parser, review.run),
-    "policy": Command(policy.parser, policy.run),
+    "connect": Command("connect"),
+    "auth": Command("auth"),
+    "servers": Command("servers"),
+    "log": Command("log"),
+    "disconnect": Command("disconnect"),
+    "tools": Command("offered", ("tools",)),
+    "prompts": Command("offered", ("prompts",)),
+    "resources": Command("offered", ("resources",)),
+    "call": Command("call"),
+    "prompt": Command("prompt"),
+    "skills": Command("skills"),
+    "skill": Command("skill"),
+    "read": Command("read"),
+    "tasks": Command("tasks"),
+    "map": Command("map"),
+    "watch": Command("watch"),
+    "unwatch": Command("unwatch"),
+    "flows": Command("flows"),
+    "resume": Command("resume"),
+    "forget": Command("forget"),
+    "trace": Command("trace"),
+    "replay": Command("replay"),
+    "server": Command("server"),
+    "serve": Command("serve"),
+    "stop": Command("stop"),
+    "roots": Command("roots"),
+    "model": Command("model"),
+    "review": Command("review"),
+    "policy": Command("policy"),
 }

@@ -1,7 +1,7 @@
 """``%mcp tools`` / ``prompts`` / ``resources [SERVER] [PATTERN]``: what servers offer, one row each.
 
 One module for the three: one parser and one handler, the kind their only difference (the rows
-are ``listings.listing_rows``'s). The registry names each kind with ``functools.partial``.
+are ``listings.listing_rows``'s). The registry's entry passes each its kind (``Command.args``).
 """
 
 from __future__ import annotations
