@@ -12,6 +12,7 @@ instead of asking again).
 from __future__ import annotations
 
 import time
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +30,7 @@ class TokenVault(PrivateTable):
     """Per-resource OAuth tokens and client registrations in one 0600 JSON file (thread-safe)."""
 
     def __init__(self, path: Path | None = None) -> None:
-        super().__init__(path or data_file("oauth.json"))
+        super().__init__(path or partial(data_file, "oauth.json"))  # the folder found on first use
 
     def entries(self) -> list[dict[str, Any]]:
         """Every signed-in resource, described without a secret (for ``%mcp auth list``).

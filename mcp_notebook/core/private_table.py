@@ -17,6 +17,7 @@ import json
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +34,21 @@ def data_file(name: str) -> Path:
 class PrivateTable:
     """Entries (JSON objects) by key in one 0600 JSON file; thread-safe within a process."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, path: Path | Callable[[], Path]) -> None:
+        """``path``, or what finds it on first use (``partial(data_file, NAME)``).
+
+        A ``Session`` makes its tables at ``%load_ext``, where finding the Jupyter data folder
+        (importing ``jupyter_core.paths``) cost about 3 ms of its budget (bench/overhead.py P3); a
+        kernel's ``JUPYTER_DATA_DIR`` is the same then as at the first read or write.
+        """
+        self._path = path
         self._lock = threading.Lock()
+
+    @property
+    def path(self) -> Path:
+        if not isinstance(self._path, Path):
+            self._path = self._path()
+        return self._path
 
     def _read(self) -> dict[str, Any]:
         try:

@@ -38,8 +38,6 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-import ada_url
-
 from .text import esc, spell_out
 
 __all__ = ["BrowserURL", "ShownURL", "URLWarning", "consent_url", "read_url", "visible"]
@@ -90,6 +88,8 @@ def visible(text: str) -> str:
 
 def read_url(text: str) -> BrowserURL | None:
     """The URL as the browser reads ``text``, with warnings; ``None`` when it is no URL at all."""
+    import ada_url  # only where a URL is read (about 2 ms): %load_ext imports this module (bench/overhead.py P3)
+
     try:
         parts = ada_url.parse_url(text)
     except ValueError:
@@ -221,6 +221,8 @@ def _consent_note(warning: URLWarning, read: BrowserURL, text: str) -> str:
 def _unicode(hostname: str) -> str:
     if "xn--" not in hostname:
         return hostname
+    import ada_url  # as in read_url
+
     try:
         return ada_url.idna_to_unicode(hostname) or hostname
     except (UnicodeError, ValueError):

@@ -11,6 +11,7 @@ import secrets
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -35,7 +36,7 @@ class TaskHandles(PrivateTable):
     """
 
     def __init__(self, path: Path | None = None) -> None:
-        super().__init__(path or data_file("tasks.json"))
+        super().__init__(path or partial(data_file, "tasks.json"))  # the folder found on first use
 
     def keep(self, task_id: str, **where: Any) -> str:
         """Store ``task_id`` with facts about it; returns the new ref."""
