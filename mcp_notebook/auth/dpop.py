@@ -24,11 +24,12 @@ import base64
 import hashlib
 import secrets
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import httpx2
+    from mcp.shared.auth import ProtectedResourceMetadata
 
     from .vault import ResourceTokens
 
@@ -123,11 +124,13 @@ class DpopBinding:
         """Whether the kept tokens are DPoP-bound (the last token response said ``token_type: DPoP``)."""
         return self.key is not None and self.storage.extra("dpop_bound") is True
 
-    def wanted(self, resource_metadata: Any) -> bool:
+    def wanted(self, resource_metadata: ProtectedResourceMetadata | None) -> bool:
         """DPoP for this sign-in: a key is already kept, or the authorization server (or resource) offers ES256 proofs."""
         if self.key is not None or self.offered:
             return True
-        algorithms = getattr(resource_metadata, "dpop_signing_alg_values_supported", None) or []
+        algorithms = (
+            resource_metadata.dpop_signing_alg_values_supported if resource_metadata is not None else None
+        ) or []
         return ALGORITHM in algorithms
 
     async def _read_offer(self, response: httpx2.Response) -> None:
@@ -160,7 +163,7 @@ class DpopBinding:
             url = response.request.url
             self.nonces[f"{url.scheme}://{url.netloc.decode()}"] = nonce
 
-    def prepare(self, request: httpx2.Request, metadata: Any) -> str | None:
+    def prepare(self, request: httpx2.Request, metadata: ProtectedResourceMetadata | None) -> str | None:
         """Sign ``request`` if it needs a proof; what kind it was (``"token"``, ``"resource"``, or ``None``)."""
         if _is_token_request(request):
             if not self.wanted(metadata):
@@ -215,7 +218,9 @@ class DpopBinding:
         headers = {k: v for k, v in response.headers.items() if k.lower() not in ("content-length", "content-encoding")}
         return httpx2.Response(200, headers=headers, json={**data, "token_type": "Bearer"}, request=response.request)
 
-    async def flow(self, inner: AsyncGenerator[Any, Any], metadata: Any) -> AsyncGenerator[Any, Any]:
+    async def flow(
+        self, inner: AsyncGenerator[Any, Any], metadata: Callable[[], ProtectedResourceMetadata | None]
+    ) -> AsyncGenerator[Any, Any]:
         """The SDK's auth flow ``inner`` with proofs added and nonce challenges answered (``metadata``: the resource's, a callable)."""
         try:
             outgoing = await inner.__anext__()

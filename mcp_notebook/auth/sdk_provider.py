@@ -404,6 +404,8 @@ def _recording(base: type[OAuthClientProvider]) -> type:
             super().__init__(*args, **kwargs)
             self._on_failure = on_failure
             self._pin = pin
+            self._dpop: DpopBinding | None = None
+            self._dpop_read = False  # ``_dpop`` made (lazily: the vault is read at the first token request)
 
         # ---- pre-shared credentials go only to their own authorization server (auth/pin.py)
         def _check_pin(self, assertion: str | None = None) -> None:
@@ -464,9 +466,10 @@ def _recording(base: type[OAuthClientProvider]) -> type:
 
         def _dpop_binding(self) -> DpopBinding | None:
             """This resource's DPoP state, for the SDK's code-grant and refresh flows (kept in the vault with the tokens)."""
-            if not hasattr(self, "_dpop"):
-                storage = getattr(getattr(self, "context", None), "storage", None)
+            if not self._dpop_read:
+                storage = self.context.storage
                 self._dpop = DpopBinding(storage) if isinstance(storage, ResourceTokens) else None
+                self._dpop_read = True
             return self._dpop
 
     return Recording
