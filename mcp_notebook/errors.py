@@ -208,7 +208,7 @@ def describe_exception(exc: BaseException) -> tuple[str, int | None, Any]:
     if isinstance(exc, FileNotFoundError):
         return f"command not found: {exc.filename or exc}", None, None
     if name == "HTTPStatusError":
-        response = getattr(exc, "response", None)
+        response = getattr(exc, "response", None)  # httpx's, known here by name only (httpx is not imported)
         status = getattr(response, "status_code", "?")
         return f"the server answered HTTP {status}: {exc}", None, None
     if name == "ValidationError":

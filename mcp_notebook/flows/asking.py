@@ -106,7 +106,7 @@ async def answer_elicitations(
         flow.pending = {}
         flow.view.changed(flow)
     for key, answer in answers.items():
-        fields = sorted((answer.content or {}).keys()) if getattr(answer, "content", None) else []
+        fields = sorted(answer.content or {})  # an ElicitResult (``FlowUI.ask``)
         detail = f" ({', '.join(fields)})" if fields else ""
         flow.answer_summary.append(f"{question_line(key, requests.get(key))}: {answer.action}{detail}")
     if single:
@@ -141,13 +141,15 @@ async def answer_sampling(flow: Flow, key: str, params: Any, single: bool = Fals
     the reply's summary, as a back-channel elicitation is (on 2026-07-28 the request is in the
     round's ``input_requests`` and the reply in the next request's ``inputResponses``).
     """
+    from mcp.types import ErrorData
+
     entry = None
     if single:  # it arrives while request ``round + 1`` is in flight
         entry = Round(number=flow.round + 1, direction="server->client", received={key: sampling_request(params)})
         flow.rounds.append(entry)
     with not_serving():  # the user's model (a callable, a provider's SDK) logs as the user's code
         result = await flow.answerer.sample(flow, key, params)
-    failed = getattr(result, "code", None) is not None and not hasattr(result, "role")
+    failed = isinstance(result, ErrorData)  # a refusal or a failure; else the model's reply
     flow.answer_summary.append(f"{key}: {'sampling failed' if failed else 'sampled'}")
     if entry is not None:
         entry.sent, entry.answered, entry.ended = {key: response_summary(result)}, result, time.perf_counter()

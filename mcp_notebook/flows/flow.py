@@ -38,6 +38,7 @@ from .failure import explained, keeps_record, no_backchannel, result_text, still
 from .kinds import STATE_ONLY_BACKOFF, FlowState, Method, Progress, Round
 from .task_follow import TaskFollowing
 from .trace import SentLater, events, parse_requests, task_received, trace_received
+from .ui import ShowsSignIn
 
 if TYPE_CHECKING:
     from ..core.limits import Limits
@@ -367,7 +368,7 @@ class Flow:
         try:
             async with asyncio.timeout(self.options.timeout):
                 sign_in = self.conn.sign_in
-                if sign_in is not None and sign_in.pending is not None and hasattr(self.view, "show_sign_in"):
+                if sign_in is not None and sign_in.pending is not None and isinstance(self.view, ShowsSignIn):
                     self.view.show_sign_in(sign_in.pending, sign_in)  # the sign-in this call waits for, here too
                 await self.conn.wait_open(None)  # a connection still signing in: its sign-in has its own timeout
                 with serving(self.conn.server_sink):  # an in-process server's log records: to its log, not the cell

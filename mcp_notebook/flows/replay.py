@@ -35,7 +35,7 @@ from ..errors import FlowError
 from ..forms.model import Answers
 from .answering import Answerer
 from .kinds import FlowState
-from .trace import dump
+from .trace import SentLater, dump
 from .ui import HeadlessUI
 
 if TYPE_CHECKING:
@@ -161,7 +161,7 @@ def asked_of(flow: Flow, keep_answers: bool = False) -> list[Asked]:
         if not isinstance(result, InputRequiredResult) or not result.input_requests:
             continue
         later = next((n for n in rounds[index + 1 :] if n.direction == "client->server"), None)
-        responses = getattr(later.sent, "responses", None) if later is not None else None
+        responses = later.sent.responses if later is not None and isinstance(later.sent, SentLater) else None
         for key, request in result.input_requests.items():
             answer = (responses or {}).get(key)
             out.append(_asked(r.number, key, request.method, dump(request.params) or {}, answer, keep_answers))
@@ -181,18 +181,17 @@ def _asked(number: int, key: str | None, method: str, params: dict[str, Any], an
 
 
 def _answer_of(answer: Any, schema: Any, keep: bool) -> dict[str, Any]:
-    if answer is None:
-        return {}
-    action = getattr(answer, "action", None)
-    if action is not None:  # an elicitation
+    from mcp.types import CreateMessageResult, CreateMessageResultWithTools, ElicitResult
+
+    if isinstance(answer, ElicitResult):  # an elicitation
         content = dict(answer.content or {})
         secret = secret_arguments(content, schema if isinstance(schema, dict) else None) & content.keys()
-        out: dict[str, Any] = {"action": action, "fields": sorted(content)}
+        out: dict[str, Any] = {"action": answer.action, "fields": sorted(content)}
         if keep:
             out["content"] = {k: v for k, v in content.items() if k not in secret}
             out["withheld"] = sorted(secret)
         return out
-    if hasattr(answer, "role") and hasattr(answer, "model"):  # a model's reply
+    if isinstance(answer, (CreateMessageResult, CreateMessageResultWithTools)):  # a model's reply
         return {"sampled": dump(answer)} if keep else {"sampled": None}
     return {}
 

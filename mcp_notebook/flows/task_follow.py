@@ -22,6 +22,8 @@ from .kinds import FlowState, Round
 from .trace import parse_requests
 
 if TYPE_CHECKING:
+    from mcp.types import Tool
+
     from ..wire.task_handles import TaskHandles, TaskOptions, TaskRef
     from ..wire.tasks import TaskClient, TaskStatus
     from .flow import Flow
@@ -47,8 +49,9 @@ class TaskFollowing:
         tools = flow.conn.cached_tools
         if tools is None or flow.name not in tools:
             tools = await flow.conn.tools()
-        tool = tools.get(flow.name)
-        support = getattr(getattr(tool, "execution", None), "task_support", None)
+        tool: Tool | None = tools.get(flow.name)
+        execution = tool.execution if tool is not None else None
+        support = execution.task_support if execution is not None else None
         requested = self.task_options is not None and self.task_options.requested
         return support == "required" or (requested and support == "optional")
 

@@ -55,14 +55,15 @@ def question_line(key: str, params: Any) -> str:
 
 def response_summary(answer: Any) -> Any:
     """What the trace shows of an answer: the action and field names, never the values."""
-    action = getattr(answer, "action", None)
-    if action is not None:
-        return {"action": action, "fields": sorted((answer.content or {}).keys())}
-    if hasattr(answer, "model"):
-        return {"model": answer.model, "stopReason": getattr(answer, "stop_reason", None)}
-    if hasattr(answer, "roots"):
+    from mcp.types import CreateMessageResult, CreateMessageResultWithTools, ElicitResult, ErrorData, ListRootsResult
+
+    if isinstance(answer, ElicitResult):
+        return {"action": answer.action, "fields": sorted((answer.content or {}).keys())}
+    if isinstance(answer, (CreateMessageResult, CreateMessageResultWithTools)):
+        return {"model": answer.model, "stopReason": answer.stop_reason}
+    if isinstance(answer, ListRootsResult):
         return {"roots": [str(r.uri) for r in answer.roots]}
-    if hasattr(answer, "code") and hasattr(answer, "message"):  # ErrorData: a sampling refused or failed (2025)
+    if isinstance(answer, ErrorData):  # a sampling refused or failed (2025)
         return {"error": answer.code}  # its code only: a provider's message is not ours to copy into a trace
     return {"type": type(answer).__name__}
 

@@ -25,11 +25,12 @@ from ..errors import FlowError
 from ..forms.model import Answers, MissingAnswer
 
 if TYPE_CHECKING:
+    from ..auth.sign_in import SignIn, SignInRequest
     from ..forms.model import Question
     from ..sampling.router import Choice, ModelConfig, Reviewed
     from .flow import Flow
 
-__all__ = ["FlowUI", "HeadlessUI"]
+__all__ = ["FlowUI", "HeadlessUI", "ShowsSignIn"]
 
 
 @runtime_checkable
@@ -59,6 +60,16 @@ class FlowUI(Protocol):
     async def human_reply(self, flow: Flow, key: str, params: Any, config: ModelConfig) -> str | None: ...
 
     def show_sampling(self, flow: Flow, key: str, params: Any, choice: Choice, result: Any | None) -> None: ...
+
+
+@runtime_checkable
+class ShowsSignIn(Protocol):
+    """A view that shows, in its cell, the sign-in its flow waits for (``notebook.live_view.LiveView``).
+
+    Not every ``FlowUI`` can: a headless run has nobody to show a link to, so its flow just waits.
+    """
+
+    def show_sign_in(self, request: SignInRequest, sign_in: SignIn | None) -> None: ...
 
 
 class HeadlessUI:

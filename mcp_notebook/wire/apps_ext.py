@@ -10,7 +10,10 @@ host, which shows it in a cell and answers the page, is ``notebook.apps``.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcp.types import Tool
 
 __all__ = [
     "APPS_EXTENSION", "APP_MIME", "CSP_KEYS", "PERMISSIONS", "advertisement", "checked_csp", "checked_permissions", "ui_of",
@@ -39,14 +42,14 @@ VISIBILITY = ("model", "app")  # who may see a tool (MCP Apps ``_meta.ui.visibil
 MAX_VISIBILITY_ITEMS = 16  # a server's visibility list is read this far and no further
 
 
-def visibility_of(tool: Any) -> list[str] | None:
+def visibility_of(tool: Tool | None) -> list[str] | None:
     """A tool's ``_meta.ui.visibility`` as the known words it names, in order (``None``: it says nothing: both).
 
     Server text: only ``"model"`` and ``"app"`` are kept (anything else, markup included, is dropped),
     from the first ``MAX_VISIBILITY_ITEMS`` entries; a value that is not a list says nothing. Read with
     or without a ``resourceUri``: a tool an App calls need not have an App of its own.
     """
-    meta = getattr(tool, "meta", None)
+    meta = tool.meta if tool is not None else None
     ui = meta.get("ui") if isinstance(meta, dict) else None
     raw = ui.get("visibility") if isinstance(ui, dict) else None
     if not isinstance(raw, list):
@@ -55,7 +58,7 @@ def visibility_of(tool: Any) -> list[str] | None:
     return list(dict.fromkeys(known))
 
 
-def visibility_note(tool: Any) -> str | None:
+def visibility_note(tool: Tool | None) -> str | None:
     """What a listing says about who may call ``tool``, when the model may not (``None``: nothing to say)."""
     seen = visibility_of(tool)
     if seen is None or "model" in seen:
@@ -63,13 +66,13 @@ def visibility_note(tool: Any) -> str | None:
     return "for Apps only" if "app" in seen else "hidden from the model and from Apps"
 
 
-def ui_of(tool: Any) -> tuple[str, list[str]] | None:
+def ui_of(tool: Tool | None) -> tuple[str, list[str]] | None:
     """A tool's App: its ``ui://`` resource URI and visibility (``None``: the tool has no App).
 
     Reads ``_meta.ui.resourceUri`` (and the older flat ``_meta["ui/resourceUri"]``); visibility
     (``visibility_of``) defaults to ``["model", "app"]``.
     """
-    meta = getattr(tool, "meta", None)
+    meta = tool.meta if tool is not None else None
     if not isinstance(meta, dict):
         return None
     found = meta.get("ui")

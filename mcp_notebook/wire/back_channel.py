@@ -133,7 +133,7 @@ class BackChannel:
             )
             return answer
         except FlowError:
-            if getattr(flow, "task", None) is not None:
+            if flow.task is not None:
                 # A task's question stays open on the server for a later `%mcp resume` (the task is
                 # kept): a cancel would end it. The server gets a real error code, not our hint.
                 return ErrorData(

@@ -42,7 +42,7 @@ class _CompleteByDefault:
 
 def complete_by_default(session: ClientSession) -> None:
     """Wrap ``session``'s dispatcher once (an open session; later wraps of the same session do nothing)."""
-    inner = getattr(session, "_dispatcher", None)
+    inner = getattr(session, "_dispatcher", None)  # the SDK's private attribute: absent in another SDK version
     if inner is None or isinstance(inner, _CompleteByDefault):
         return
     session._dispatcher = _CompleteByDefault(inner)
