@@ -113,7 +113,7 @@ class Page:
     # ------------------------------------------------------------------ the .ipynb fallback
     def session_path(self) -> str | None:
         """The saved notebook of this kernel, when the kernel knows it (``NOTEBOOK_PATH_NAMES``)."""
-        ns = getattr(self.shell, "user_ns", None) or {}
+        ns = (self.shell.user_ns if self.shell is not None else None) or {}
         for name in NOTEBOOK_PATH_NAMES:
             value = ns.get(name)
             if not isinstance(value, str) or not value:

@@ -387,7 +387,9 @@ class Session:
         if apps is not None:
             from ..core.threads import KernelLoop
 
-            app_main: KernelLoop | None = getattr(view, "main", None) or KernelLoop()  # the App shows in this cell
+            # the App shows in this cell: a live area brings its cell's loop (``LiveFlowView.main``); a ``FlowUI``
+            # need not have one (a task board, a headless view)
+            app_main: KernelLoop | None = getattr(view, "main", None) or KernelLoop()
         else:
             app_main = None
         options = FlowOptions(
@@ -537,7 +539,7 @@ class Session:
         """The live table of the running cell's plain-API tasks; ``None`` outside a kernel (kernel thread)."""
         if self.shell is None or getattr(self.shell, "kernel", None) is None:
             return None
-        self._board = self.views.task_board(self._board, getattr(self.shell, "execution_count", None))
+        self._board = self.views.task_board(self._board, self.shell.execution_count)
         return self._board
 
     def notice(self, interactive: bool) -> None:

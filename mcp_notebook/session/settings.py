@@ -137,7 +137,7 @@ class SessionSettings(Configurable):
     router: ModelRouter | None = None
 
     def _namespace(self) -> dict[str, Any] | None:
-        shell = getattr(self, "shell", None)
+        shell = getattr(self, "shell", None)  # a mixin: ``MCPMagics`` (a ``Magics``) has a shell, settings alone none
         return shell.user_ns if shell is not None else None
 
     @validate("models")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 from ..auth.sdk_provider import OAuthOptions, build_provider
 from ..auth.sign_in import CALLBACK_PATH, LoopbackCatcher, SignIn, SignInRequest, SignInUnavailable
 from ..errors import SessionError
+from ..flows.ui import ShowsSignIn
 
 if TYPE_CHECKING:
     from ..flows.flow import Flow
@@ -58,7 +59,7 @@ class SignIns:
 
     def setup(self, conn: Connection) -> tuple[SignIn, Any]:
         """The SDK's OAuth provider for ``conn`` and the ``SignIn`` it asks through (loop thread, at open)."""
-        page = getattr(self.session.frontend, "page_url", None)
+        page = self.session.frontend.page_url
         redirect = f"{page}{CALLBACK_PATH}" if page else self._loopback().redirect_uri
         sign_in = SignIn(
             conn.name,
@@ -116,17 +117,18 @@ class SignIns:
         """
         if conn.state == "connecting" and conn.auth_failure is not None:
             raise conn.auth_failure  # this open's sign-in already failed: the handshake's retry must not ask again, unseen
-        flow = next(
+        shown_in = next(  # the live area of a flow waiting for it
             (
-                f
+                f.view
                 for f in cast("list[Flow]", conn.flows)
-                if not f.finished and f.view.interactive and hasattr(f.view, "show_sign_in")
+                if not f.finished and f.view.interactive and isinstance(f.view, ShowsSignIn)
             ),
             None,
         )
+        # IPython's shell has a ``kernel`` only under ipykernel (not in a terminal or a script)
         kernel = self.session.shell is not None and getattr(self.session.shell, "kernel", None) is not None
         connecting_here = conn.return_on_sign_in and conn.state == "connecting"  # the connect cell shows it
-        if flow is None and not connecting_here and kernel:
+        if shown_in is None and not connecting_here and kernel:
             raise SignInUnavailable(
                 "Sign in once from an interactive notebook (JupyterLab or Notebook 7): the token is kept for you, and headless runs reuse it."
             )
@@ -144,8 +146,8 @@ class SignIns:
                     frontend.cancel_oauth(state)
 
                 conn.sign_in.on_settled.append(stop_waiting)
-        if flow is not None:
-            flow.view.show_sign_in(request, conn.sign_in)  # type: ignore[attr-defined]
+        if shown_in is not None:
+            shown_in.show_sign_in(request, conn.sign_in)
         elif not kernel and not connecting_here:
             import webbrowser
 
