@@ -297,21 +297,24 @@ class AppHost:
 
     async def _resource(self, app: LiveApp) -> dict[str, Any]:
         """The App's page and its declared CSP domains and permissions, checked."""
+        from mcp.types import BlobResourceContents
+
         conn = self._connection(app)
         result = await conn.live.read_resource(app.uri)
-        contents = list(getattr(result, "contents", None) or [])
+        contents = list(result.contents)
         if not contents:
             raise FlowError(f"{app.server} returned no content for {app.uri}", kind="failed")
         content = contents[0]
-        mime = getattr(content, "mime_type", None) or ""
+        mime = content.mime_type or ""
         if not mime.startswith("text/html"):
             raise FlowError(
                 f"{app.server} returned {mime or 'no MIME type'} for {app.uri}, not an App page ({APP_MIME})",
                 kind="failed",
             )
-        html = getattr(content, "text", None)
-        if html is None and getattr(content, "blob", None) is not None:
+        if isinstance(content, BlobResourceContents):
             html = base64.b64decode(content.blob).decode("utf-8", errors="replace")
+        else:
+            html = content.text
         if not isinstance(html, str):
             raise FlowError(f"{app.server} returned no HTML for {app.uri}", kind="failed")
         if len(html) > MAX_HTML_CHARS:
@@ -319,7 +322,7 @@ class AppHost:
                 f"{app.server}'s App page is {len(html):,} characters, over the limit of {MAX_HTML_CHARS:,}",
                 kind="failed",
             )
-        meta = getattr(content, "meta", None)
+        meta = content.meta
         found = meta.get("ui") if isinstance(meta, dict) else None
         ui: dict[str, Any] = found if isinstance(found, dict) else {}
         return {

@@ -95,7 +95,7 @@ class TraceView(ShownOnce):
 
     def __init__(self, flow: Flow, limits: Limits | None = None) -> None:
         self.flow = flow
-        self.limits = limits or getattr(flow, "limits", None) or Limits()
+        self.limits = limits or flow.limits
 
     def events(self) -> list[dict[str, Any]]:
         return self.flow.trace(times=True)
@@ -163,7 +163,7 @@ class FlowReport:
     def __init__(self, flow: Flow, trace: bool = False, limits: Limits | None = None, show_error: bool = True) -> None:
         self.flow = flow
         self.trace = trace
-        self.limits = limits or getattr(flow, "limits", None) or Limits()
+        self.limits = limits or flow.limits
         self.show_error = show_error  # False when the error is raised right after (IPython shows it; once is enough)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
@@ -173,10 +173,10 @@ class FlowReport:
         rich: list[str] = []
         state = shown_state(flow)
         elapsed = (flow.ended or flow.started) - flow.started
-        sent = getattr(flow, "sent", flow.round + 1)  # requests sent, as the trace counts them
+        sent = flow.sent  # requests sent, as the trace counts them
         rounds = f"{sent} round{'' if sent == 1 else 's'}"
         rich.append(f'<div class="hdr">{badge(state)} <b>{esc(flow.label)}</b> · {esc(rounds)} · {elapsed:.2f} s</div>')
-        if getattr(flow, "task", None) is not None:
+        if flow.task is not None:
             line = task_line(flow)
             plain.append(line)
             rich.append(f"<div class='hdr'>{esc(line)}</div>")
@@ -221,13 +221,15 @@ class FlowReport:
             "text/plain": plain_text("\n".join(plain)),
             "text/html": STYLE + '<div class="mcpnb">' + "".join(rich) + "</div>",
         }
-        app = getattr(flow, "app", None)
+        app = flow.app
         if app is not None and flow.error is None:
-            from .apps import OUTPUT_MIME
+            from .apps import OUTPUT_MIME, AppHost, LiveApp
 
             bundle[OUTPUT_MIME] = app.payload()
-            host = getattr(flow, "app_host", None)
-            if app.by_widget and host is not None:  # no extension on the page: the App as a widget, if installed
+            # the notebook's host (``apps.AppHost``, which made ``app``): a flow knows only their shapes
+            host = flow.app_host
+            # no extension on the page: the App as a widget, if installed
+            if isinstance(app, LiveApp) and app.by_widget and isinstance(host, AppHost):
                 widget = widget_for(host, app, bundle["text/plain"])
                 if widget is not None:
                     bundle[WIDGET_VIEW_MIME] = {"version_major": 2, "version_minor": 0, "model_id": widget.model_id}

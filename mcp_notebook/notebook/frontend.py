@@ -89,7 +89,7 @@ class Frontend(Page):
     # ------------------------------------------------------------------ lifecycle
     def open(self) -> None:
         """Say hello to the front end (at ``%load_ext``); the answer arrives after this cell."""
-        kernel = getattr(self.shell, "kernel", None)
+        kernel = getattr(self.shell, "kernel", None)  # an IPython shell has one only under ipykernel, not in a terminal
         if kernel is None:
             self.status = "none"
             return

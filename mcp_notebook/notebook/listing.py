@@ -31,7 +31,7 @@ def _execution_count() -> int | None:
     from IPython import get_ipython
 
     shell = get_ipython()
-    return getattr(shell, "execution_count", None) if shell is not None else None
+    return shell.execution_count if shell is not None else None
 
 
 class ShownOnce:

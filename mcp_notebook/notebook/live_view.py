@@ -146,7 +146,7 @@ class LiveView:
             flow.state.value,
             flow.round,
             flow.finished,
-            task_line(flow) if getattr(flow, "task", None) is not None else None,
+            task_line(flow) if flow.task is not None else None,
         )
 
     def progress(self, flow: Flow) -> None:
@@ -205,7 +205,7 @@ class LiveView:
         flow = self.flow
         if finished and flow is not None:
             self._closed = True
-            if getattr(self, "start_over", None) is not None and state_refused(flow.error):
+            if self.start_over is not None and state_refused(flow.error):
                 self._offer_start_over(flow)  # reuses self.box: its view stays where it is
             elif self._settle(flow):
                 # The report is a widget too (an App without the extension: ``app_widget``). The page's
@@ -426,11 +426,11 @@ class LiveView:
 
 
 # ---------------------------------------------------------------------- saved flows
-def state_refused(error: Any) -> bool:
+def state_refused(error: FlowError | None) -> bool:
     """Whether a flow failed because the server refused its saved ``request_state`` (-32602)."""
     from ..errors import STATE_REFUSED_HINT
 
-    return error is not None and getattr(error, "code", None) == -32602 and STATE_REFUSED_HINT in str(error)
+    return error is not None and error.code == -32602 and STATE_REFUSED_HINT in str(error)
 
 
 def refused_html(label: str) -> str:

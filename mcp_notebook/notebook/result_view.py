@@ -143,10 +143,12 @@ class ResultView:
         return plain, rich
 
     def _parts(self, budget: Budget) -> tuple[list[str], list[str]]:
+        from mcp.types import CallToolResult, GetPromptResult, ReadResourceResult, TextResourceContents
+
         r = self.result
         plain: list[str] = []
         rich: list[str] = []
-        if hasattr(r, "content") and hasattr(r, "is_error"):  # CallToolResult
+        if isinstance(r, CallToolResult):
             room = budget.chars
             blocks = _blocks_html(list(r.content), budget)
             if r.is_error:  # the badge of its report says "error", and a %mcp cell fails (see ``tool_error``)
@@ -171,7 +173,7 @@ class ResultView:
                     plain.append(p)
                 if not text_says_it:
                     rich.append(h)
-        elif hasattr(r, "messages"):  # GetPromptResult
+        elif isinstance(r, GetPromptResult):
             if r.description:
                 p, inner = bounded_text(str(r.description), budget)
                 plain.append(p)
@@ -187,8 +189,8 @@ class ResultView:
                 p, h = render_content(message.content, budget=budget)
                 plain.append(f"{message.role}: {p}")
                 rich.append(f"<div><b>{esc(message.role)}</b>{h}</div>")
-        elif hasattr(r, "contents"):  # ReadResourceResult
-            items = [_ReadText(item) if getattr(item, "text", None) is not None else _Blob(item) for item in r.contents]
+        elif isinstance(r, ReadResourceResult):
+            items = [_ReadText(item) if isinstance(item, TextResourceContents) else _Blob(item) for item in r.contents]
             for p, h in _blocks_html(items, budget):
                 plain.append(p)
                 rich.append(h)

@@ -38,6 +38,7 @@ def fake_flow(**changes: Any) -> Any:
         label="srv.tool",
         limits=Limits(),
         progress_info=None,
+        task=None,  # a plain call (``Flow.task``): the view reads it typed
         conn=SimpleNamespace(name="srv"),
     )
     return SimpleNamespace(**{**base, **changes})
