@@ -21,12 +21,15 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .core.policy import current_policy
 from .core.text import mcp_line
 from .errors import FlowError
+
+if TYPE_CHECKING:
+    from mcp.types import ServerCapabilities
 
 __all__ = ["Inventory", "Prototypes", "ServedServer", "find_new_server", "inventory_diff", "root_logging_kept"]
 
@@ -43,14 +46,14 @@ class Inventory:
     @classmethod
     async def of(cls, conn: Any) -> Inventory:
         inv = cls()
-        caps = conn.live.session.server_capabilities
+        caps: ServerCapabilities | None = conn.live.session.server_capabilities
         tools = await conn.tools(refresh=True)
         for name, tool in tools.items():
             inv.items[f"tool {name}"] = _fingerprint(tool)
-        if caps is None or getattr(caps, "prompts", None) is not None:
+        if caps is None or caps.prompts is not None:
             for prompt in await _safe(conn.list_all("prompts")):
                 inv.items[f"prompt {prompt.name}"] = _fingerprint(prompt)
-        if caps is None or getattr(caps, "resources", None) is not None:
+        if caps is None or caps.resources is not None:
             for res in await _safe(conn.list_all("resources")):
                 inv.items[f"resource {res.uri}"] = _fingerprint(res)
             for tpl in await _safe(conn.list_all("resource_templates")):

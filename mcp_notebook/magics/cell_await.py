@@ -260,19 +260,22 @@ class CellAwait:
 
         flow = value.flow
         if value.choice is not None:  # a panel first: the click starts the flow this cell then waits for
+            from ..flows.flow import Flow
+            from ..notebook.live_view import ChoicePanel, LiveView  # loaded already: the panel is one of its
+
             try:
                 with _comm_status_replies(self.shell):
                     started: Any = value.choice
-                    while hasattr(started, "outcome"):  # Continue may need consent first: a panel after a panel
+                    while isinstance(started, ChoicePanel):  # Continue may need consent first: a panel after a panel
                         started = await _until_done_or_interrupted(started.outcome())
             except KeyboardInterrupt:
                 raise Interrupted("nothing was resumed; the panel above still takes your click.") from None
             except Exception:  # noqa: BLE001 - the panel shows what went wrong; the cell fails without a second copy
                 raise FlowError("the chosen action failed (the panel above says why).", kind="resume_failed") from None
-            if not hasattr(started, "view"):
+            if not isinstance(started, Flow):
                 return None  # the user said no: nothing started
             flow = started
-            if hasattr(flow.view, "error_follows"):
+            if isinstance(flow.view, LiveView):
                 flow.view.error_follows = True  # its error fails this cell (shown once)
         if flow is None:
             return None

@@ -51,7 +51,7 @@ def connect_line(conn: Any, protocol: str | None = None) -> str:
         for header in sorted(t.headers):
             words += [Flag("--header"), f"{header}:…"]
         words += [Flag("--bearer-env"), t.bearer_env] if t.bearer_env else []
-        oauth = getattr(t, "oauth", None)
+        oauth = t.oauth
         if oauth is not None:
             words += [Flag("--client-credentials")] if oauth.client_credentials else []
             for name in oauth.named():  # every sign-in flag but --client-credentials names something: VAR, URL, ID
@@ -209,7 +209,13 @@ def with_hint(note: str) -> str:
 
 def for_magics(error: FlowError) -> Exception:
     """What a magic raises for an engine error: its hint added; a ``SessionError`` becomes a ``UsageError``."""
-    fields = {k: getattr(error, k, None) for k in ("flow_id", "server", "missing_field", "reason", "details")}
+    fields = {
+        "flow_id": error.flow_id,
+        "server": error.server,
+        "missing_field": error.missing_field,
+        "reason": error.reason,
+        "details": error.details,
+    }
     extra = hint(error.kind, fields)
     sep = "\n" if "\n" in str(error) else " "
     hinted = error.with_hint(extra, sep) if extra else error
@@ -250,7 +256,7 @@ def state_refused(flow: Any, error: FlowError) -> FlowError | None:
     """A flow whose saved request state the server refused (-32602), with the exact line that starts it again."""
     from ..errors import STATE_REFUSED_HINT
 
-    if getattr(error, "code", None) != -32602 or STATE_REFUSED_HINT not in str(error):
+    if error.code != -32602 or STATE_REFUSED_HINT not in str(error):
         return None
     return error.with_hint(f"To start it again: {again_line(flow)}", "\n")
 
@@ -262,7 +268,7 @@ def legacy_internal_error(flow: Any, error: FlowError) -> FlowError | None:
     Where the user forced ``--protocol legacy`` the line that connects on the newer protocol is given;
     where the server itself offered only 2025-11-25, the likely cause alone is said.
     """
-    if getattr(error, "code", None) != -32603 or not flow.conn.is_legacy:
+    if error.code != -32603 or not flow.conn.is_legacy:
         return None
     cause = (
         "On a 2025-11-25 session a -32603 most often means the server answered with a 2026-07-28 "

@@ -140,7 +140,7 @@ async def _offered(conn: Connection, kind: Literal["prompts", "resources", "reso
 
     capabilities = conn.live.session.server_capabilities
     if capabilities is not None and (capabilities.prompts or capabilities.resources or capabilities.tools):
-        if getattr(capabilities, "prompts" if kind == "prompts" else "resources", None) is None:
+        if (capabilities.prompts if kind == "prompts" else capabilities.resources) is None:
             return None
     try:
         return await conn.list_all(kind)

@@ -47,7 +47,7 @@ def same_question(questions: list[Question]) -> Signature | None:
     for question in questions:
         if question.is_url or question.form is None:
             return None
-        schema = getattr(question.params, "requested_schema", None)
+        schema = question.params.requested_schema  # a form's params (a URL-mode question returned above)
         parts.append(json.dumps(schema, sort_keys=True, default=str))
     return tuple(parts)
 
@@ -186,7 +186,7 @@ class MapQuestions(HeadlessUI):
 
     def _note_for_all(self, kept: list[Any]) -> None:
         answered = "; ".join(
-            r.action + (f" ({', '.join(sorted(r.content))})" if getattr(r, "content", None) else "") for r in kept
+            r.action + (f" ({', '.join(sorted(r.content))})" if r.content else "") for r in kept
         )  # field names, never values
         self._notes.append(f"Answered for every remaining row that asks the same: {answered}"[:400])
         self.note.value = (

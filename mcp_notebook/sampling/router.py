@@ -43,6 +43,8 @@ from .providers import PROVIDERS, create_message
 from .providers.base import SamplingContext, SamplingDeclined, SamplingError
 
 if TYPE_CHECKING:
+    from mcp.types import CreateMessageRequestParams
+
     from .reviewer import Asking, Reviewer
 
 __all__ = [
@@ -219,11 +221,11 @@ class ModelRouter:
         return f"no model named {name!r} (configured: {', '.join(self.models)})"
 
     # ------------------------------------------------------------------ routing
-    def choose(self, params: Any) -> Choice:
+    def choose(self, params: CreateMessageRequestParams) -> Choice:
         """The model for a request and why: a hint substring, else the priorities, else the default."""
-        prefs = getattr(params, "model_preferences", None)
+        prefs = params.model_preferences
         ordered = [self.models[self.default]] + [c for n, c in self.models.items() if n != self.default]
-        hints = [h.name for h in (getattr(prefs, "hints", None) or []) if h.name]
+        hints = [h.name for h in ((prefs.hints if prefs is not None else None) or []) if h.name]
         for hint in hints:
             wanted = hint.lower()
             for config in ordered:
@@ -232,9 +234,9 @@ class ModelRouter:
         weights = {
             axis: float(value)
             for axis, value in (
-                ("cost", getattr(prefs, "cost_priority", None)),
-                ("speed", getattr(prefs, "speed_priority", None)),
-                ("intelligence", getattr(prefs, "intelligence_priority", None)),
+                ("cost", prefs.cost_priority if prefs is not None else None),
+                ("speed", prefs.speed_priority if prefs is not None else None),
+                ("intelligence", prefs.intelligence_priority if prefs is not None else None),
             )
             if value
         }
