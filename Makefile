@@ -10,7 +10,7 @@ COLLAB ?=
 
 CONFORMANCE := .conformance
 PEERS       := .peers
-.PHONY: venv check lint test lab docs bench clean chromium conformance-deps peers-deps hub-deps labext-deps labext-specs
+.PHONY: venv check lint test test-setup lab docs bench clean chromium conformance-deps peers-deps hub-deps labext-deps labext-specs
 
 venv: $(STAMP)
 
@@ -60,13 +60,21 @@ check: lint labext-specs
 	$(BIN)/python -m pytest -m "$(CHECK_TIERS)" -n $(CHECK_WORKERS) --dist loadfile --durations=10
 
 # The whole suite, every tier (CI runs it), in two pytest runs: every tier but the browser's on $(TEST_WORKERS)
-# workers, then the browser tier (each module its own JupyterLab and Chromium) on $(BROWSER_WORKERS), a module to a
-# worker in both. Both runs go to the end whatever the first says; the 25 slowest tests of both are listed last.
+# workers, then the browser tier (one JupyterLab and one Notebook 7 per worker, each test its own notebook) on
+# $(BROWSER_WORKERS), a module to a worker in both, the longest modules first (tests/conftest.py). Both runs go to
+# the end whatever the first says; the 25 slowest tests of both are listed last.
 TEST_WORKERS ?= 3
 BROWSER_WORKERS ?= 2
 RESULTS := .test-results
 
-test: venv chromium conformance-deps peers-deps hub-deps lint labext-specs
+# What the suite needs, set up $(SETUP_JOBS) at a time: the venvs, node folders, linters and jest specs each write
+# their own folder and wait on the network or the disk as much as on a core, so side by side they take about half
+# the time of one after another on a fresh clone (each target's output is printed whole when it ends).
+SETUP_JOBS ?= 3
+test-setup: venv chromium conformance-deps peers-deps hub-deps lint labext-specs
+
+test:
+	$(MAKE) --no-print-directory -j$(SETUP_JOBS) --output-sync=target test-setup
 	rm -rf $(RESULTS)
 	$(BIN)/python -m pytest -m "not browser" -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --junitxml=$(RESULTS)/tiers.xml; \
 	rest=$$?; \
