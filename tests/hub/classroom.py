@@ -10,6 +10,11 @@
   folder), a service token with the scopes a teacher's script needs, and the administrator's policy:
   ``mcp_notebook_policy.json`` in a folder the spawner names in ``JUPYTER_CONFIG_PATH``.
 
+The single-user servers run JupyterLab (pinned with the hub) and have what installing the package puts in
+an environment: the server extension enabled in that config folder (the OAuth callback under ``/user/NAME/``),
+and the labextension (the built ``mcp_notebook/labextension``) in the classroom's share folder, beside the
+widget manager of ``jupyterlab_widgets``; so a student can also open ``/user/NAME/lab`` in a browser.
+
 Each user's kernel is the project's own venv (a kernelspec of the classroom points there), driven
 over the hub's proxy at ``/user/NAME/api/kernels`` and its websocket channels, as a page would. A
 student's lesson is tutorial 02's form flow: connect, then ``%mcp call demo.ask_everything`` with
@@ -109,6 +114,7 @@ c.Spawner.cmd = ["{singleuser}"]
 c.Spawner.args = [
     "--ServerApp.kernel_spec_manager_class=jupyter_client.kernelspec.KernelSpecManager", "--allow-root",
     "--MappingKernelManager.kernel_info_timeout=600",  # a loaded machine starts thirty kernels slowly
+    "--LabApp.expose_app_in_browser=True",  # the page tests ask window.jupyterapp whether a kernel is idle
 ]
 c.Spawner.default_url = "/api"
 c.Spawner.start_timeout = 600
@@ -151,9 +157,12 @@ class Classroom:
     demo_url: str = ""
     token: str = field(default_factory=lambda: secrets.token_hex(32))
     policy_file: Path | None = None
+    also_allowed: list[str] = field(default_factory=list)  # more allowed_urls for the default policy
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> Classroom:
+        if shutil.which("node") is None:
+            raise RuntimeError("configurable-http-proxy needs node on PATH")
         self.folder.mkdir(parents=True, exist_ok=True)
         self._start_demo()
         self._start_hub()
@@ -200,14 +209,23 @@ class Classroom:
         policy_dir.mkdir(exist_ok=True)
         policy = self.policy if self.policy is not None else {
             "allowed_stdio_commands": [],
-            "allowed_urls": [self.demo_url],
+            "allowed_urls": [self.demo_url, *self.also_allowed],
             "denied_env": [KEYS_ENV, "JUPYTERHUB_*"],
             "project_configs": False,
             "serve": False,
         }  # fmt: skip
         self.policy_file = policy_dir / "mcp_notebook_policy.json"
         self.policy_file.write_text(json.dumps(policy))
+        server_config = policy_dir / "jupyter_server_config.d"  # as the package's install enables it
+        server_config.mkdir(exist_ok=True)
+        (server_config / "mcp_notebook.json").write_text(
+            json.dumps({"ServerApp": {"jpserver_extensions": {"mcp_notebook": True}}})
+        )
         share = self.folder / "share"
+        (share / "labextensions").mkdir(parents=True, exist_ok=True)
+        labextension = share / "labextensions" / "mcp-notebook"
+        if not labextension.exists():
+            labextension.symlink_to(REPO_ROOT / "mcp_notebook" / "labextension", target_is_directory=True)
         spec = share / "kernels" / "python3"
         spec.mkdir(parents=True, exist_ok=True)
         (spec / "kernel.json").write_text(
@@ -237,15 +255,21 @@ class Classroom:
         AsyncHTTPClient.configure(None, max_clients=200)  # thirty students at once: tornado queues past 10
         request = HTTPRequest(
             f"{self.url}{path}", method=method, headers={"Authorization": f"token {self.token}"},
-            body=None if body is None and method == "GET" else json.dumps(body if body is not None else {}),
+            body=None if body is None and method in ("GET", "DELETE") else json.dumps(body if body is not None else {}),
             request_timeout=600, connect_timeout=600,
         )  # fmt: skip
         response = await AsyncHTTPClient().fetch(request, raise_error=True)
         return json.loads(response.body) if response.body else None
 
-    async def spawn(self, users: list[str], timeout: float = 600) -> None:
-        """Create ``users`` and start each one's single-user server; wait until all are ready."""
+    async def enroll(self, users: list[str]) -> None:
+        """Create ``users`` at the hub (no server yet)."""
         await self.api("POST", "/hub/api/users", {"usernames": users})
+
+    async def spawn(self, users: list[str], timeout: float = 600, enroll: bool = True) -> None:
+        """Create ``users`` (unless ``enroll`` is false: they exist) and start each one's single-user server;
+        wait until all are ready."""
+        if enroll:
+            await self.enroll(users)
         await asyncio.gather(*(self.api("POST", f"/hub/api/users/{u}/server") for u in users))
         deadline = time.monotonic() + timeout
         pending = set(users)
@@ -335,7 +359,8 @@ class Kernel:
     ws: Any
     session: str = field(default_factory=lambda: uuid.uuid4().hex)
 
-    reconnects: int = 0  # channels the server closed before a request reached the kernel (a page reconnects too)
+    reconnects: int = 0  # channels opened again: closed before a request reached the kernel, or the kernel restarted
+    # while starting (a page reconnects too)
 
     @staticmethod
     async def start(room: Classroom, user: str) -> Kernel:
@@ -354,6 +379,7 @@ class Kernel:
             kernel = Kernel(room, user, model["id"], None)
             try:
                 await kernel._connect()
+                await kernel._ready(time.monotonic() + 300)
                 return kernel
             except _KernelGone:
                 # a kernel that died while starting, before any cell ran (a fresh clone's run: thirty kernels
@@ -381,6 +407,55 @@ class Kernel:
                 if exc.code not in (404, 424, 503) or time.monotonic() > deadline:
                     raise
                 await asyncio.sleep(1)
+
+    async def _ready(self, deadline: float) -> None:
+        """Wait until the kernel answers a ``kernel_info_request``, as JupyterLab does before it runs a cell.
+
+        Thirty kernels picking their ports at once: one may fail to bind ("Address already in use") and die
+        while starting; its server restarts it on other ports (status ``restarting`` on this channel), and a
+        request sent meanwhile is lost for good (a run saw a lesson wait ten minutes for it). A
+        ``kernel_info_request`` is safe to send again, so until one is answered the channel is opened again
+        (reaching the restarted kernel) and the request sent again. Past ``deadline`` it fails.
+        """
+        from tornado.websocket import WebSocketClosedError
+
+        while True:
+            msg_id = uuid.uuid4().hex
+            try:
+                await self.ws.write_message(json.dumps(self._message(msg_id, "kernel_info_request", {})))
+                if await self._answered(msg_id, min(30.0, max(1.0, deadline - time.monotonic()))):
+                    return
+            except WebSocketClosedError:
+                pass
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{self.user}'s kernel did not answer kernel_info in time")
+            self.reconnects += 1
+            self.ws.close()
+            await self._connect()
+
+    async def _answered(self, msg_id: str, timeout: float) -> bool:
+        """Whether the kernel replied to ``msg_id`` within ``timeout``; false at once when the server says the
+        kernel restarted or died, or the channel closed."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                raw = await asyncio.wait_for(self.ws.read_message(), timeout=max(0.1, deadline - time.monotonic()))
+            except TimeoutError:
+                return False
+            if raw is None:
+                return False
+            msg = json.loads(raw)
+            if msg.get("parent_header", {}).get("msg_id") == msg_id and msg["msg_type"] == "kernel_info_reply":
+                return True
+            if msg["msg_type"] == "status" and msg["content"].get("execution_state") in ("restarting", "dead"):
+                return False
+
+    def _message(self, msg_id: str, kind: str, content: dict[str, Any]) -> dict[str, Any]:
+        header = {
+            "msg_id": msg_id, "msg_type": kind, "username": self.user, "session": self.session, "version": "5.3",
+            "date": "",
+        }  # fmt: skip
+        return {"header": header, "parent_header": {}, "metadata": {}, "content": content, "channel": "shell"}
 
     async def _exists(self) -> bool:
         """Whether the server still has this kernel (a 404 of the channels may be the route, or the kernel gone)."""
@@ -415,14 +490,8 @@ class Kernel:
 
     async def _run_once(self, code: str, expect_error: bool, timeout: float) -> str:
         msg_id = uuid.uuid4().hex
-        header = {
-            "msg_id": msg_id, "msg_type": "execute_request", "username": self.user, "session": self.session,
-            "version": "5.3", "date": "",
-        }  # fmt: skip
         content = {"code": code, "silent": False, "store_history": True, "allow_stdin": False, "stop_on_error": True}
-        await self.ws.write_message(
-            json.dumps({"header": header, "parent_header": {}, "metadata": {}, "content": content, "channel": "shell"})
-        )
+        await self.ws.write_message(json.dumps(self._message(msg_id, "execute_request", content)))
         texts: list[str] = []
         error = ""
         heard = False
@@ -464,10 +533,16 @@ class Kernel:
 
 def run_classroom(folder: Path, users: int, bounded: float = 900) -> tuple[Lesson, list[Lesson], float, Classroom]:
     """One user's lesson alone, then ``users`` at once; (the solo lesson, the class's, the class's wall time, room)."""
-    if shutil.which("node") is None:
-        raise RuntimeError("configurable-http-proxy needs node on PATH")
+    room = Classroom(folder)
+    with room:
+        solo, lessons, wall = teach(room, users, bounded)
+    return solo, lessons, wall, room
 
-    async def main(room: Classroom) -> tuple[Lesson, list[Lesson], float]:
+
+def teach(room: Classroom, users: int, bounded: float = 900) -> tuple[Lesson, list[Lesson], float]:
+    """In a started ``room``: one user's lesson alone, then ``users`` at once (the solo lesson, the class's, wall time)."""
+
+    async def main() -> tuple[Lesson, list[Lesson], float]:
         await room.spawn(["solo"])
         solo = await room.lesson("solo")
         names = [f"student{i:02d}" for i in range(1, users + 1)]
@@ -476,7 +551,4 @@ def run_classroom(folder: Path, users: int, bounded: float = 900) -> tuple[Lesso
         lessons = await asyncio.gather(*(room.lesson(n) for n in names))
         return solo, list(lessons), time.perf_counter() - started
 
-    room = Classroom(folder)
-    with room:
-        solo, lessons, wall = asyncio.run(asyncio.wait_for(main(room), timeout=bounded))
-    return solo, lessons, wall, room
+    return asyncio.run(asyncio.wait_for(main(), timeout=bounded))
