@@ -117,6 +117,11 @@ class TaskFollowing:
             except MCPError as exc:
                 raise (gone(exc, self.task, flow.label) or exc) from None
         else:
+            if flow.conn.target.kind != "http":  # said before the task shows, so whoever sees the task sees why
+                flow.notes.append(
+                    f"{flow.conn.name} runs inside this kernel's process tree ({flow.conn.target.kind}): its tasks end with the kernel, "
+                    "so this one cannot be followed from a new kernel; serve it over HTTP for that"
+                )  # fmt: skip
             self.task, self.task_started = status, time.perf_counter()
             store = flow.options.store
             if store is not None and flow.options.save:
@@ -135,11 +140,6 @@ class TaskFollowing:
                     except asyncio.CancelledError:  # a cancel while the record is written still reaches the server
                         await self._tell_server_cancelled(flow, client)
                         raise
-            if flow.conn.target.kind != "http":
-                flow.notes.append(
-                    f"{flow.conn.name} runs inside this kernel's process tree ({flow.conn.target.kind}): its tasks end with the kernel, "
-                    "so this one cannot be followed from a new kernel; serve it over HTTP for that"
-                )  # fmt: skip
         polling = Round(
             number=flow.round + 1, sent={"method": "tasks/get", "params": {"taskId": fingerprint(status.task_id)}}
         )
