@@ -92,7 +92,7 @@ def test_a_million_records_are_bounded_work() -> None:
     started = time.monotonic()
     with pytest.raises(NotTabular, match="too wide for a frame"):
         records_of(many_keys)
-    assert time.monotonic() - started < 1.0  # refused at the first key past the bound, not after a million
+    assert time.monotonic() - started < 2.5  # refused at the first key past the bound, not after a million (room for a loaded machine)
     rows = [{"a": i, "b": str(i)} for i in range(1_000_000)]
     started = time.monotonic()
     df = frame({"result": rows})
