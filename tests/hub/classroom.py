@@ -359,8 +359,7 @@ class Kernel:
     ws: Any
     session: str = field(default_factory=lambda: uuid.uuid4().hex)
 
-    reconnects: int = 0  # channels opened again: closed before a request reached the kernel, or the kernel restarted
-    # while starting (a page reconnects too)
+    reconnects: int = 0  # channels the server closed before a request reached the kernel (a page reconnects too)
 
     @staticmethod
     async def start(room: Classroom, user: str) -> Kernel:
@@ -379,7 +378,6 @@ class Kernel:
             kernel = Kernel(room, user, model["id"], None)
             try:
                 await kernel._connect()
-                await kernel._ready(time.monotonic() + 300)
                 return kernel
             except _KernelGone:
                 # a kernel that died while starting, before any cell ran (a fresh clone's run: thirty kernels
@@ -389,14 +387,19 @@ class Kernel:
         raise AssertionError("unreachable")
 
     async def _connect(self) -> None:
-        from tornado.httpclient import HTTPRequest
+        """Open the kernel's channels, trying again while the route lags (404, 424, 503) or an attempt times out.
+
+        The server answers a channels request once the kernel has answered its ``kernel_info``. Thirty kernels
+        picking ports at once, one may die binding a port another took ("Address already in use"); its server
+        restarts it on other ports, but a request that was waiting stays waiting on the dead kernel's (two runs
+        saw a lesson hang there for its whole timeout). An attempt ends after 90 s and a new one asks again.
+        """
+        from tornado.httpclient import HTTPClientError, HTTPRequest
         from tornado.websocket import websocket_connect
 
         url = self.room.url.replace("http://", "ws://") + f"/user/{self.user}/api/kernels/{self.kernel_id}/channels"
-        from tornado.httpclient import HTTPClientError
-
-        request = HTTPRequest(url, headers={"Authorization": f"token {self.room.token}"}, request_timeout=600)
-        deadline = time.monotonic() + 180  # as the kernels' POST in start(): a route that lags the server's readiness
+        request = HTTPRequest(url, headers={"Authorization": f"token {self.room.token}"}, request_timeout=90)
+        deadline = time.monotonic() + 300  # as the kernels' POST in start(): a route that lags the server's readiness
         while True:
             try:
                 self.ws = await websocket_connect(request, max_message_size=64 * 1024 * 1024)
@@ -404,58 +407,11 @@ class Kernel:
             except HTTPClientError as exc:
                 if exc.code == 404 and not await self._exists():
                     raise _KernelGone(self.kernel_id) from exc
-                if exc.code not in (404, 424, 503) or time.monotonic() > deadline:
+                if exc.code not in (404, 424, 503, 599) or time.monotonic() > deadline:  # 599: the attempt timed out
                     raise
+                if exc.code == 599:
+                    self.reconnects += 1
                 await asyncio.sleep(1)
-
-    async def _ready(self, deadline: float) -> None:
-        """Wait until the kernel answers a ``kernel_info_request``, as JupyterLab does before it runs a cell.
-
-        Thirty kernels picking their ports at once: one may fail to bind ("Address already in use") and die
-        while starting; its server restarts it on other ports (status ``restarting`` on this channel), and a
-        request sent meanwhile is lost for good (a run saw a lesson wait ten minutes for it). A
-        ``kernel_info_request`` is safe to send again, so until one is answered the channel is opened again
-        (reaching the restarted kernel) and the request sent again. Past ``deadline`` it fails.
-        """
-        from tornado.websocket import WebSocketClosedError
-
-        while True:
-            msg_id = uuid.uuid4().hex
-            try:
-                await self.ws.write_message(json.dumps(self._message(msg_id, "kernel_info_request", {})))
-                if await self._answered(msg_id, min(30.0, max(1.0, deadline - time.monotonic()))):
-                    return
-            except WebSocketClosedError:
-                pass
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{self.user}'s kernel did not answer kernel_info in time")
-            self.reconnects += 1
-            self.ws.close()
-            await self._connect()
-
-    async def _answered(self, msg_id: str, timeout: float) -> bool:
-        """Whether the kernel replied to ``msg_id`` within ``timeout``; false at once when the server says the
-        kernel restarted or died, or the channel closed."""
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                raw = await asyncio.wait_for(self.ws.read_message(), timeout=max(0.1, deadline - time.monotonic()))
-            except TimeoutError:
-                return False
-            if raw is None:
-                return False
-            msg = json.loads(raw)
-            if msg.get("parent_header", {}).get("msg_id") == msg_id and msg["msg_type"] == "kernel_info_reply":
-                return True
-            if msg["msg_type"] == "status" and msg["content"].get("execution_state") in ("restarting", "dead"):
-                return False
-
-    def _message(self, msg_id: str, kind: str, content: dict[str, Any]) -> dict[str, Any]:
-        header = {
-            "msg_id": msg_id, "msg_type": kind, "username": self.user, "session": self.session, "version": "5.3",
-            "date": "",
-        }  # fmt: skip
-        return {"header": header, "parent_header": {}, "metadata": {}, "content": content, "channel": "shell"}
 
     async def _exists(self) -> bool:
         """Whether the server still has this kernel (a 404 of the channels may be the route, or the kernel gone)."""
@@ -490,8 +446,14 @@ class Kernel:
 
     async def _run_once(self, code: str, expect_error: bool, timeout: float) -> str:
         msg_id = uuid.uuid4().hex
+        header = {
+            "msg_id": msg_id, "msg_type": "execute_request", "username": self.user, "session": self.session,
+            "version": "5.3", "date": "",
+        }  # fmt: skip
         content = {"code": code, "silent": False, "store_history": True, "allow_stdin": False, "stop_on_error": True}
-        await self.ws.write_message(json.dumps(self._message(msg_id, "execute_request", content)))
+        await self.ws.write_message(
+            json.dumps({"header": header, "parent_header": {}, "metadata": {}, "content": content, "channel": "shell"})
+        )
         texts: list[str] = []
         error = ""
         heard = False
