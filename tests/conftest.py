@@ -141,7 +141,7 @@ def stdio_params(name: str = "demo", *extra_args: str) -> StdioServerParameters:
     )
 
 
-def _wait_until_listening(proc: subprocess.Popen[bytes], port: int, log: Path, timeout: float = 30.0) -> None:
+def _wait_until_listening(proc: subprocess.Popen[bytes], port: int, log: Path, timeout: float = 120.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:

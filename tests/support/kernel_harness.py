@@ -23,7 +23,7 @@ class Kernel:
         self.km.start_kernel(cwd=cwd, env={**os.environ, **(env or {})})
         self.kc = self.km.client()
         self.kc.start_channels()
-        self.kc.wait_for_ready(timeout=60)
+        self.kc.wait_for_ready(timeout=180)  # generous: thirty classroom kernels may be starting beside it
         self.messages: list[dict[str, Any]] = []
         self.comms: dict[str, dict[str, Any]] = {}  # comm_id -> latest known state
 
