@@ -73,8 +73,21 @@ class Command(NamedTuple):
     args: tuple[str, ...] = ()
 
     def code(self) -> ModuleType:
-        """The subcommand's module, imported now if it was not yet."""
-        return importlib.import_module(f"{PACKAGE}.{self.module}")
+        """The subcommand's module, imported now if it was not yet.
+
+        Imported on first use, a module that cannot be imported (an incomplete install) fails its line,
+        Tab or ``%mcp?`` rather than ``%load_ext``: the error says which module and what to do.
+        """
+        name = f"{PACKAGE}.{self.module}"
+        try:
+            return importlib.import_module(name)
+        except ImportError as exc:
+            from IPython.core.error import UsageError
+
+            raise UsageError(
+                f"this %mcp subcommand cannot run: its module {name} could not be imported ({exc}); "
+                "reinstall mcp-notebook in this kernel's environment and restart the kernel"
+            ) from exc
 
     def parser(self) -> Parser:
         built: Parser = self.code().parser(*self.args)

@@ -137,10 +137,10 @@ class McpCompleter:
         if not words:
             return Found(current, [(sub, "subcommand") for sub in sorted(self.parsers) if sub.startswith(current)])
         sub, words = words[0], words[1:]
-        parser = self.parsers.get(sub)
-        if parser is None or "--" in words:  # an unknown subcommand, or a stdio command after `connect ... --`
-            return None
         try:
+            parser = self.parsers.get(sub)  # builds it, importing its module: that can fail too (command.Command)
+            if parser is None or "--" in words:  # an unknown subcommand, or a stdio command after `connect ... --`
+                return None
             return self._complete_sub(sub, parser, words, current)
         except Exception:  # noqa: BLE001 - Tab must never show a traceback; a failed source offers nothing
             return None

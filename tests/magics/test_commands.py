@@ -141,3 +141,28 @@ def test_the_flow_lines_share_the_answer_flags_from_the_parser_module() -> None:
     assert "--background" not in parsers["map"]._option_string_actions
     ns = parsers["map"].parse(["demo.echo", "--over", "rows", "--answer", "a=1"])[0]
     assert isinstance(ns, argparse.Namespace) and (ns.tool, ns.over, ns.answer) == ("demo.echo", "rows", ["a=1"])
+
+
+def test_a_subcommand_whose_module_cannot_be_imported_says_so_and_tab_stays_quiet(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A module imported on first use can fail there (a broken install): the line says which and what to do, Tab offers nothing.
+
+    Before the modules were imported on first use, such a failure stopped ``%load_ext``; now the line
+    showed a bare ``ModuleNotFoundError`` traceback, and Tab after ``%mcp NAME`` printed IPython's
+    "ugly traceback" of a failed matcher (the completer's parser lookup was outside its guard).
+    """
+    shell = get_shell()
+    monkeypatch.setitem(sys.modules, f"{commands.__name__}.gone", None)  # import_module raises ModuleNotFoundError
+    monkeypatch.setitem(COMMANDS, "gone", Command("gone"))
+    with pytest.raises(UsageError) as refused:
+        shell.run_line_magic("mcp", "gone world")
+    assert str(refused.value).startswith(
+        f"this %mcp subcommand cannot run: its module {commands.__name__}.gone could not be imported (import of "
+    )
+    assert str(refused.value).endswith("reinstall mcp-notebook in this kernel's environment and restart the kernel")
+    completer = completer_of(shell)
+    assert completer.complete("%mcp gone --") is None  # nothing offered, no traceback
+    assert capsys.readouterr().err == ""
+    found = completer.complete("%mcp gon")
+    assert found is not None and found.items == [("gone", "subcommand")]  # the name is the registry's, still offered
