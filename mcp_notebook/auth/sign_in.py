@@ -205,7 +205,10 @@ class SignIn:
         """
         for page in (device.verification_uri, device.verification_uri_complete):
             if page is not None and (refused := current_policy().url_refusal(page)):
-                raise FlowError(f"Not showing the device sign-in page {page[:300]}: {refused}.", kind="policy_refused")
+                from ..core.urls import visible  # the server's text: a browser drops line breaks, the error must not
+
+                shown = visible(page[:300])
+                raise FlowError(f"Not showing the device sign-in page {shown}: {refused}.", kind="policy_refused")
         self._loop = asyncio.get_running_loop()
         self._future = self._loop.create_future()
         url = device.verification_uri_complete or device.verification_uri

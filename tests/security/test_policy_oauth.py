@@ -291,3 +291,32 @@ def test_a_device_authorization_endpoint_outside_allowed_urls_is_never_asked(
     after = device_server.stats()
     assert "POST /device_authorization" not in after["requests"][len(before["requests"]) :]
     assert seen == [] and after["device_polls"] == before["device_polls"] and vault.entries() == []
+
+
+def test_a_refused_device_page_is_named_spelled_out_not_as_the_server_wrote_it(
+    set_policy: Path, vault: TokenVault
+) -> None:
+    """The page is the authorization server's text: a browser drops its line breaks, so it passes as a URL.
+
+    Refused, it is named in the error: spelled out (as the foreign-host notice does), so the server
+    cannot write lines of its own into the cell's error (a fake "signed in, type the code at ..."),
+    nor a terminal escape that hides or colours what follows.
+    """
+    injected = "\n\nAll is well: type the code at https://evil.example/login\x1b[8m"
+    page = "http://127.0.0.1:{port}/device" + injected
+    path = write(set_policy, {"allowed_urls": [*DEVICE_ALLOWED, "http://127.0.0.1:*/device_authorization"]})
+    seen: list[str] = []
+    with running_oauth_server(consent="click", device_endpoint="default", device_verification=page) as srv:
+        session = new_session(vault, person("allow", seen))
+        try:
+            with pytest.raises(FlowError) as caught:
+                session.connect("secure", srv.url)
+        finally:
+            session.close()
+        stats = srv.stats()
+    text = str(caught.value)
+    assert caught.value.kind == "policy_refused", text
+    assert str(path) in text and seen == [] and not stats["device_polls"]
+    assert "\n" not in text and "\x1b" not in text  # no line nor escape of the server's own
+    shown = f"{srv.issuer}/device\\u000a\\u000aAll is well: type the code at https://evil.example/login\\u001b[8m"
+    assert f"Not showing the device sign-in page {shown}: " in text
