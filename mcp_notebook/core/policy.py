@@ -103,6 +103,8 @@ class TargetLike(Protocol):
     def env(self) -> dict[str, str]: ...
     @property
     def bearer_env(self) -> str | None: ...
+    @property
+    def expanded_from(self) -> tuple[str, ...]: ...
 
 
 @dataclass(frozen=True)
@@ -296,11 +298,15 @@ class Policy:
             refused = self.stdio_refusal(target.command) or self.search_path_refusal(target.command, target.env)
             for name in sorted(target.env):
                 refused = refused or self.env_refusal(name, "passed to a stdio server")
+            for name in target.expanded_from:  # a config's ${VAR} in env: its value was read at connect
+                refused = refused or self.env_refusal(name, "expanded into a stdio server's environment")
             return refused
         if target.kind == "http":
             refused = self.url_refusal(target.url)
             if not refused and target.bearer_env:
                 refused = self.env_refusal(target.bearer_env, "read into an Authorization header")
+            for name in target.expanded_from:  # a config's ${VAR} in a header: its value was read at connect
+                refused = refused or self.env_refusal(name, "expanded into a header")
             return refused or self.oauth_env_refusal(getattr(target, "oauth", None))
         return None
 

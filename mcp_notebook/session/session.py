@@ -22,7 +22,7 @@ Why this module is still long: connecting (targets, headers, OAuth options) and 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
@@ -181,19 +181,22 @@ class Session:
         oauth: OAuthOptions | None = None,
         sign_in: bool = True,
         interactive: bool = False,
+        expanded_from: Iterable[str] = (),
     ) -> Connection:
         """Open connection ``name`` to a URL, a command (list or ``-- cmd``), ``module:attr`` or a server object.
 
         An HTTP server that answers 401 gets an OAuth sign-in (``oauth`` picks the client; ``sign_in=False``
         turns it off), unless ``headers`` or ``bearer_env`` give an Authorization already. ``interactive``:
         a person is at this cell, so a sign-in is shown there and this returns at once; the connection
-        opens when the sign-in completes.
+        opens when the sign-in completes. ``expanded_from``: the environment variables ``headers`` or
+        ``env`` values were read from (a config file's ``${VAR}``), asked of the policy again at each open.
         """
         from ..wire.target import parse_target
 
         if protocol not in ("auto", "legacy", "2026-07-28"):
             raise SessionError(f"protocol must be auto, legacy or 2026-07-28, not {protocol!r}", kind="bad_input")
         resolved = parse_target(target, namespace=namespace)
+        resolved.expanded_from = tuple(expanded_from)
         if resolved.kind == "http":
             resolved.headers = dict(headers or {})
             resolved.bearer_env = bearer_env

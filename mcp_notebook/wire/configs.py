@@ -97,6 +97,7 @@ class Connects(Protocol):
         env: Mapping[str, str] | None = None,
         read_timeout: float | None = None,
         interactive: bool = False,
+        expanded_from: Iterable[str] = (),
     ) -> Connection: ...
 
 
@@ -232,15 +233,20 @@ class ServerEntry:
         def memory(where: str, value: str) -> str:
             return expand(value, True, self._lookup(where, environ))
 
+        def names(values: Iterable[str]) -> tuple[str, ...]:
+            """The variables these values are expanded from: the target keeps them, to ask the policy at each open."""
+            return tuple(sorted({r.name for v in values for r in references(v, bare=True) if r.kind == "env"}))
+
         target, cwd = self.target(environ)
         if isinstance(target, list):
             env: dict[str, str] = {}
             if self.env_file:
                 env.update(self._read_env_file(expand(self.env_file, False, self._lookup("envFile", environ))))
             env.update({key: memory(f"env {key}", value) for key, value in self.env.items()})
-            return {"target": target, "cwd": cwd, "env": env}
+            return {"target": target, "cwd": cwd, "env": env, "expanded_from": names(self.env.values())}
         headers: dict[str, str] = {}
         bearer_env: str | None = None
+        expanded: list[str] = []
         for key, value in self.headers.items():
             variable = bearer_variable(value) if key.lower() == "authorization" else None
             if variable is not None:
@@ -248,7 +254,8 @@ class ServerEntry:
                 bearer_env = variable  # the target keeps the name and reads the token at each open
             else:
                 headers[key] = memory(f"header {key}", value)
-        return {"target": target, "headers": headers, "bearer_env": bearer_env}
+                expanded.append(value)
+        return {"target": target, "headers": headers, "bearer_env": bearer_env, "expanded_from": names(expanded)}
 
     def target(self, environ: Mapping[str, str] | None = None) -> tuple[list[str] | str, str | None]:
         """The command line (or URL) and working folder: the parts that are shown and saved, resolved now.

@@ -42,6 +42,10 @@ class Target:
     served_token: Any = field(default=None, repr=False, compare=False)
     oauth: OAuthOptions | None = None  # signs in with OAuth on a 401 (HTTP without an Authorization of its own)
     signed_in: bool = False  # a sign-in completed on it: saved records say so (never the token)
+    # The environment variables a config file's ``${VAR}`` in ``headers`` or ``env`` was expanded from at
+    # connect: the values above keep no trace of them, so each open asks the policy about these names
+    # again (a variable denied since is never re-sent). Names only; never saved, listed or traced.
+    expanded_from: tuple[str, ...] = ()
 
     def describe(self) -> str:
         """A secret-free, human-readable form, also what saved flows record."""

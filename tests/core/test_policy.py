@@ -35,6 +35,7 @@ class Target:
     url: str = ""
     env: dict[str, str] = field(default_factory=dict)
     bearer_env: str | None = None
+    expanded_from: tuple[str, ...] = ()
 
 
 # ---------------------------------------------------------------------------------------------- where
@@ -196,6 +197,16 @@ def test_target_refusal_covers_command_url_env_and_bearer(tmp_path: Path) -> Non
         policy.target_refusal(Target("http", url="https://ok.example/mcp", bearer_env="SECRET_T")) or ""
     )
     assert policy.target_refusal(Target("inproc")) is None  # the notebook's own code
+    # a config's ${VAR} already expanded into a header or an env value: the name it came from is judged at each open
+    header = policy.target_refusal(Target("http", url="https://ok.example/mcp", expanded_from=("PLAIN", "SECRET_X")))
+    assert header == (
+        f"the administrator's policy ({tmp_path / 'hub' / POLICY_FILE}) denies environment variable SECRET_X (rule 'SECRET*'): "
+        "it is never used expanded into a header"
+    )
+    assert "SECRET_X (rule 'SECRET*'): it is never used expanded into a stdio server's environment" in (
+        policy.target_refusal(Target("stdio", ["sh"], env={"PLAIN": "v"}, expanded_from=("SECRET_X",))) or ""
+    )
+    assert policy.target_refusal(Target("stdio", ["sh"], env={"K": "v"}, expanded_from=("PLAIN",))) is None
 
 
 def test_a_server_started_by_name_keeps_the_kernels_path(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ import pytest
 from mcp_notebook.core import policy as policy_module
 from mcp_notebook.core.policy import POLICY_FILE
 from mcp_notebook.session.session import Session
+from mcp_notebook.wire.configs import read_config
 from mcp_notebook.wire.connection import Connection, ConnectionFailed
 
 from ..conftest import free_port
@@ -58,6 +59,7 @@ class HeaderServer:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self.authorizations: list[str] = []
+        self.keys: list[str] = []  # each request's X-Key header ("" when it has none)
         self._server: Any = None
         self._thread: threading.Thread | None = None
 
@@ -71,12 +73,13 @@ class HeaderServer:
             return text
 
         inner = srv.streamable_http_app()
-        noted = self.authorizations
+        noted, keys = self.authorizations, self.keys
 
         async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
             if scope["type"] == "http":
                 headers = dict(scope["headers"])
                 noted.append(headers.get(b"authorization", b"").decode())
+                keys.append(headers.get(b"x-key", b"").decode())
             await inner(scope, receive, send)
 
         return app
@@ -188,3 +191,60 @@ def test_a_stdio_server_forbidden_after_the_first_open_is_never_started_again(
     error = refused_open(session, conn)
     assert error.kind == "policy_refused" and "allows only these stdio commands: /nonexistent/*" in str(error)
     assert not marker.exists()  # the process never started again
+
+
+def config_entry(tmp_path: Path, server: dict[str, Any]) -> Any:
+    """The one server of a user's own config file (no project approval needed) holding ``server``."""
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"cfg": server}}))
+    config.chmod(0o600)
+    (entry,) = read_config(config, scope="user").servers
+    return entry
+
+
+def test_a_config_header_variable_denied_after_the_first_open_is_never_sent_again(
+    set_policy: Write, session: Session, header_server: HeaderServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A config's ``${VAR}`` in a header is expanded once, at connect; the target remembers the name, not the value."""
+    monkeypatch.setenv("SOME_VAR", SECRET)
+    set_policy({"denied_env": ["OTHER_*"]})
+    entry = config_entry(tmp_path, {"type": "http", "url": header_server.url, "headers": {"X-Key": "${SOME_VAR}"}})
+    conn = entry.connect(session)
+    assert echo(session, "cfg", "first") == "first" and SECRET in header_server.keys  # allowed then
+    assert "SOME_VAR" not in json.dumps(conn.target.saved()) and SECRET not in json.dumps(conn.target.saved())
+    header_server.drop()
+    header_server.start()
+    path = set_policy({"denied_env": ["SOME_*"]})
+    header_server.keys.clear()
+    error = refused_open(session, conn)  # what a resume or a reconnect of the same connection opens
+    text = str(error)
+    assert error.kind == "policy_refused", text
+    assert f"Not connecting 'cfg': the administrator's policy ({path}) denies environment variable SOME_VAR" in text
+    assert "(rule 'SOME_*'): it is never used expanded into a header" in text and SECRET not in text
+    assert header_server.keys == []  # not one request, so the value was never sent again
+    set_policy({"denied_env": ["OTHER_*"]})  # lifted: the same target is allowed again
+    assert policy_module.current_policy().target_refusal(conn.target) is None
+
+
+def test_a_config_env_variable_denied_after_the_first_start_never_starts_the_server_again(
+    set_policy: Write, session: Session, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stdio server's ``env`` value from ``${VAR}``: denying VAR (not the child's variable name) refuses the start."""
+    monkeypatch.setenv("SOME_VAR", SECRET)
+    script = tmp_path / "marked_server.py"
+    script.write_text(MARKED_SERVER)
+    marker = tmp_path / "started"
+    set_policy({"denied_env": ["OTHER_*"]})
+    entry = config_entry(
+        tmp_path, {"command": sys.executable, "args": [str(script), str(marker)], "env": {"CHILD_KEY": "${SOME_VAR}"}}
+    )
+    conn = entry.connect(session)
+    assert conn.is_open and marker.read_text() == "started"
+    session.registry.disconnect("cfg")
+    marker.unlink()
+    path = set_policy({"denied_env": ["SOME_VAR"]})
+    error = refused_open(session, conn)
+    text = str(error)
+    assert error.kind == "policy_refused", text
+    assert f"({path}) denies environment variable SOME_VAR (rule 'SOME_VAR'): it is never used expanded into" in text
+    assert SECRET not in text and not marker.exists()  # the process never started again with the old value

@@ -179,13 +179,17 @@ def test_vscode_file_with_comments_env_references_inputs_and_env_file(
 
     headers = call(session, "remote", "request_headers", {"names": ["authorization", "x-notebook"]}).structured_content
     assert headers == {"authorization": "Bearer tok-secret-3", "x-notebook": "note-secret-4"}
-    remote = session.registry.get("remote").target.saved()
+    remote_target = session.registry.get("remote").target
+    remote = remote_target.saved()
     assert remote == {
         "target": http_demo_server,
         "headers": ["X-Notebook"],
         "bearer_env": "TOKEN",
     }  # names, never values
     assert "Authorization: ${env:TOKEN}" in row_of(rows, "remote")["target"]
+    # the variables its header and env values came from, asked of the policy at each open (TOKEN is read at each open)
+    assert remote_target.expanded_from == ("NB_NOTE",)
+    assert session.registry.get("local").target.expanded_from == ("NB_NOTE",)
 
     assert call(session, "local", "process_info", {"var": "NB_FROM_FILE"}).structured_content["value"] == "from-file"
     assert call(session, "local", "process_info", {"var": "NB_FROM_ENV"}).structured_content["value"] == "note-secret-4"
