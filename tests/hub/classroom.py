@@ -32,6 +32,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -114,6 +115,9 @@ c.Spawner.cmd = ["{singleuser}"]
 c.Spawner.args = [
     "--ServerApp.kernel_spec_manager_class=jupyter_client.kernelspec.KernelSpecManager", "--allow-root",
     "--MappingKernelManager.kernel_info_timeout=600",  # a loaded machine starts thirty kernels slowly
+    # kernels talk over unix sockets: with TCP, thirty kernels starting at once in thirty servers picked the same free
+    # port now and then (jupyter_client frees a port before the kernel binds it), and one died 'Address already in use'
+    "--KernelManager.transport=ipc",
     "--LabApp.expose_app_in_browser=True",  # the page tests ask window.jupyterapp whether a kernel is idle
 ]
 c.Spawner.default_url = "/api"
@@ -123,6 +127,8 @@ c.Spawner.environment = {{
     "JUPYTER_CONFIG_PATH": "{policy_dir}",
     "JUPYTER_PATH": "{share}",
     "PYTHONPATH": "{repo}",
+    # short, so that a kernel's unix socket paths stay within the 107 characters a socket path may have
+    "JUPYTER_RUNTIME_DIR": lambda spawner: "{runtime}/" + spawner.user.name,
 }}
 c.JupyterHub.concurrent_spawn_limit = 0
 c.JupyterHub.services = [{{"name": "teacher", "api_token": "{token}"}}]
@@ -158,12 +164,14 @@ class Classroom:
     token: str = field(default_factory=lambda: secrets.token_hex(32))
     policy_file: Path | None = None
     also_allowed: list[str] = field(default_factory=list)  # more allowed_urls for the default policy
+    runtime: Path | None = None  # the single-user servers' runtime folders (kernels' sockets), short, removed at stop
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> Classroom:
         if shutil.which("node") is None:
             raise RuntimeError("configurable-http-proxy needs node on PATH")
         self.folder.mkdir(parents=True, exist_ok=True)
+        self.runtime = Path(tempfile.mkdtemp(prefix="mcpnb-hub-"))
         self._start_demo()
         self._start_hub()
         return self
@@ -172,6 +180,8 @@ class Classroom:
         for proc in reversed(self.procs):
             _stop(proc)
         self.procs.clear()
+        if self.runtime is not None:
+            shutil.rmtree(self.runtime, ignore_errors=True)
 
     def __enter__(self) -> Classroom:
         try:
@@ -240,7 +250,7 @@ class Classroom:
             HUB_CONFIG.format(
                 port=port, hub_port=hub_port, proxy_api_port=proxy_api_port, folder=self.folder, chp=CHP,
                 singleuser=HUB_VENV / "bin" / "jupyterhub-singleuser", policy_dir=policy_dir, share=share,
-                repo=REPO_ROOT, token=self.token,
+                repo=REPO_ROOT, token=self.token, runtime=self.runtime,
             )
         )  # fmt: skip
         proc, log = self._spawn([str(HUB_VENV / "bin" / "jupyterhub"), "-f", str(config)], "hub")
