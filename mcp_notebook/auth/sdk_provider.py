@@ -467,7 +467,10 @@ def _recording(base: type[OAuthClientProvider]) -> type:
         def _dpop_binding(self) -> DpopBinding | None:
             """This resource's DPoP state, for the SDK's code-grant and refresh flows (kept in the vault with the tokens)."""
             if not self._dpop_read:
-                storage = self.context.storage
+                # not every SDK provider this class wraps has a context: the enterprise-managed (token exchange) one
+                # has none, and reading it failed that sign-in (the conformance suite's enterprise scenario)
+                context = getattr(self, "context", None)
+                storage = context.storage if context is not None else None
                 self._dpop = DpopBinding(storage) if isinstance(storage, ResourceTokens) else None
                 self._dpop_read = True
             return self._dpop

@@ -41,8 +41,9 @@ def sign_in_error(conn: Connection, where: str, error_type: type[FlowError] = Co
     from ..auth.sdk_provider import explain
 
     assert conn.auth_failure is not None
-    provider = conn.auth_provider  # the SDK's OAuth provider (``auth.sdk_provider``), when the server asked a sign-in
-    context = provider.context if provider is not None else None
+    # the SDK's OAuth provider (``auth.sdk_provider``) when the server asked a sign-in; not every provider has a
+    # context (the enterprise-managed one has none), and explaining its failure must not fail
+    context = getattr(conn.auth_provider, "context", None)
     offered = context is not None and (
         context.protected_resource_metadata is not None or context.oauth_metadata is not None
     )
