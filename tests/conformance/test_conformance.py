@@ -105,8 +105,10 @@ def run_scenario(suite: list[str], scenario: str, where: Path) -> Run:
         "JUPYTER_DATA_DIR": str(where / "jupyter-data"),
     }
     proc = subprocess.run(
-        [*suite, "client", "--command", client, "--scenario", scenario, "--timeout", "60000", "-o", str(where)],
-        cwd=where, env=env, capture_output=True, text=True, timeout=240,
+        # the client's ceiling is generous: a scenario's checks take a second or two, but a client starting while the
+        # classroom's thirty kernels start beside it took most of a minute to import IPython and come up
+        [*suite, "client", "--command", client, "--scenario", scenario, "--timeout", "180000", "-o", str(where)],
+        cwd=where, env=env, capture_output=True, text=True, timeout=420,
     )  # fmt: skip
     found = list(where.rglob("checks.json"))
     checks = json.loads(found[0].read_text()) if found else []
