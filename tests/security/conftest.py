@@ -6,11 +6,17 @@ the repository root, with the same helpers the demo servers' fixtures use.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
+
+from mcp_notebook.core import policy as policy_module
+from mcp_notebook.core.policy import POLICY_FILE
 
 from ..conftest import REPO_ROOT, _wait_until_listening, free_port
 from ..support.ready_process import stop as _stop
@@ -31,3 +37,23 @@ def hostile_http_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         _stop(proc)
+
+
+Write = Callable[[dict[str, Any]], Path]
+"""``set_policy(data) -> the policy file``."""
+
+
+@pytest.fixture
+def set_policy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Write:
+    """Put ``mcp_notebook_policy.json`` in a shared config directory (as a hub's spawner names it)."""
+    hub = tmp_path / "hub-etc"
+    hub.mkdir()
+    monkeypatch.setenv("JUPYTER_CONFIG_PATH", str(hub))
+    monkeypatch.setattr(policy_module, "_AT_START", "")
+
+    def write(data: dict[str, Any]) -> Path:
+        path = hub / POLICY_FILE
+        path.write_text(json.dumps(data))
+        return path
+
+    return write

@@ -15,7 +15,7 @@ import os
 import socket
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -23,8 +23,6 @@ from urllib.parse import urlsplit
 import pytest
 
 import mcp_notebook
-from mcp_notebook.core import policy as policy_module
-from mcp_notebook.core.policy import POLICY_FILE
 from mcp_notebook.errors import FlowError
 from mcp_notebook.flows.ui import HeadlessUI
 from mcp_notebook.sampling.router import ModelConfig, Reviewed
@@ -32,6 +30,7 @@ from mcp_notebook.session.session import Session
 from mcp_notebook.wire.connection import ConnectionFailed
 
 from ..support.model_server import ModelServer
+from .conftest import Write
 
 MARKED_SERVER = """\
 import sys
@@ -50,24 +49,6 @@ def ping() -> str:
 
 server.run()
 """
-
-Write = Callable[[dict[str, Any]], Path]
-
-
-@pytest.fixture
-def set_policy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Write:
-    """Put ``mcp_notebook_policy.json`` in a shared config directory (as a hub's spawner names it)."""
-    hub = tmp_path / "hub-etc"
-    hub.mkdir()
-    monkeypatch.setenv("JUPYTER_CONFIG_PATH", str(hub))
-    monkeypatch.setattr(policy_module, "_AT_START", "")
-
-    def write(data: dict[str, Any]) -> Path:
-        path = hub / POLICY_FILE
-        path.write_text(json.dumps(data))
-        return path
-
-    return write
 
 
 @pytest.fixture

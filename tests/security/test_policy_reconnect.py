@@ -14,39 +14,22 @@ import json
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from mcp_notebook.core import policy as policy_module
-from mcp_notebook.core.policy import POLICY_FILE
 from mcp_notebook.session.session import Session
 from mcp_notebook.wire.configs import read_config
 from mcp_notebook.wire.connection import Connection, ConnectionFailed
 
 from ..conftest import free_port
+from .conftest import Write
 from .test_policy_doors import MARKED_SERVER
 
 SECRET = "hub-reconnect-secret"
-Write = Callable[[dict[str, Any]], Path]
-
-
-@pytest.fixture
-def set_policy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Write:
-    """Put ``mcp_notebook_policy.json`` in a shared config directory (as a hub's spawner names it)."""
-    hub = tmp_path / "hub-etc"
-    hub.mkdir()
-    monkeypatch.setenv("JUPYTER_CONFIG_PATH", str(hub))
-    monkeypatch.setattr(policy_module, "_AT_START", "")
-
-    def write(data: dict[str, Any]) -> Path:
-        path = hub / POLICY_FILE
-        path.write_text(json.dumps(data))
-        return path
-
-    return write
 
 
 class HeaderServer:
