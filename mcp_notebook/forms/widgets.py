@@ -50,7 +50,7 @@ from ..core.limits import Limits
 from ..core.redact import is_secret_name
 from .model import CHECKBOX_LIMIT, Answers, FieldSpec, FormModel, Question, wire_problem
 
-__all__ = ["ElicitationPanel", "FieldWidget", "summary_html", "url_html"]
+__all__ = ["ElicitationPanel", "FieldWidget", "in_send_order", "summary_html", "url_html"]
 
 # Coloured text is the theme's accent mixed with the page's text colour: the bare accent (orange on Light's
 # white, red on Dark's grey) is under WCAG AA's 4.5:1; mixed towards the text colour it reads in every theme.
@@ -126,6 +126,11 @@ class FieldWidget:
             self.on_edit()
 
     def _make_input(self, spec: FieldSpec, initial: Any) -> w.Widget:
+        """The input for one field. Typed inputs send their value once, when the field is left
+        (``continuous_update=False``): ipywidgets' page keeps one state update of a model in flight
+        and holds the next until the kernel answers, while a button's click goes at once, so on a
+        busy kernel Accept overtook the last keystrokes and the server got ``a`` for ``ada@example.com``.
+        Leaving the field (the click does) sends the whole value before the click."""
         layout = w.Layout(width="340px")
         if spec.kind == "boolean":
             return w.Checkbox(
@@ -136,7 +141,7 @@ class FieldWidget:
             )
         if spec.kind in ("integer", "number"):
             text = "" if initial is None or isinstance(initial, bool) else str(initial)
-            return w.Text(value=text, placeholder=spec.hint, layout=layout)
+            return w.Text(value=text, placeholder=spec.hint, layout=layout, continuous_update=False)
         if spec.kind == "choice":
             options: list[tuple[str, Any]] = [(label, value) for value, label in spec.options]
             values = [value for _, value in options]
@@ -172,8 +177,13 @@ class FieldWidget:
             spec.format or "", ""
         )
         if is_secret_name(spec.name):  # typed, not shown (nor left on screen for a shoulder or a screenshot)
-            return w.Password(value="" if initial is None else str(initial), layout=layout)
-        return w.Text(value="" if initial is None else str(initial), placeholder=placeholder, layout=layout)
+            return w.Password(value="" if initial is None else str(initial), layout=layout, continuous_update=False)
+        return w.Text(
+            value="" if initial is None else str(initial),
+            placeholder=placeholder,
+            layout=layout,
+            continuous_update=False,
+        )
 
     def value(self) -> Any:
         """The typed value; ``None`` means "send nothing" (an empty optional field)."""
@@ -268,6 +278,7 @@ class _QuestionBox:
             self.json_editor = w.Textarea(
                 value=json.dumps(self.form.initial(answers), indent=2, ensure_ascii=False),
                 layout=w.Layout(width="520px", height="140px"),
+                continuous_update=False,
             )
             self.json_editor.add_class("mcp-json")
 
@@ -380,6 +391,7 @@ class ElicitationPanel:
         self.widget = w.VBox([b.box for b in self.boxes] + [w.HBox([*self.buttons, self.status])])
         self.widget.add_class("mcp-elicitation")
         self.widget.add_class("mcp-notebook-form")  # the labextension marks it stale when its kernel restarts
+        in_send_order(self.widget)
         self.sent = False
         self.results: dict[str, Any] | None = None
         self._lock = threading.Lock()  # clicks may arrive on the main thread and a subshell thread at once
@@ -453,6 +465,29 @@ def _schema_preview(form: FormModel) -> str:
     text = json.dumps(form.schema, indent=2, ensure_ascii=False, default=str)
     most = form.limits.max_result_chars
     return text if len(text) <= most else f"{text[:most]}\n… {len(text) - most:,} more characters not shown"
+
+
+def in_send_order(*widgets: w.Widget) -> None:
+    """Have the kernel handle the page's messages to these widgets (and all inside them) in the order sent.
+
+    ipykernel 7.4 hands a page's message to a widget to the subshell that widget last published from
+    (``BaseComm._reply_subshell_for``). A text field that has echoed one edit therefore has its next edit
+    handled on the page's widget subshell, while a button, which never publishes, has its click handled
+    on the main shell: two threads, and on a busy kernel the click of Accept was read before the edit
+    typed just before it (the form was refused for ``ada@`` although the field said ``ada@example.com``).
+    Routed as the message's own header says, every message of a form goes to one thread, in order: the
+    subshell JupyterLab and Notebook 7 keep for widgets, or the main shell for a front end without
+    subshells. A kernel without the hook (ipykernel 6) handles them all on the main shell already.
+    """
+    for widget in widgets:
+        comm = widget.comm
+        if comm is not None and callable(getattr(comm, "_reply_subshell_for", None)):  # ipykernel >= 7.4 only
+            comm._reply_subshell_for = _as_sent
+        in_send_order(*(getattr(widget, "children", ()) or ()))
+
+
+def _as_sent(_data: Any, subshell_id: str | None) -> str | None:
+    return subshell_id  # the subshell named in the message's own header
 
 
 def _close_tree(widget: w.Widget) -> None:

@@ -150,7 +150,7 @@ class MapQuestions(HeadlessUI):
     ) -> None:
         import ipywidgets as w
 
-        from ..forms.widgets import ElicitationPanel
+        from ..forms.widgets import ElicitationPanel, in_send_order
         from .frames import row_text
 
         shown = row_text(flow.arguments, self.schema, ARGS_CHARS)
@@ -177,6 +177,7 @@ class MapQuestions(HeadlessUI):
             deliver((results, bool(check.value)))
 
         panel = ElicitationPanel(flow.conn.name, questions, answers, done)
+        in_send_order(check)  # with the panel's own widgets: ticked, then Accept, handled in that order
         box = w.VBox([header, panel.widget, check])
         box.add_class("mcp-map-question")
         box.add_class("mcp-notebook-form")  # the labextension marks it stale when its kernel restarts

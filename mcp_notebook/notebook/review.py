@@ -26,6 +26,7 @@ import ipywidgets as w
 from ..core.json_value import read_json
 from ..core.text import content_text, esc, plain_text
 from ..core.threads import Reply
+from ..forms.widgets import in_send_order
 from ..sampling.router import Choice, Reviewed
 
 if TYPE_CHECKING:
@@ -204,11 +205,19 @@ class _Panel:
 
     def _track(self, *widgets: w.Widget) -> None:
         self._inputs.extend(widgets)
+        in_send_order(*widgets)  # an edit, then Send: handled in that order
 
 
 def _textarea(value: str, description: str) -> w.Textarea:
     rows = min(12, max(2, value.count("\n") + 1 + len(value) // 90))
-    return w.Textarea(value=value, description=description, rows=rows, layout=w.Layout(**_WIDE), style=_LABEL)
+    return w.Textarea(
+        value=value,
+        description=description,
+        rows=rows,
+        layout=w.Layout(**_WIDE),
+        style=_LABEL,
+        continuous_update=False,  # one update when the field is left: see forms/widgets.py, _make_input
+    )
 
 
 class RequestReview(_Panel):

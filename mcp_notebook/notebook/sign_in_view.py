@@ -18,7 +18,7 @@ import ipywidgets as w
 from traitlets import Unicode
 
 from ..auth.sign_in import SignIn, SignInRequest, parse_redirect
-from ..forms.widgets import url_html
+from ..forms.widgets import in_send_order, url_html
 
 __all__ = ["SignInPanel"]
 
@@ -57,6 +57,7 @@ class SignInPanel:
             placeholder="http://…/mcp-notebook/oauth/callback?code=…&state=…",
             description="Address",
             layout=w.Layout(width="380px"),
+            continuous_update=False,  # one update when the field is left: see forms/widgets.py, _make_input
         )
         self.paste.add_class("mcp-sign-in-paste")
         use = w.Button(description="Use address", icon="check", layout=w.Layout(width="auto", min_width="130px"))
@@ -68,6 +69,7 @@ class SignInPanel:
         self.widget = w.VBox([self.header, self.link, self.note, w.HBox([self.paste, use, cancel]), self.error])
         self.widget.add_class("mcp-sign-in")
         self.widget.add_class("mcp-notebook-form")  # the labextension marks it stale when its kernel restarts
+        in_send_order(self.paste, use, cancel)  # the pasted address, then its button: handled in that order
 
     def _device_panel(self, request: SignInRequest, cancel: w.Button) -> w.VBox:
         """The code to type and where (the address the server named, read as the browser will open it)."""

@@ -90,3 +90,71 @@ def test_fill_the_form_like_a_person(front: Front) -> None:
 
     form.get_by_role("button", name="Accept").click()
     expect(cell.locator(".jp-OutputArea").first).to_contain_text(EXPECTED, timeout=30_000)
+
+
+BUSY_CELL = """\
+import sys, threading
+busy = threading.Event()
+def _spin():  # a computation in a thread of the kernel: it hands the GIL on every 30 ms
+    while not busy.is_set():
+        pass
+sys.setswitchinterval(0.03)
+threading.Thread(target=_spin, daemon=True).start()
+"""
+RACE_SERVER_CELL = """\
+from typing import Annotated
+from pydantic import BaseModel, Field
+from mcp.server.mcpserver import Elicit, MCPServer, Resolve
+
+class Mail(BaseModel):
+    name: str = Field(title="Name")
+    email: str = Field(title="E-mail", json_schema_extra={"format": "email"})
+
+async def ask_mail() -> Elicit[Mail]:
+    return Elicit("Where do we write?", Mail)
+
+post = MCPServer("post")
+
+@post.tool()
+async def write(form: Annotated[Mail, Resolve(ask_mail)]) -> str:
+    return f"Writing to {form.name} <{form.email}>"
+"""
+RACE_CALLS = 2
+
+
+def test_a_busy_kernel_reads_the_form_as_typed(front: Front) -> None:
+    """Typed fast and Accept at once, on a kernel whose other thread computes: the server gets what the
+    fields show. Two races cut the value before: the page sent each keystroke as its own update, one at a
+    time, while the click went at once (the server got ``a`` for ``ada@example.com``); and ipykernel 7.4
+    handled a field's later edits on the widget subshell but the click on the main shell, so the click of
+    Accept was read before the edit typed just before it (``forms.widgets.in_send_order``)."""
+    from playwright.sync_api import expect
+
+    cells = [
+        "%load_ext mcp_notebook",
+        RACE_SERVER_CELL,
+        "%mcp connect post post",
+        BUSY_CELL,
+        *["%mcp call post.write"] * RACE_CALLS,
+        "busy.set()",
+    ]
+    name = front.path("busy.ipynb")
+    put_notebook(front.url, name, notebook(cells))
+    panel = front.open(name)
+    front.run_all()
+    for i in range(RACE_CALLS):
+        cell = panel.locator(".jp-Cell").nth(4 + i)
+        form = cell.locator(".mcp-elicitation")
+        expect(form).to_be_visible(timeout=60_000)
+        form.locator(".mcp-field-name input").press_sequentially("Ada Lovelace")
+        email = form.locator(".mcp-field-email input")
+        email.press_sequentially("ada@")
+        form.get_by_role("button", name="Accept").click()
+        expect(form.locator(".mcp-field-email .mcp-error")).to_contain_text("not a valid e-mail address")
+        email.click()
+        email.press("End")
+        email.press_sequentially("example.com")
+        form.get_by_role("button", name="Accept").click()
+        out = cell.locator(".jp-OutputArea").first
+        expect(out).to_contain_text("Writing to", timeout=60_000)
+        assert out.inner_text().splitlines()[-1] == "Writing to Ada Lovelace <ada@example.com>"
