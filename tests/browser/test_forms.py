@@ -93,10 +93,11 @@ def test_fill_the_form_like_a_person(front: Front) -> None:
 
 
 BUSY_CELL = """\
-import sys, threading
+import sys, threading, time
 busy = threading.Event()
 def _spin():  # a computation in a thread of the kernel: it hands the GIL on every 30 ms
-    while not busy.is_set():
+    end = time.monotonic() + 120  # and stops by itself, should the notebook's last cell never run
+    while not busy.is_set() and time.monotonic() < end:
         pass
 sys.setswitchinterval(0.03)
 threading.Thread(target=_spin, daemon=True).start()
