@@ -394,7 +394,7 @@ class ElicitationPanel:
         in_send_order(self.widget)
         self.sent = False
         self.results: dict[str, Any] | None = None
-        self._lock = threading.Lock()  # clicks may arrive on the main thread and a subshell thread at once
+        self._lock = threading.Lock()  # a click (widget subshell or main shell) and a clearing (kernel thread) may meet
 
     def _edited(self) -> None:
         if self.status.value:
@@ -476,8 +476,10 @@ def in_send_order(*widgets: w.Widget) -> None:
     on the main shell: two threads, and on a busy kernel the click of Accept was read before the edit
     typed just before it (the form was refused for ``ada@`` although the field said ``ada@example.com``).
     Routed as the message's own header says, every message of a form goes to one thread, in order: the
-    subshell JupyterLab and Notebook 7 keep for widgets, or the main shell for a front end without
-    subshells. A kernel without the hook (ipykernel 6) handles them all on the main shell already.
+    subshell JupyterLab and Notebook 7 keep for widgets (their default, one subshell per comm target; with
+    the setting "one subshell per comm" each widget has its own and the order is not kept), or the main
+    shell for a front end without subshells. Kernels without the hook (ipykernel 6 to 7.3) route by the
+    header already. ``tests/forms/test_send_order.py`` fails if an ipykernel upgrade changes the hook.
     """
     for widget in widgets:
         comm = widget.comm

@@ -3,9 +3,9 @@
 Why an awaiting cell (see ``shared/reference/kernel.md`` section 3): in an interactive front end
 a call may wait for a click in its form, and
 
-* a *blocking* cell never hears that click (JupyterLab 4.6 sends widget comms over subshells and
-  ipykernel 7.4 re-routes them to the main shell, which is busy); jupyter-ui-poll is broken on
-  ipykernel 7;
+* a *blocking* cell does not hear that click in a front end without subshells (the main shell is
+  busy), nor, on ipykernel 7.4, a widget's message that it routes to the main shell (our forms ask
+  for the page's subshell: ``forms.widgets.in_send_order``); jupyter-ui-poll is broken on ipykernel 7;
 * a cell that returns at once with a running ``Flow`` lets Run All race ahead of its own calls
   (a later cell reads a record that does not exist yet, or stops the server the call still uses);
 * an *awaiting* cell hears comm messages from ipykernel 7.4 on, and the next cell of a Run All

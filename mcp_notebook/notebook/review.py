@@ -18,6 +18,7 @@ cell (it stays after the flow has settled) and nobody waits.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -174,7 +175,7 @@ def edit_reply(result: Any, *, texts: dict[int, str], tool_inputs: dict[int, dic
     return result.model_copy(update={"content": new if isinstance(result.content, list) else new[0]}), edited
 
 
-# ---------------------------------------------------------------------- panels (kernel main thread)
+# ------------------------------------- panels (built on the kernel thread; clicks on the widget subshell)
 class _Panel:
     """A bordered box that turns into a one-line summary once the user has acted."""
 
@@ -184,11 +185,13 @@ class _Panel:
         self.deliver = deliver
         self.done = False
         self._inputs: list[w.Widget] = []
+        self._lock = threading.Lock()  # a click (widget subshell) and the flow's dismissal (kernel thread) may meet
 
     def _finish(self, value: Any, summary: str) -> None:
-        if self.done:
-            return
-        self.done = True
+        with self._lock:
+            if self.done:
+                return
+            self.done = True
         old = list(self._inputs)
         self.widget.children = [w.HTML(f"<small>{summary}</small>")]
         for widget in old:
@@ -197,11 +200,13 @@ class _Panel:
 
     def dismiss(self, summary: str = "no longer needed (the flow ended)") -> None:
         """The flow stopped waiting (cancelled): leave a note instead of live buttons."""
-        if not self.done:
+        with self._lock:
+            if self.done:
+                return
             self.done = True
-            self.widget.children = [w.HTML(f"<small>{esc(summary)}</small>")]
-            for widget in self._inputs:
-                widget.close()
+        self.widget.children = [w.HTML(f"<small>{esc(summary)}</small>")]
+        for widget in self._inputs:
+            widget.close()
 
     def _track(self, *widgets: w.Widget) -> None:
         self._inputs.extend(widgets)

@@ -48,6 +48,7 @@ class SignInPanel:
             self.header.value += f'<div class="mcp-sign-in-notice" style="color:color-mix(in srgb, var(--jp-warn-color0, #e65100) 70%, var(--jp-ui-font-color0, #000))">⚠ {html.escape(request.notice)}</div>'
         sign_in.on_settled.append(lambda error: self._call(self.settled, error))
         if request.device is not None:  # the device grant: a code typed at the server's page, nothing to paste back
+            in_send_order(cancel)
             self.widget = self._device_panel(request, cancel)
             return
         self.link = w.HTML(

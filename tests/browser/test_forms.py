@@ -157,5 +157,4 @@ def test_a_busy_kernel_reads_the_form_as_typed(front: Front) -> None:
         email.press_sequentially("example.com")
         form.get_by_role("button", name="Accept").click()
         out = cell.locator(".jp-OutputArea").first
-        expect(out).to_contain_text("Writing to", timeout=60_000)
-        assert out.inner_text().splitlines()[-1] == "Writing to Ada Lovelace <ada@example.com>"
+        expect(out).to_contain_text("Writing to Ada Lovelace <ada@example.com>", timeout=60_000)
