@@ -479,7 +479,7 @@ def in_send_order(*widgets: w.Widget) -> None:
     subshell JupyterLab and Notebook 7 keep for widgets (their default, one subshell per comm target; with
     the setting "one subshell per comm" each widget has its own and the order is not kept), or the main
     shell for a front end without subshells. Kernels without the hook (ipykernel 6 to 7.3) route by the
-    header already. ``tests/forms/test_send_order.py`` fails if an ipykernel upgrade changes the hook.
+    header already. ``tests/forms/test_widgets_send_order.py`` fails if an ipykernel upgrade changes the hook.
     """
     for widget in widgets:
         comm = widget.comm
